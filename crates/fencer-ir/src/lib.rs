@@ -1,0 +1,506 @@
+//! The program IR: the one representation every front-end produces and every engine consumes.
+//!
+//! Design points (see ARCHITECTURE.md for the why):
+//! - Memory is a set of *objects* (globals now, heap objects at run time), each a row of
+//!   word-sized cells. An address is an object and a cell offset; a pointer value encodes
+//!   both in one `i64` (see [`Ptr`]), so registers and memory hold plain integers.
+//! - Expressions are local: they read registers and constants only. Every access to shared
+//!   memory is an instruction of its own, so engines see each memory event explicitly.
+//! - Code is a flat list of instructions per function with explicit jumps; threads run
+//!   functions with one argument, and can spawn and join other threads at run time.
+//! - Every instruction carries a source location.
+
+use std::fmt;
+
+/// Every value the machine handles: integers, booleans (0/1) and encoded pointers.
+pub type Value = i64;
+
+/// Index of a register in a function frame.
+pub type Reg = u32;
+/// Index of a function in [`Program::functions`].
+pub type FuncId = u32;
+/// Index of a memory object in [`Program::objects`] (globals); heap objects follow them.
+pub type ObjId = u32;
+
+/// A source position: file (index into [`Program::files`]), 1-based line and column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SrcLoc {
+    pub file: u16,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl SrcLoc {
+    pub const NONE: SrcLoc = SrcLoc {
+        file: 0,
+        line: 0,
+        col: 0,
+    };
+    pub fn new(file: u16, line: u32, col: u32) -> Self {
+        SrcLoc { file, line, col }
+    }
+}
+
+/// Pointer encoding: object `o` at cell offset `k` is `((o + 1) << 32) | k`, so that the
+/// integer 0 is the null pointer and small integers are never valid pointers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ptr {
+    pub obj: ObjId,
+    pub offset: u32,
+}
+
+impl Ptr {
+    pub fn encode(self) -> Value {
+        (((self.obj as i64) + 1) << 32) | self.offset as i64
+    }
+    /// Decodes a value as a pointer; `None` for null and for integers that are not pointers.
+    pub fn decode(v: Value) -> Option<Ptr> {
+        let hi = v >> 32;
+        if hi <= 0 || hi > u32::MAX as i64 {
+            return None;
+        }
+        Some(Ptr {
+            obj: (hi - 1) as u32,
+            offset: (v & 0xffff_ffff) as u32,
+        })
+    }
+}
+
+/// What kind of memory an object is; mutexes are cells too (0 = free, `t + 1` = held by `t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjKind {
+    Shared,
+    Mutex,
+}
+
+/// A global memory object: a scalar (size 1) or an array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Object {
+    pub name: String,
+    pub kind: ObjKind,
+    /// Initial values, one per cell; the length is the object's size.
+    pub init: Vec<Value>,
+    /// Declared as an array (printed `a[i]`) rather than a scalar.
+    pub is_array: bool,
+    pub loc: SrcLoc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LogAnd,
+    LogOr,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            And => "&",
+            Or => "|",
+            Xor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            LogAnd => "&&",
+            LogOr => "||",
+        }
+    }
+
+    /// Evaluates with wrapping arithmetic; `None` on division by zero.
+    pub fn eval(self, a: Value, b: Value) -> Option<Value> {
+        use BinOp::*;
+        Some(match self {
+            Add => a.wrapping_add(b),
+            Sub => a.wrapping_sub(b),
+            Mul => a.wrapping_mul(b),
+            Div => {
+                if b == 0 {
+                    return None;
+                }
+                a.wrapping_div(b)
+            }
+            Rem => {
+                if b == 0 {
+                    return None;
+                }
+                a.wrapping_rem(b)
+            }
+            And => a & b,
+            Or => a | b,
+            Xor => a ^ b,
+            Shl => a.wrapping_shl(b as u32),
+            Shr => a.wrapping_shr(b as u32),
+            Eq => (a == b) as Value,
+            Ne => (a != b) as Value,
+            Lt => (a < b) as Value,
+            Le => (a <= b) as Value,
+            Gt => (a > b) as Value,
+            Ge => (a >= b) as Value,
+            LogAnd => (a != 0 && b != 0) as Value,
+            LogOr => (a != 0 || b != 0) as Value,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+impl UnOp {
+    pub fn eval(self, a: Value) -> Value {
+        match self {
+            UnOp::Neg => a.wrapping_neg(),
+            UnOp::Not => (a == 0) as Value,
+            UnOp::BitNot => !a,
+        }
+    }
+}
+
+/// A local expression: registers and constants only.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Expr {
+    Const(Value),
+    Reg(Reg),
+    /// The address of cell `index` of a global object, as a pointer value.
+    AddrOf(ObjId, Box<Expr>),
+    Un(UnOp, Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Bin(op, Box::new(a), Box::new(b))
+    }
+    /// Registers the expression reads.
+    pub fn regs(&self, out: &mut Vec<Reg>) {
+        match self {
+            Expr::Const(_) => {}
+            Expr::Reg(r) => out.push(*r),
+            Expr::AddrOf(_, e) | Expr::Un(_, e) => e.regs(out),
+            Expr::Bin(_, a, b) => {
+                a.regs(out);
+                b.regs(out);
+            }
+        }
+    }
+}
+
+/// Where a memory instruction acts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Addr {
+    /// Cell `index` of global object `obj` (index 0 for scalars).
+    Global { obj: ObjId, index: Expr },
+    /// Through a pointer value (C front-end: heap, stack and computed addresses).
+    Ptr(Expr),
+}
+
+impl Addr {
+    pub fn scalar(obj: ObjId) -> Addr {
+        Addr::Global {
+            obj,
+            index: Expr::Const(0),
+        }
+    }
+}
+
+/// The read-modify-write operations; each acts on memory indivisibly.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RmwOp {
+    /// Writes `new` if the cell holds `expected`; the result is the old value.
+    Cas { expected: Expr, new: Expr },
+    /// Adds; the result is the old value.
+    FetchAdd(Expr),
+    /// Swaps; the result is the old value.
+    Xchg(Expr),
+}
+
+/// One instruction. `Local`, `Jump` and `Branch` are invisible to other threads; every
+/// other instruction is an event the engines schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Local { dst: Reg, expr: Expr },
+    Jump(u32),
+    Branch { cond: Expr, then_to: u32, else_to: u32 },
+    Load { dst: Reg, addr: Addr },
+    Store { addr: Addr, value: Expr },
+    Rmw { dst: Reg, addr: Addr, op: RmwOp },
+    Fence,
+    /// Blocks the execution (it is discarded, not a violation) unless the condition holds.
+    Assume(Expr),
+    /// A violation unless the condition holds; `text` is the source text of the condition.
+    Assert { cond: Expr, text: String },
+    Lock(Addr),
+    Unlock(Addr),
+    /// Starts a new thread running `func(arg)`; `dst` receives its thread id.
+    Spawn { dst: Reg, func: FuncId, arg: Expr },
+    /// Waits until the thread whose id the expression holds has finished.
+    Join(Expr),
+    Call { dst: Option<Reg>, func: FuncId, args: Vec<Expr> },
+    Return(Option<Expr>),
+    /// Allocates a fresh heap object of `size` cells (zeroed) and writes a pointer to it.
+    Alloc { dst: Reg, size: Expr },
+    Free(Expr),
+}
+
+impl Op {
+    /// Whether the instruction is invisible to other threads.
+    pub fn is_local(&self) -> bool {
+        matches!(
+            self,
+            Op::Local { .. }
+                | Op::Jump(_)
+                | Op::Branch { .. }
+                | Op::Call { .. }
+                | Op::Return(_)
+                | Op::Assert { .. }
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Instr {
+    pub op: Op,
+    pub loc: SrcLoc,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    /// Registers 0..params receive the arguments.
+    pub params: u32,
+    /// Name of every register; temporaries introduced by a front-end start with `%`.
+    pub reg_names: Vec<String>,
+    pub body: Vec<Instr>,
+    pub loc: SrcLoc,
+}
+
+impl Function {
+    pub fn num_regs(&self) -> usize {
+        self.reg_names.len()
+    }
+    pub fn reg_by_name(&self, name: &str) -> Option<Reg> {
+        self.reg_names.iter().position(|n| n == name).map(|i| i as Reg)
+    }
+}
+
+/// A thread that runs from the start: `func(arg)`, named for reports and conditions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadDecl {
+    pub name: String,
+    pub func: FuncId,
+    pub arg: Value,
+}
+
+/// A term of a final-state condition.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CondVar {
+    /// A register of a static thread's root frame, at the end.
+    Reg { thread: u32, reg: Reg },
+    /// A memory cell, at the end.
+    Cell { obj: ObjId, index: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CondExpr {
+    Const(Value),
+    Var(CondVar),
+    Un(UnOp, Box<CondExpr>),
+    Bin(BinOp, Box<CondExpr>, Box<CondExpr>),
+}
+
+impl CondExpr {
+    pub fn eval(&self, lookup: &impl Fn(&CondVar) -> Value) -> Value {
+        match self {
+            CondExpr::Const(v) => *v,
+            CondExpr::Var(v) => lookup(v),
+            CondExpr::Un(op, e) => op.eval(e.eval(lookup)),
+            CondExpr::Bin(op, a, b) => {
+                // Division by zero in a condition is false rather than an error: conditions
+                // classify final states, they do not execute.
+                op.eval(a.eval(lookup), b.eval(lookup)).unwrap_or(0)
+            }
+        }
+    }
+    /// Variables in order of first appearance, without repeats.
+    pub fn vars(&self, out: &mut Vec<CondVar>) {
+        match self {
+            CondExpr::Const(_) => {}
+            CondExpr::Var(v) => {
+                if !out.contains(v) {
+                    out.push(v.clone())
+                }
+            }
+            CondExpr::Un(_, e) => e.vars(out),
+            CondExpr::Bin(_, a, b) => {
+                a.vars(out);
+                b.vars(out);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quantifier {
+    /// Violation when some final state satisfies the condition (the behaviour is reachable).
+    Exists,
+    /// Violation when the condition is false in some final state.
+    Forall,
+    /// Violation when some final state satisfies it; litmus `~exists`, same check as `Exists`
+    /// but read as "this must not happen".
+    NotExists,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalCond {
+    pub quant: Quantifier,
+    pub expr: CondExpr,
+    /// Source text of the condition, for reports.
+    pub text: String,
+    pub loc: SrcLoc,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub name: String,
+    /// Source files; [`SrcLoc::file`] indexes this.
+    pub files: Vec<String>,
+    pub objects: Vec<Object>,
+    pub functions: Vec<Function>,
+    pub threads: Vec<ThreadDecl>,
+    pub cond: Option<FinalCond>,
+    /// Extra variables the final states should show (litmus `locations [...]`).
+    pub observe: Vec<CondVar>,
+}
+
+impl Program {
+    pub fn file_name(&self, loc: SrcLoc) -> &str {
+        self.files
+            .get(loc.file as usize)
+            .map(|s| s.as_str())
+            .unwrap_or("?")
+    }
+
+    pub fn object_by_name(&self, name: &str) -> Option<ObjId> {
+        self.objects
+            .iter()
+            .position(|o| o.name == name)
+            .map(|i| i as ObjId)
+    }
+
+    /// How a condition variable is written in reports: `p.r1`, `x`, `a[2]`.
+    pub fn var_name(&self, v: &CondVar) -> String {
+        match v {
+            CondVar::Reg { thread, reg } => {
+                let t = &self.threads[*thread as usize];
+                let f = &self.functions[t.func as usize];
+                format!("{}.{}", t.name, f.reg_names[*reg as usize])
+            }
+            CondVar::Cell { obj, index } => {
+                let o = &self.objects[*obj as usize];
+                if o.is_array {
+                    format!("{}[{}]", o.name, index)
+                } else {
+                    o.name.clone()
+                }
+            }
+        }
+    }
+
+    /// The variables final states are reported over: those of the condition and `observe`,
+    /// or, without a condition, every shared cell and every named register of every static
+    /// thread.
+    pub fn reported_vars(&self) -> Vec<CondVar> {
+        let mut out = Vec::new();
+        if let Some(c) = &self.cond {
+            c.expr.vars(&mut out);
+        }
+        for v in &self.observe {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        if self.cond.is_some() || !self.observe.is_empty() {
+            return out;
+        }
+        for (ti, t) in self.threads.iter().enumerate() {
+            let f = &self.functions[t.func as usize];
+            for (ri, name) in f.reg_names.iter().enumerate() {
+                if !name.starts_with('%') && ri as u32 >= f.params {
+                    out.push(CondVar::Reg {
+                        thread: ti as u32,
+                        reg: ri as Reg,
+                    });
+                }
+            }
+        }
+        for (oi, o) in self.objects.iter().enumerate() {
+            if o.kind == ObjKind::Shared {
+                for k in 0..o.init.len() {
+                    out.push(CondVar::Cell {
+                        obj: oi as ObjId,
+                        index: k as u32,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for SrcLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_round_trip() {
+        for (obj, offset) in [(0, 0), (3, 7), (u32::MAX - 1, u32::MAX)] {
+            let p = Ptr { obj, offset };
+            assert_eq!(Ptr::decode(p.encode()), Some(p));
+        }
+        assert_eq!(Ptr::decode(0), None);
+        assert_eq!(Ptr::decode(42), None);
+        assert_eq!(Ptr::decode(-1), None);
+    }
+
+    #[test]
+    fn division_by_zero_is_none() {
+        assert_eq!(BinOp::Div.eval(1, 0), None);
+        assert_eq!(BinOp::Rem.eval(1, 0), None);
+        assert_eq!(BinOp::Div.eval(i64::MIN, -1), Some(i64::MIN));
+    }
+}

@@ -1,0 +1,932 @@
+//! The operational semantics of the program IR under a memory model: machine states, the
+//! steps enabled in a state, and what a step does.
+//!
+//! A *step* is either a thread executing its next visible instruction (followed by the
+//! local instructions after it, which nobody else can observe), or an auxiliary thread
+//! moving the oldest entry of one store buffer to memory (an *update*). After every step,
+//! each running thread stands at a visible instruction or has finished.
+//!
+//! Engines drive this: the reference explorer clones states and tries every enabled step;
+//! stateless engines replay steps from the initial state.
+
+use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
+use fencer_memory::{Buffers, Chan, Entry, Loc, MemoryModel};
+use fencer_report::TraceLine;
+
+/// Local instructions a thread may run between two visible ones before the step is cut as
+/// a non-terminating local loop.
+pub const LOCAL_FUEL: u32 = 100_000;
+/// Deepest call stack a thread may have.
+pub const MAX_FRAMES: usize = 256;
+/// Largest heap object, in cells.
+pub const MAX_ALLOC: i64 = 1 << 20;
+
+/// A visible event of a real thread: the `index`-th of thread `thread`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId {
+    pub thread: u32,
+    pub index: u32,
+}
+
+/// Who performs a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// A real thread's next visible instruction.
+    Thread(u32),
+    /// The update thread of a buffer channel of a real thread.
+    Update(u32, Chan),
+}
+
+/// Where a load's value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReadFrom {
+    Init,
+    Store(EventId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Load {
+        loc: Loc,
+        value: Value,
+        from: ReadFrom,
+        forwarded: bool,
+    },
+    Store {
+        loc: Loc,
+        value: Value,
+        buffered: bool,
+    },
+    /// A store buffer entry reaches memory.
+    Update {
+        loc: Loc,
+        value: Value,
+        store: EventId,
+    },
+    Rmw {
+        loc: Loc,
+        read: Value,
+        from: ReadFrom,
+        /// `None` for a compare-and-swap that failed (a read only).
+        written: Option<Value>,
+    },
+    Fence,
+    Lock {
+        loc: Loc,
+        from: ReadFrom,
+    },
+    Unlock {
+        loc: Loc,
+        from: ReadFrom,
+    },
+    Spawn {
+        child: u32,
+    },
+    Join {
+        child: u32,
+    },
+    Alloc {
+        obj: u32,
+        size: u32,
+    },
+    Free {
+        obj: Option<u32>,
+    },
+    /// `assume` whose condition held.
+    Assume,
+    /// `assume` whose condition failed: the execution is discarded.
+    AssumeFailed,
+}
+
+impl EventKind {
+    /// The location the event reads, if it reads memory (or a buffer).
+    pub fn read_loc(&self) -> Option<(Loc, ReadFrom)> {
+        match self {
+            EventKind::Load { loc, from, .. }
+            | EventKind::Rmw { loc, from, .. }
+            | EventKind::Lock { loc, from }
+            | EventKind::Unlock { loc, from } => Some((*loc, *from)),
+            _ => None,
+        }
+    }
+}
+
+/// One executed step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub step: Step,
+    /// For real-thread events, the event's identity; for updates, the store's.
+    pub id: EventId,
+    pub src: SrcLoc,
+    pub kind: EventKind,
+}
+
+/// Something the program did wrong: each is a violation with a source location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub thread: u32,
+    pub src: SrcLoc,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    Assertion,
+    MemoryError,
+    Arithmetic,
+    BadJoin,
+    BadUnlock,
+}
+
+impl FaultKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Assertion => "assertion",
+            FaultKind::MemoryError => "memory-error",
+            FaultKind::Arithmetic => "arithmetic",
+            FaultKind::BadJoin => "bad-join",
+            FaultKind::BadUnlock => "bad-unlock",
+        }
+    }
+}
+
+/// The result of a step beyond its event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// An `assume` failed: the execution is discarded, not a violation.
+    Blocked,
+    Fault(Fault),
+    /// A thread ran [`LOCAL_FUEL`] local instructions without a visible one, or called too
+    /// deep: the execution is cut and the result is bounded.
+    Cut(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub func: FuncId,
+    pub pc: u32,
+    pub regs: Vec<Value>,
+    /// Where the caller wants the return value.
+    pub ret: Option<Reg>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadState {
+    /// The call stack; the root frame stays after the thread finishes, so that final-state
+    /// conditions can read its registers.
+    pub frames: Vec<Frame>,
+    pub finished: bool,
+    /// Visible events executed so far (the index of the next one).
+    pub events: u32,
+    /// The function the thread started in (names spawned threads).
+    pub func: FuncId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Cell {
+    pub value: Value,
+    /// The store (or read-modify-write, lock, unlock) whose value the cell holds.
+    pub writer: Option<EventId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ObjState {
+    pub cells: Vec<Cell>,
+    pub alive: bool,
+    pub heap: bool,
+}
+
+/// A machine state: threads, memory, and every thread's store buffers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub threads: Vec<ThreadState>,
+    pub mem: Vec<ObjState>,
+    pub bufs: Vec<Buffers<StoreTag>>,
+}
+
+/// What a buffer entry remembers of the store that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StoreTag {
+    pub id: EventId,
+    pub src: SrcLoc,
+}
+
+enum Local {
+    /// The thread stands at a visible instruction, or has finished.
+    Ready,
+    Fault(Fault),
+    Cut(String),
+}
+
+impl State {
+    /// The initial state: memory initialised, every static thread at its first visible
+    /// instruction. Faults in the threads' local prefixes are returned with the state.
+    pub fn initial(prog: &Program) -> (State, Status) {
+        let mem = prog
+            .objects
+            .iter()
+            .map(|o| ObjState {
+                cells: o
+                    .init
+                    .iter()
+                    .map(|&value| Cell {
+                        value,
+                        writer: None,
+                    })
+                    .collect(),
+                alive: true,
+                heap: false,
+            })
+            .collect();
+        let mut s = State {
+            threads: Vec::new(),
+            mem,
+            bufs: Vec::new(),
+        };
+        let mut status = Status::Ok;
+        for t in &prog.threads {
+            let st = s.start_thread(prog, t.func, t.arg);
+            if status == Status::Ok {
+                status = st;
+            }
+        }
+        (s, status)
+    }
+
+    fn start_thread(&mut self, prog: &Program, func: FuncId, arg: Value) -> Status {
+        let f = &prog.functions[func as usize];
+        let mut regs = vec![0; f.num_regs()];
+        if f.params > 0 {
+            regs[0] = arg;
+        }
+        let tid = self.threads.len() as u32;
+        self.threads.push(ThreadState {
+            frames: vec![Frame {
+                func,
+                pc: 0,
+                regs,
+                ret: None,
+            }],
+            finished: false,
+            events: 0,
+            func,
+        });
+        self.bufs.push(Buffers::default());
+        match self.run_locals(prog, tid) {
+            Local::Ready => Status::Ok,
+            Local::Fault(f) => Status::Fault(f),
+            Local::Cut(m) => Status::Cut(m),
+        }
+    }
+
+    /// Every thread finished and every buffer empty.
+    pub fn is_complete(&self) -> bool {
+        self.threads.iter().all(|t| t.finished) && self.bufs.iter().all(|b| b.is_empty())
+    }
+
+    /// Name of a thread in reports: the declared name, or `func#id` for spawned threads.
+    pub fn thread_name(&self, prog: &Program, t: u32) -> String {
+        match prog.threads.get(t as usize) {
+            Some(d) => d.name.clone(),
+            None => format!(
+                "{}#{}",
+                prog.functions[self.threads[t as usize].func as usize].name,
+                t
+            ),
+        }
+    }
+
+    pub fn reg_value(&self, thread: u32, reg: Reg) -> Value {
+        self.threads[thread as usize].frames[0].regs[reg as usize]
+    }
+
+    pub fn cell_value(&self, loc: Loc) -> Value {
+        self.mem[loc.obj as usize].cells[loc.index as usize].value
+    }
+
+    /// The steps enabled in this state, threads first, then updates; appended to `out`.
+    pub fn enabled<M: MemoryModel>(&self, prog: &Program, out: &mut Vec<Step>) {
+        for (t, th) in self.threads.iter().enumerate() {
+            if !th.finished && self.thread_enabled::<M>(prog, t as u32) {
+                out.push(Step::Thread(t as u32));
+            }
+        }
+        for (t, b) in self.bufs.iter().enumerate() {
+            for c in b.channels() {
+                out.push(Step::Update(t as u32, c));
+            }
+        }
+    }
+
+    fn current<'p>(&self, prog: &'p Program, t: u32) -> (&Frame, &'p fencer_ir::Instr) {
+        let fr = self.threads[t as usize]
+            .frames
+            .last()
+            .expect("running thread has a frame");
+        (fr, &prog.functions[fr.func as usize].body[fr.pc as usize])
+    }
+
+    /// Whether thread `t`'s next visible instruction may run now. Instructions that would
+    /// fault are enabled, so that the fault is reported.
+    pub fn thread_enabled<M: MemoryModel>(&self, prog: &Program, t: u32) -> bool {
+        let (fr, ins) = self.current(prog, t);
+        let buf = &self.bufs[t as usize];
+        match &ins.op {
+            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) => buf.is_empty(),
+            Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
+                Ok(loc) => buf.drained(M::rmw_drain(loc)),
+                Err(_) => true,
+            },
+            Op::Lock(addr) => {
+                buf.is_empty()
+                    && match self.resolve(prog, fr, addr) {
+                        Ok(loc) => self.cell_value(loc) == 0,
+                        Err(_) => true,
+                    }
+            }
+            Op::Join(e) => match eval(e, &fr.regs) {
+                Some(c) if c >= 0 && (c as usize) < self.threads.len() && c as u32 != t => {
+                    self.threads[c as usize].finished && self.bufs[c as usize].is_empty()
+                }
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+
+    /// Executes an enabled step.
+    pub fn step<M: MemoryModel>(&mut self, prog: &Program, step: Step) -> (Event, Status) {
+        match step {
+            Step::Update(t, chan) => {
+                let e = self.bufs[t as usize]
+                    .pop(chan)
+                    .expect("an enabled update has an entry");
+                self.mem[e.loc.obj as usize].cells[e.loc.index as usize] = Cell {
+                    value: e.value,
+                    writer: Some(e.store.id),
+                };
+                (
+                    Event {
+                        step,
+                        id: e.store.id,
+                        src: e.store.src,
+                        kind: EventKind::Update {
+                            loc: e.loc,
+                            value: e.value,
+                            store: e.store.id,
+                        },
+                    },
+                    Status::Ok,
+                )
+            }
+            Step::Thread(t) => self.thread_step::<M>(prog, t),
+        }
+    }
+
+}
+
+/// Evaluates a local expression; `None` on division by zero.
+pub fn eval(e: &Expr, regs: &[Value]) -> Option<Value> {
+    Some(match e {
+        Expr::Const(v) => *v,
+        Expr::Reg(r) => regs[*r as usize],
+        Expr::AddrOf(obj, idx) => Ptr {
+            obj: *obj,
+            offset: eval(idx, regs)? as u32,
+        }
+        .encode(),
+        Expr::Un(op, a) => op.eval(eval(a, regs)?),
+        Expr::Bin(op, a, b) => {
+            // Short-circuit so that `p != 0 && 10 / p > 1` does not divide by zero.
+            let x = eval(a, regs)?;
+            match op {
+                BinOp::LogAnd if x == 0 => 0,
+                BinOp::LogOr if x != 0 => 1,
+                _ => op.eval(x, eval(b, regs)?)?,
+            }
+        }
+    })
+}
+
+impl State {
+    fn fault(&self, t: u32, src: SrcLoc, kind: FaultKind, message: String) -> Fault {
+        Fault {
+            kind,
+            thread: t,
+            src,
+            message,
+        }
+    }
+
+    /// The cell an address denotes in frame `fr`, or why it denotes none.
+    pub fn resolve(&self, prog: &Program, fr: &Frame, addr: &Addr) -> Result<Loc, String> {
+        match addr {
+            Addr::Global { obj, index } => {
+                let i = eval(index, &fr.regs).ok_or("division by zero in an index")?;
+                let o = &self.mem[*obj as usize];
+                if i < 0 || i as usize >= o.cells.len() {
+                    return Err(format!(
+                        "index {i} out of bounds of `{}` (size {})",
+                        prog.objects[*obj as usize].name,
+                        o.cells.len()
+                    ));
+                }
+                Ok(Loc {
+                    obj: *obj,
+                    index: i as u32,
+                })
+            }
+            Addr::Ptr(e) => {
+                let v = eval(e, &fr.regs).ok_or("division by zero in an address")?;
+                if v == 0 {
+                    return Err("null pointer dereference".into());
+                }
+                let p = Ptr::decode(v).ok_or_else(|| format!("{v} is not a valid address"))?;
+                let o = self
+                    .mem
+                    .get(p.obj as usize)
+                    .ok_or_else(|| format!("{v} is not a valid address"))?;
+                if !o.alive {
+                    return Err("use after free".into());
+                }
+                if p.offset as usize >= o.cells.len() {
+                    return Err(format!(
+                        "offset {} out of bounds of an object of size {}",
+                        p.offset,
+                        o.cells.len()
+                    ));
+                }
+                Ok(Loc {
+                    obj: p.obj,
+                    index: p.offset,
+                })
+            }
+        }
+    }
+
+    fn read(&self, loc: Loc) -> (Value, ReadFrom) {
+        let c = self.mem[loc.obj as usize].cells[loc.index as usize];
+        (c.value, c.writer.map_or(ReadFrom::Init, ReadFrom::Store))
+    }
+
+    fn write(&mut self, loc: Loc, value: Value, id: EventId) {
+        self.mem[loc.obj as usize].cells[loc.index as usize] = Cell {
+            value,
+            writer: Some(id),
+        };
+    }
+
+    fn set_reg(&mut self, t: u32, r: Reg, v: Value) {
+        let fr = self.threads[t as usize].frames.last_mut().expect("frame");
+        fr.regs[r as usize] = v;
+    }
+
+    fn thread_step<M: MemoryModel>(&mut self, prog: &Program, t: u32) -> (Event, Status) {
+        let id = EventId {
+            thread: t,
+            index: self.threads[t as usize].events,
+        };
+        self.threads[t as usize].events += 1;
+        let (fr, ins) = self.current(prog, t);
+        let src = ins.loc;
+        let regs = &fr.regs;
+        let ev = |kind| Event {
+            step: Step::Thread(t),
+            id,
+            src,
+            kind,
+        };
+        let arith = |s: &Self| {
+            s.fault(
+                t,
+                src,
+                FaultKind::Arithmetic,
+                "division by zero".to_string(),
+            )
+        };
+        macro_rules! loc_or_fault {
+            ($addr:expr, $kind:expr) => {
+                match self.resolve(prog, fr, $addr) {
+                    Ok(l) => l,
+                    Err(m) => {
+                        let f = self.fault(t, src, FaultKind::MemoryError, m);
+                        return (ev($kind), Status::Fault(f));
+                    }
+                }
+            };
+        }
+        macro_rules! val_or_fault {
+            ($e:expr, $kind:expr) => {
+                match eval($e, regs) {
+                    Some(v) => v,
+                    None => {
+                        let f = arith(self);
+                        return (ev($kind), Status::Fault(f));
+                    }
+                }
+            };
+        }
+        let kind = match &ins.op {
+            Op::Load { dst, addr } => {
+                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let fwd = M::channel(loc)
+                    .and_then(|_| self.bufs[t as usize].forward(loc))
+                    .map(|e| (e.value, ReadFrom::Store(e.store.id)));
+                let forwarded = fwd.is_some();
+                let (value, from) = fwd.unwrap_or_else(|| self.read(loc));
+                self.set_reg(t, *dst, value);
+                EventKind::Load {
+                    loc,
+                    value,
+                    from,
+                    forwarded,
+                }
+            }
+            Op::Store { addr, value } => {
+                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let value = val_or_fault!(value, EventKind::Fence);
+                match M::channel(loc) {
+                    None => self.write(loc, value, id),
+                    Some(ch) => self.bufs[t as usize].push(
+                        ch,
+                        Entry {
+                            loc,
+                            value,
+                            store: StoreTag { id, src },
+                        },
+                    ),
+                }
+                EventKind::Store {
+                    loc,
+                    value,
+                    buffered: M::channel(loc).is_some(),
+                }
+            }
+            Op::Rmw { dst, addr, op } => {
+                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let (old, from) = self.read(loc);
+                let written = match &op {
+                    RmwOp::Cas { expected, new } => {
+                        let exp = val_or_fault!(expected, EventKind::Fence);
+                        let new = val_or_fault!(new, EventKind::Fence);
+                        (old == exp).then_some(new)
+                    }
+                    RmwOp::FetchAdd(e) => Some(old.wrapping_add(val_or_fault!(e, EventKind::Fence))),
+                    RmwOp::Xchg(e) => Some(val_or_fault!(e, EventKind::Fence)),
+                };
+                if let Some(w) = written {
+                    self.write(loc, w, id);
+                }
+                self.set_reg(t, *dst, old);
+                EventKind::Rmw {
+                    loc,
+                    read: old,
+                    from,
+                    written,
+                }
+            }
+            Op::Fence => EventKind::Fence,
+            Op::Assume(c) => {
+                if val_or_fault!(c, EventKind::AssumeFailed) == 0 {
+                    return (ev(EventKind::AssumeFailed), Status::Blocked);
+                }
+                EventKind::Assume
+            }
+            Op::Lock(addr) => {
+                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let (_, from) = self.read(loc);
+                self.write(loc, t as Value + 1, id);
+                EventKind::Lock { loc, from }
+            }
+            Op::Unlock(addr) => {
+                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let (held, from) = self.read(loc);
+                if held != t as Value + 1 {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::BadUnlock,
+                        "unlock of a mutex this thread does not hold".into(),
+                    );
+                    return (ev(EventKind::Unlock { loc, from }), Status::Fault(f));
+                }
+                self.write(loc, 0, id);
+                EventKind::Unlock { loc, from }
+            }
+            Op::Spawn { dst, func, arg } => {
+                let arg = val_or_fault!(arg, EventKind::Fence);
+                let child = self.threads.len() as u32;
+                self.set_reg(t, *dst, child as Value);
+                let st = self.start_thread(prog, *func, arg);
+                if st != Status::Ok {
+                    return (ev(EventKind::Spawn { child }), st);
+                }
+                EventKind::Spawn { child }
+            }
+            Op::Join(e) => {
+                let c = val_or_fault!(e, EventKind::Fence);
+                if c < 0 || c as usize >= self.threads.len() || c as u32 == t {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::BadJoin,
+                        format!("join of {c}, which is not another thread's id"),
+                    );
+                    return (ev(EventKind::Join { child: 0 }), Status::Fault(f));
+                }
+                EventKind::Join { child: c as u32 }
+            }
+            Op::Alloc { dst, size } => {
+                let n = val_or_fault!(size, EventKind::Fence);
+                if !(1..=MAX_ALLOC).contains(&n) {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::MemoryError,
+                        format!("allocation of {n} cells (expected 1 to {MAX_ALLOC})"),
+                    );
+                    return (ev(EventKind::Alloc { obj: 0, size: 0 }), Status::Fault(f));
+                }
+                let obj = self.mem.len() as u32;
+                self.mem.push(ObjState {
+                    cells: vec![
+                        Cell {
+                            value: 0,
+                            writer: None
+                        };
+                        n as usize
+                    ],
+                    alive: true,
+                    heap: true,
+                });
+                self.set_reg(t, *dst, Ptr { obj, offset: 0 }.encode());
+                EventKind::Alloc {
+                    obj,
+                    size: n as u32,
+                }
+            }
+            Op::Free(e) => {
+                let v = val_or_fault!(e, EventKind::Free { obj: None });
+                if v == 0 {
+                    EventKind::Free { obj: None }
+                } else {
+                    let bad = |m: &str| m.to_string();
+                    let err = match Ptr::decode(v) {
+                        None => Some(bad("free of a value that is not a pointer")),
+                        Some(p) => match self.mem.get(p.obj as usize) {
+                            None => Some(bad("free of an invalid pointer")),
+                            Some(o) if !o.heap || p.offset != 0 => {
+                                Some(bad("free of a pointer that malloc did not return"))
+                            }
+                            Some(o) if !o.alive => Some(bad("double free")),
+                            _ => None,
+                        },
+                    };
+                    if let Some(m) = err {
+                        let f = self.fault(t, src, FaultKind::MemoryError, m);
+                        return (ev(EventKind::Free { obj: None }), Status::Fault(f));
+                    }
+                    let obj = Ptr::decode(v).expect("checked").obj;
+                    self.mem[obj as usize].alive = false;
+                    EventKind::Free { obj: Some(obj) }
+                }
+            }
+            Op::Local { .. }
+            | Op::Jump(_)
+            | Op::Branch { .. }
+            | Op::Call { .. }
+            | Op::Return(_)
+            | Op::Assert { .. } => unreachable!("local instructions run inside run_locals"),
+        };
+        self.threads[t as usize]
+            .frames
+            .last_mut()
+            .expect("frame")
+            .pc += 1;
+        let status = match self.run_locals(prog, t) {
+            Local::Ready => Status::Ok,
+            Local::Fault(f) => Status::Fault(f),
+            Local::Cut(m) => Status::Cut(m),
+        };
+        (ev(kind), status)
+    }
+
+    /// Runs thread `t`'s local instructions until a visible one or the end.
+    fn run_locals(&mut self, prog: &Program, t: u32) -> Local {
+        let th = &mut self.threads[t as usize];
+        for _ in 0..LOCAL_FUEL {
+            let depth = th.frames.len();
+            let fr = th.frames.last_mut().expect("frame");
+            let f = &prog.functions[fr.func as usize];
+            let Some(ins) = f.body.get(fr.pc as usize) else {
+                // Falling off the end of a function is `return;`.
+                if th.frames.len() == 1 {
+                    th.finished = true;
+                    return Local::Ready;
+                }
+                th.frames.pop();
+                th.frames.last_mut().expect("caller").pc += 1;
+                continue;
+            };
+            let src = ins.loc;
+            let arith = || {
+                Local::Fault(Fault {
+                    kind: FaultKind::Arithmetic,
+                    thread: t,
+                    src,
+                    message: "division by zero".into(),
+                })
+            };
+            match &ins.op {
+                Op::Local { dst, expr } => {
+                    let Some(v) = eval(expr, &fr.regs) else {
+                        return arith();
+                    };
+                    fr.regs[*dst as usize] = v;
+                    fr.pc += 1;
+                }
+                Op::Jump(to) => fr.pc = *to,
+                Op::Branch {
+                    cond,
+                    then_to,
+                    else_to,
+                } => {
+                    let Some(c) = eval(cond, &fr.regs) else {
+                        return arith();
+                    };
+                    fr.pc = if c != 0 { *then_to } else { *else_to };
+                }
+                Op::Assert { cond, text } => {
+                    let Some(c) = eval(cond, &fr.regs) else {
+                        return arith();
+                    };
+                    if c == 0 {
+                        return Local::Fault(Fault {
+                            kind: FaultKind::Assertion,
+                            thread: t,
+                            src,
+                            message: format!("assertion `{text}` failed"),
+                        });
+                    }
+                    fr.pc += 1;
+                }
+                Op::Call { dst, func, args } => {
+                    if depth >= MAX_FRAMES {
+                        return Local::Cut(format!(
+                            "call stack deeper than {MAX_FRAMES} frames at line {}",
+                            src.line
+                        ));
+                    }
+                    let callee = &prog.functions[*func as usize];
+                    let mut regs = vec![0; callee.num_regs()];
+                    for (i, a) in args.iter().enumerate() {
+                        let Some(v) = eval(a, &fr.regs) else {
+                            return arith();
+                        };
+                        regs[i] = v;
+                    }
+                    let ret = *dst;
+                    th.frames.push(Frame {
+                        func: *func,
+                        pc: 0,
+                        regs,
+                        ret,
+                    });
+                }
+                Op::Return(e) => {
+                    let v = match e {
+                        Some(e) => match eval(e, &fr.regs) {
+                            Some(v) => Some(v),
+                            None => return arith(),
+                        },
+                        None => None,
+                    };
+                    if depth == 1 {
+                        fr.pc = f.body.len() as u32;
+                        th.finished = true;
+                        return Local::Ready;
+                    }
+                    let done = th.frames.pop().expect("frame");
+                    let caller = th.frames.last_mut().expect("caller");
+                    if let (Some(r), Some(v)) = (done.ret, v) {
+                        caller.regs[r as usize] = v;
+                    }
+                    caller.pc += 1;
+                }
+                _ => return Local::Ready,
+            }
+        }
+        Local::Cut(format!(
+            "a thread ran {LOCAL_FUEL} local instructions without touching shared memory (an infinite local loop?)"
+        ))
+    }
+
+    /// Renders an event for a counterexample.
+    pub fn describe(&self, prog: &Program, e: &Event, step_no: usize) -> TraceLine {
+        let name = |l: Loc| loc_name(prog, l);
+        let (thread, buffer_update) = match e.step {
+            Step::Thread(t) => (self.thread_name(prog, t), false),
+            Step::Update(t, Chan::Thread) => (format!("upd({})", self.thread_name(prog, t)), true),
+            Step::Update(t, Chan::Loc(l)) => (
+                format!("upd({},{})", self.thread_name(prog, t), name(l)),
+                true,
+            ),
+        };
+        let from = |f: &ReadFrom| match f {
+            ReadFrom::Init => "initial value".to_string(),
+            ReadFrom::Store(id) => format!("{}'s store", self.thread_name(prog, id.thread)),
+        };
+        let (op, location, value) = match &e.kind {
+            EventKind::Load {
+                loc,
+                value,
+                from: f,
+                forwarded,
+            } => (
+                format!(
+                    "load {} -> {}{}",
+                    name(*loc),
+                    value,
+                    if *forwarded {
+                        " (from own store buffer)".to_string()
+                    } else {
+                        format!(" ({})", from(f))
+                    }
+                ),
+                Some(name(*loc)),
+                Some(*value),
+            ),
+            EventKind::Store {
+                loc,
+                value,
+                buffered,
+            } => (
+                format!(
+                    "store {} = {}{}",
+                    name(*loc),
+                    value,
+                    if *buffered { " (to store buffer)" } else { "" }
+                ),
+                Some(name(*loc)),
+                Some(*value),
+            ),
+            EventKind::Update { loc, value, .. } => (
+                format!("update {} = {} (store buffer -> memory)", name(*loc), value),
+                Some(name(*loc)),
+                Some(*value),
+            ),
+            EventKind::Rmw {
+                loc, read, written, ..
+            } => (
+                match written {
+                    Some(w) => format!("atomic {} : {} -> {}", name(*loc), read, w),
+                    None => format!("atomic {} : read {} (compare failed, no write)", name(*loc), read),
+                },
+                Some(name(*loc)),
+                Some(written.unwrap_or(*read)),
+            ),
+            EventKind::Fence => ("fence".into(), None, None),
+            EventKind::Lock { loc, .. } => (format!("lock {}", name(*loc)), Some(name(*loc)), None),
+            EventKind::Unlock { loc, .. } => {
+                (format!("unlock {}", name(*loc)), Some(name(*loc)), None)
+            }
+            EventKind::Spawn { child } => (
+                format!("spawn {}", self.thread_name(prog, *child)),
+                None,
+                Some(*child as i64),
+            ),
+            EventKind::Join { child } => (
+                format!("join {}", self.thread_name(prog, *child)),
+                None,
+                None,
+            ),
+            EventKind::Alloc { size, .. } => (format!("alloc {size} cells"), None, None),
+            EventKind::Free { .. } => ("free".into(), None, None),
+            EventKind::Assume => ("assume (holds)".into(), None, None),
+            EventKind::AssumeFailed => ("assume (fails: execution blocked)".into(), None, None),
+        };
+        TraceLine {
+            step: step_no,
+            thread,
+            file: prog.file_name(e.src).to_string(),
+            line: e.src.line,
+            column: e.src.col,
+            op,
+            location,
+            value,
+            buffer_update,
+        }
+    }
+}
+
+/// `x`, `a[3]`, or `heap#5[0]` for a cell.
+pub fn loc_name(prog: &Program, l: Loc) -> String {
+    match prog.objects.get(l.obj as usize) {
+        Some(o) if o.is_array => format!("{}[{}]", o.name, l.index),
+        Some(o) if l.index == 0 => o.name.clone(),
+        Some(o) => format!("{}+{}", o.name, l.index),
+        None => format!("heap#{}[{}]", l.obj, l.index),
+    }
+}

@@ -1,0 +1,260 @@
+//! The result every engine returns, its JSON schema and its text rendering.
+//!
+//! The JSON field names are a public contract (scripts diff them across engines and
+//! versions): `verdict`, `model`, `engine`, `executions`, `blocked`, `elapsed_ms`,
+//! `final_states`, `counterexample` are kept by every engine.
+
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Every execution was explored and none violates anything.
+    Safe,
+    /// Some execution violates an assertion, the final condition, memory safety, or
+    /// deadlocks.
+    Violation,
+    /// A limit stopped the exploration before it was complete, and no violation was found.
+    Incomplete,
+}
+
+impl Verdict {
+    /// The process exit code for this verdict: 0 safe, 1 violation, 3 stopped by a limit.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Safe => 0,
+            Verdict::Violation => 1,
+            Verdict::Incomplete => 3,
+        }
+    }
+}
+
+/// One line of a counterexample: one event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceLine {
+    /// 1-based position in the execution.
+    pub step: usize,
+    /// `p`, or `upd(p)` / `upd(p,x)` for a store-buffer update.
+    pub thread: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// Human-readable operation, e.g. `store x = 1 (buffered)` or `load y -> 0`.
+    pub op: String,
+    /// The memory location acted on, if any.
+    pub location: Option<String>,
+    /// The value read or written, if any.
+    pub value: Option<i64>,
+    /// Whether the event is a store-buffer update (an event of an auxiliary thread).
+    pub buffer_update: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Counterexample {
+    /// `assertion`, `condition`, `deadlock`, `memory-error`, `arithmetic`, `bad-join`.
+    pub kind: String,
+    pub message: String,
+    /// Where the failing operation is, when there is one.
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub events: Vec<TraceLine>,
+    /// The state at the end, over the reported variables (for condition violations).
+    pub final_state: Option<Vec<(String, i64)>>,
+}
+
+/// Why an exploration stopped early.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    Timeout,
+    MaxExecutions,
+    MaxStates,
+    /// Some execution was longer than the depth bound, or a thread ran too many local steps.
+    Depth,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    /// Complete executions explored.
+    pub executions: u64,
+    /// Executions cut short: by a failed `assume`, by the depth bound.
+    pub blocked: u64,
+    /// Of those, executions cut by the depth bound (the result then only holds up to it).
+    pub depth_cut: u64,
+    /// Distinct Shasha-Snir traces among the complete executions, when counted.
+    pub traces: Option<u64>,
+    /// Events executed, updates included.
+    pub events: u64,
+    /// Distinct states visited (engines that memoise).
+    pub states: Option<u64>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub verdict: Verdict,
+    pub model: String,
+    pub engine: String,
+    pub program: String,
+    pub executions: u64,
+    pub blocked: u64,
+    pub elapsed_ms: u64,
+    pub stats: Stats,
+    /// The condition, when the program has one: `exists (...)` or `forall (...)`.
+    pub condition: Option<String>,
+    /// Names of the variables each final state lists, in order.
+    pub final_vars: Vec<String>,
+    /// Every reachable final state, as values of `final_vars`, sorted.
+    pub final_states: Option<Vec<Vec<i64>>>,
+    pub counterexample: Option<Counterexample>,
+    /// The limit that stopped exploration, if one did.
+    pub stopped_by: Option<Limit>,
+}
+
+impl Report {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serialises")
+    }
+
+    /// The text a person reads: verdict, counterexample, final states, statistics.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let verdict = match self.verdict {
+            Verdict::Safe => "SAFE: no violation in any execution",
+            Verdict::Violation => "VIOLATION",
+            Verdict::Incomplete => "INCOMPLETE: stopped by a limit before exploring everything",
+        };
+        let _ = writeln!(
+            s,
+            "{} under {} ({} engine): {}",
+            self.program,
+            self.model.to_uppercase(),
+            self.engine,
+            verdict
+        );
+        if let Some(l) = &self.stopped_by {
+            let why = match l {
+                Limit::Timeout => "the --timeout ran out",
+                Limit::MaxExecutions => "--max-executions was reached",
+                Limit::MaxStates => "--max-states was reached",
+                Limit::Depth => "some executions exceeded --max-depth (the result holds up to that bound)",
+            };
+            let _ = writeln!(s, "  stopped: {why}");
+        }
+        if let Some(c) = &self.counterexample {
+            s.push('\n');
+            s.push_str(&render_counterexample(c));
+        }
+        if let Some(fs) = &self.final_states {
+            let _ = writeln!(s, "\nfinal states ({}):", fs.len());
+            for st in fs {
+                let parts: Vec<String> = self
+                    .final_vars
+                    .iter()
+                    .zip(st)
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
+                let _ = writeln!(s, "  {}", parts.join(" "));
+            }
+        }
+        if let Some(c) = &self.condition {
+            let _ = writeln!(s, "condition: {c}");
+        }
+        let st = &self.stats;
+        let _ = write!(
+            s,
+            "\nexecutions: {}  blocked: {}  events: {}",
+            st.executions, st.blocked, st.events
+        );
+        if let Some(t) = st.traces {
+            let _ = write!(s, "  traces: {t}");
+        }
+        if let Some(n) = st.states {
+            let _ = write!(s, "  states: {n}");
+        }
+        if st.depth_cut > 0 {
+            let _ = write!(s, "  depth-cut: {}", st.depth_cut);
+        }
+        let _ = writeln!(s, "  time: {} ms", st.elapsed_ms);
+        s
+    }
+}
+
+/// One line per event: step, thread, source position, operation.
+pub fn render_counterexample(c: &Counterexample) -> String {
+    let mut s = String::new();
+    let at = match (&c.file, c.line, c.column) {
+        (Some(f), Some(l), Some(col)) => format!(" at {f}:{l}:{col}"),
+        _ => String::new(),
+    };
+    let _ = writeln!(s, "counterexample ({}){}: {}", c.kind, at, c.message);
+    let tw = c
+        .events
+        .iter()
+        .map(|e| e.thread.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(s, "  {:>4}  {:<tw$}  {:<8}  operation", "#", "thread", "line");
+    for e in &c.events {
+        let pos = if e.line == 0 {
+            "-".to_string()
+        } else {
+            format!("{}:{}", e.line, e.column)
+        };
+        let _ = writeln!(s, "  {:>4}  {:<tw$}  {:<8}  {}", e.step, e.thread, pos, e.op);
+    }
+    if let Some(fs) = &c.final_state {
+        let parts: Vec<String> = fs.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let _ = writeln!(s, "  final: {}", parts.join(" "));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Verdict::Safe.exit_code(), 0);
+        assert_eq!(Verdict::Violation.exit_code(), 1);
+        assert_eq!(Verdict::Incomplete.exit_code(), 3);
+    }
+
+    #[test]
+    fn json_keeps_the_contract_fields() {
+        let r = Report {
+            verdict: Verdict::Safe,
+            model: "sc".into(),
+            engine: "reference".into(),
+            program: "p".into(),
+            executions: 3,
+            blocked: 0,
+            elapsed_ms: 1,
+            stats: Stats::default(),
+            condition: None,
+            final_vars: vec![],
+            final_states: Some(vec![]),
+            counterexample: None,
+            stopped_by: None,
+        };
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        for k in [
+            "verdict",
+            "model",
+            "engine",
+            "executions",
+            "blocked",
+            "elapsed_ms",
+            "final_states",
+            "counterexample",
+        ] {
+            assert!(v.get(k).is_some(), "missing {k}");
+        }
+        assert_eq!(v["verdict"], "safe");
+        assert!(v["counterexample"].is_null());
+    }
+}
