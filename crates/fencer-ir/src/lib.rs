@@ -247,27 +247,58 @@ pub enum RmwOp {
 /// other instruction is an event the engines schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
-    Local { dst: Reg, expr: Expr },
+    Local {
+        dst: Reg,
+        expr: Expr,
+    },
     Jump(u32),
-    Branch { cond: Expr, then_to: u32, else_to: u32 },
-    Load { dst: Reg, addr: Addr },
-    Store { addr: Addr, value: Expr },
-    Rmw { dst: Reg, addr: Addr, op: RmwOp },
+    Branch {
+        cond: Expr,
+        then_to: u32,
+        else_to: u32,
+    },
+    Load {
+        dst: Reg,
+        addr: Addr,
+    },
+    Store {
+        addr: Addr,
+        value: Expr,
+    },
+    Rmw {
+        dst: Reg,
+        addr: Addr,
+        op: RmwOp,
+    },
     Fence,
     /// Blocks the execution (it is discarded, not a violation) unless the condition holds.
     Assume(Expr),
     /// A violation unless the condition holds; `text` is the source text of the condition.
-    Assert { cond: Expr, text: String },
+    Assert {
+        cond: Expr,
+        text: String,
+    },
     Lock(Addr),
     Unlock(Addr),
     /// Starts a new thread running `func(arg)`; `dst` receives its thread id.
-    Spawn { dst: Reg, func: FuncId, arg: Expr },
+    Spawn {
+        dst: Reg,
+        func: FuncId,
+        arg: Expr,
+    },
     /// Waits until the thread whose id the expression holds has finished.
     Join(Expr),
-    Call { dst: Option<Reg>, func: FuncId, args: Vec<Expr> },
+    Call {
+        dst: Option<Reg>,
+        func: FuncId,
+        args: Vec<Expr>,
+    },
     Return(Option<Expr>),
     /// Allocates a fresh heap object of `size` cells (zeroed) and writes a pointer to it.
-    Alloc { dst: Reg, size: Expr },
+    Alloc {
+        dst: Reg,
+        size: Expr,
+    },
     Free(Expr),
 }
 
@@ -308,7 +339,10 @@ impl Function {
         self.reg_names.len()
     }
     pub fn reg_by_name(&self, name: &str) -> Option<Reg> {
-        self.reg_names.iter().position(|n| n == name).map(|i| i as Reg)
+        self.reg_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as Reg)
     }
 }
 

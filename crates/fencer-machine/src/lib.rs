@@ -292,8 +292,7 @@ impl State {
             Some(d) => d.name.clone(),
             None => format!(
                 "{}#{}",
-                prog.functions[self.threads[t as usize].func as usize].name,
-                t
+                prog.functions[self.threads[t as usize].func as usize].name, t
             ),
         }
     }
@@ -384,7 +383,6 @@ impl State {
             Step::Thread(t) => self.thread_step::<M>(prog, t),
         }
     }
-
 }
 
 /// Evaluates a local expression; `None` on division by zero.
@@ -573,7 +571,9 @@ impl State {
                         let new = val_or_fault!(new, EventKind::Fence);
                         (old == exp).then_some(new)
                     }
-                    RmwOp::FetchAdd(e) => Some(old.wrapping_add(val_or_fault!(e, EventKind::Fence))),
+                    RmwOp::FetchAdd(e) => {
+                        Some(old.wrapping_add(val_or_fault!(e, EventKind::Fence)))
+                    }
                     RmwOp::Xchg(e) => Some(val_or_fault!(e, EventKind::Fence)),
                 };
                 if let Some(w) = written {
@@ -882,7 +882,11 @@ impl State {
             } => (
                 match written {
                     Some(w) => format!("atomic {} : {} -> {}", name(*loc), read, w),
-                    None => format!("atomic {} : read {} (compare failed, no write)", name(*loc), read),
+                    None => format!(
+                        "atomic {} : read {} (compare failed, no write)",
+                        name(*loc),
+                        read
+                    ),
                 },
                 Some(name(*loc)),
                 Some(written.unwrap_or(*read)),

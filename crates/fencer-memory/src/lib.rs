@@ -83,7 +83,9 @@ impl std::str::FromStr for ModelKind {
             "sc" => Ok(ModelKind::Sc),
             "tso" | "x86" | "x86-tso" => Ok(ModelKind::Tso),
             "pso" => Ok(ModelKind::Pso),
-            _ => Err(format!("unknown memory model `{s}` (expected sc, tso or pso)")),
+            _ => Err(format!(
+                "unknown memory model `{s}` (expected sc, tso or pso)"
+            )),
         }
     }
 }

@@ -139,7 +139,9 @@ impl Report {
                 Limit::Timeout => "the --timeout ran out",
                 Limit::MaxExecutions => "--max-executions was reached",
                 Limit::MaxStates => "--max-states was reached",
-                Limit::Depth => "some executions exceeded --max-depth (the result holds up to that bound)",
+                Limit::Depth => {
+                    "some executions exceeded --max-depth (the result holds up to that bound)"
+                }
             };
             let _ = writeln!(s, "  stopped: {why}");
         }
@@ -197,14 +199,22 @@ pub fn render_counterexample(c: &Counterexample) -> String {
         .max()
         .unwrap_or(6)
         .max(6);
-    let _ = writeln!(s, "  {:>4}  {:<tw$}  {:<8}  operation", "#", "thread", "line");
+    let _ = writeln!(
+        s,
+        "  {:>4}  {:<tw$}  {:<8}  operation",
+        "#", "thread", "line"
+    );
     for e in &c.events {
         let pos = if e.line == 0 {
             "-".to_string()
         } else {
             format!("{}:{}", e.line, e.column)
         };
-        let _ = writeln!(s, "  {:>4}  {:<tw$}  {:<8}  {}", e.step, e.thread, pos, e.op);
+        let _ = writeln!(
+            s,
+            "  {:>4}  {:<tw$}  {:<8}  {}",
+            e.step, e.thread, pos, e.op
+        );
     }
     if let Some(fs) = &c.final_state {
         let parts: Vec<String> = fs.iter().map(|(n, v)| format!("{n}={v}")).collect();

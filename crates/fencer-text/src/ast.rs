@@ -1,0 +1,170 @@
+//! The syntax tree of the text format, as written (before lowering to the IR).
+
+use fencer_ir::{BinOp, UnOp};
+
+/// A byte range in the source. Spans always compare equal, so that two trees compare by
+/// structure alone: the printer round-trip test parses printed text, whose spans differ.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl PartialEq for Span {
+    fn eq(&self, _: &Span) -> bool {
+        true
+    }
+}
+impl Eq for Span {}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+    pub fn to(self, other: Span) -> Span {
+        Span::new(self.start, other.end.max(self.end))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ast {
+    pub items: Vec<Item>,
+    pub cond: Option<Cond>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    Shared(Vec<SharedDecl>),
+    Mutex(Vec<Ident>),
+    Thread {
+        name: Ident,
+        body: Vec<Stmt>,
+    },
+    Func {
+        name: Ident,
+        params: Vec<Ident>,
+        body: Vec<Stmt>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedDecl {
+    pub name: Ident,
+    /// `Some(n)` for an array `a[n]`.
+    pub size: Option<u32>,
+    pub init: Init,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Init {
+    /// No initialiser: every cell is 0.
+    Zero,
+    /// `= v`: every cell is `v`.
+    Scalar(i64),
+    /// `= {v, ...}`: one value per cell.
+    List(Vec<i64>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StmtKind {
+    Assign {
+        lhs: Place,
+        rhs: Rhs,
+    },
+    Fence,
+    Assume(Expr),
+    Assert(Expr),
+    Lock(Ident),
+    Unlock(Ident),
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Option<Vec<Stmt>>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    Join(Expr),
+    Return(Option<Expr>),
+    Call {
+        func: Ident,
+        args: Vec<Expr>,
+    },
+}
+
+/// A name, optionally indexed: a register, a shared scalar, or an array cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub name: Ident,
+    pub index: Option<Box<Expr>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rhs {
+    Expr(Expr),
+    Cas {
+        place: Place,
+        expected: Expr,
+        new: Expr,
+    },
+    FetchAdd {
+        place: Place,
+        value: Expr,
+    },
+    Xchg {
+        place: Place,
+        value: Expr,
+    },
+    Spawn {
+        func: Ident,
+        arg: Option<Expr>,
+    },
+    Call {
+        func: Ident,
+        args: Vec<Expr>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExprKind {
+    /// Non-negative: `-5` is `Un(Neg, Int(5))`.
+    Int(i64),
+    Bool(bool),
+    Place(Place),
+    /// `p.r1`: thread `p`'s register `r1`; only in final conditions.
+    ThreadReg(Ident, Ident),
+    Un(UnOp, Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CondQuant {
+    Exists,
+    Forall,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cond {
+    pub quant: CondQuant,
+    pub expr: Expr,
+    pub span: Span,
+}
