@@ -116,7 +116,10 @@ fn usage_error(json: bool, msg: &str, diag: Option<&fencer_text::Diagnostic>) ->
             }),
             None => serde_json::json!({ "error": { "message": msg } }),
         };
-        println!("{}", serde_json::to_string_pretty(&err).expect("json"));
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&err).expect("json")
+        ));
     } else {
         eprint!("{msg}");
         if !msg.ends_with('\n') {
@@ -177,9 +180,16 @@ fn check(args: CheckArgs) -> ExitCode {
         }
     };
     if args.json {
-        println!("{}", report.to_json());
+        out(&format!("{}\n", report.to_json()));
     } else {
-        print!("{}", report.to_text());
+        out(&report.to_text());
     }
     ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+/// Writes to stdout, ignoring a closed pipe (`fencer ... | head` is not an error).
+fn out(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(s.as_bytes()).and_then(|_| o.flush());
 }

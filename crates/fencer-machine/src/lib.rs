@@ -96,6 +96,8 @@ pub enum EventKind {
     Assume,
     /// `assume` whose condition failed: the execution is discarded.
     AssumeFailed,
+    /// The instruction faulted (the step's status says how); it had no effect.
+    Failed,
 }
 
 impl EventKind {
@@ -528,7 +530,7 @@ impl State {
         }
         let kind = match &ins.op {
             Op::Load { dst, addr } => {
-                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let loc = loc_or_fault!(addr, EventKind::Failed);
                 let fwd = M::channel(loc)
                     .and_then(|_| self.bufs[t as usize].forward(loc))
                     .map(|e| (e.value, ReadFrom::Store(e.store.id)));
@@ -543,8 +545,8 @@ impl State {
                 }
             }
             Op::Store { addr, value } => {
-                let loc = loc_or_fault!(addr, EventKind::Fence);
-                let value = val_or_fault!(value, EventKind::Fence);
+                let loc = loc_or_fault!(addr, EventKind::Failed);
+                let value = val_or_fault!(value, EventKind::Failed);
                 match M::channel(loc) {
                     None => self.write(loc, value, id),
                     Some(ch) => self.bufs[t as usize].push(
@@ -563,18 +565,18 @@ impl State {
                 }
             }
             Op::Rmw { dst, addr, op } => {
-                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let loc = loc_or_fault!(addr, EventKind::Failed);
                 let (old, from) = self.read(loc);
                 let written = match &op {
                     RmwOp::Cas { expected, new } => {
-                        let exp = val_or_fault!(expected, EventKind::Fence);
-                        let new = val_or_fault!(new, EventKind::Fence);
+                        let exp = val_or_fault!(expected, EventKind::Failed);
+                        let new = val_or_fault!(new, EventKind::Failed);
                         (old == exp).then_some(new)
                     }
                     RmwOp::FetchAdd(e) => {
-                        Some(old.wrapping_add(val_or_fault!(e, EventKind::Fence)))
+                        Some(old.wrapping_add(val_or_fault!(e, EventKind::Failed)))
                     }
-                    RmwOp::Xchg(e) => Some(val_or_fault!(e, EventKind::Fence)),
+                    RmwOp::Xchg(e) => Some(val_or_fault!(e, EventKind::Failed)),
                 };
                 if let Some(w) = written {
                     self.write(loc, w, id);
@@ -595,13 +597,13 @@ impl State {
                 EventKind::Assume
             }
             Op::Lock(addr) => {
-                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let loc = loc_or_fault!(addr, EventKind::Failed);
                 let (_, from) = self.read(loc);
                 self.write(loc, t as Value + 1, id);
                 EventKind::Lock { loc, from }
             }
             Op::Unlock(addr) => {
-                let loc = loc_or_fault!(addr, EventKind::Fence);
+                let loc = loc_or_fault!(addr, EventKind::Failed);
                 let (held, from) = self.read(loc);
                 if held != t as Value + 1 {
                     let f = self.fault(
@@ -610,13 +612,13 @@ impl State {
                         FaultKind::BadUnlock,
                         "unlock of a mutex this thread does not hold".into(),
                     );
-                    return (ev(EventKind::Unlock { loc, from }), Status::Fault(f));
+                    return (ev(EventKind::Failed), Status::Fault(f));
                 }
                 self.write(loc, 0, id);
                 EventKind::Unlock { loc, from }
             }
             Op::Spawn { dst, func, arg } => {
-                let arg = val_or_fault!(arg, EventKind::Fence);
+                let arg = val_or_fault!(arg, EventKind::Failed);
                 let child = self.threads.len() as u32;
                 self.set_reg(t, *dst, child as Value);
                 let st = self.start_thread(prog, *func, arg);
@@ -626,7 +628,7 @@ impl State {
                 EventKind::Spawn { child }
             }
             Op::Join(e) => {
-                let c = val_or_fault!(e, EventKind::Fence);
+                let c = val_or_fault!(e, EventKind::Failed);
                 if c < 0 || c as usize >= self.threads.len() || c as u32 == t {
                     let f = self.fault(
                         t,
@@ -634,12 +636,12 @@ impl State {
                         FaultKind::BadJoin,
                         format!("join of {c}, which is not another thread's id"),
                     );
-                    return (ev(EventKind::Join { child: 0 }), Status::Fault(f));
+                    return (ev(EventKind::Failed), Status::Fault(f));
                 }
                 EventKind::Join { child: c as u32 }
             }
             Op::Alloc { dst, size } => {
-                let n = val_or_fault!(size, EventKind::Fence);
+                let n = val_or_fault!(size, EventKind::Failed);
                 if !(1..=MAX_ALLOC).contains(&n) {
                     let f = self.fault(
                         t,
@@ -647,7 +649,7 @@ impl State {
                         FaultKind::MemoryError,
                         format!("allocation of {n} cells (expected 1 to {MAX_ALLOC})"),
                     );
-                    return (ev(EventKind::Alloc { obj: 0, size: 0 }), Status::Fault(f));
+                    return (ev(EventKind::Failed), Status::Fault(f));
                 }
                 let obj = self.mem.len() as u32;
                 self.mem.push(ObjState {
@@ -686,7 +688,7 @@ impl State {
                     };
                     if let Some(m) = err {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
-                        return (ev(EventKind::Free { obj: None }), Status::Fault(f));
+                        return (ev(EventKind::Failed), Status::Fault(f));
                     }
                     let obj = Ptr::decode(v).expect("checked").obj;
                     self.mem[obj as usize].alive = false;
@@ -910,6 +912,7 @@ impl State {
             EventKind::Free { .. } => ("free".into(), None, None),
             EventKind::Assume => ("assume (holds)".into(), None, None),
             EventKind::AssumeFailed => ("assume (fails: execution blocked)".into(), None, None),
+            EventKind::Failed => ("fails".into(), None, None),
         };
         TraceLine {
             step: step_no,

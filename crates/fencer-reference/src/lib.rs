@@ -86,6 +86,7 @@ impl Trace {
                 EventKind::Free { .. } => 10,
                 EventKind::Assume => 11,
                 EventKind::AssumeFailed => 12,
+                EventKind::Failed => 13,
             }
         };
         // Which store reaches memory at this step, if any.
@@ -309,7 +310,25 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                         file: Some(self.prog.file_name(f.src).to_string()),
                         line: Some(f.src.line),
                         column: Some(f.src.col),
-                        events: self.lines(&node.state, path),
+                        events: {
+                            // The faulting instruction is shown by a line of its own.
+                            let mut ls = self.lines(&node.state, path);
+                            if matches!(path.last(), Some(e) if e.kind == EventKind::Failed) {
+                                ls.pop();
+                            }
+                            ls.push(fencer_report::TraceLine {
+                                step: ls.len() + 1,
+                                thread: node.state.thread_name(self.prog, f.thread),
+                                file: self.prog.file_name(f.src).to_string(),
+                                line: f.src.line,
+                                column: f.src.col,
+                                op: format!("FAILS: {}", f.message),
+                                location: None,
+                                value: None,
+                                buffer_update: false,
+                            });
+                            ls
+                        },
                         final_state: None,
                     });
                 }
