@@ -68,41 +68,34 @@ impl Diagnostic {
         self
     }
 
-    /// The full report: a `file:line:col: error:` headline, then the source line with a
-    /// caret (no colours, so that it reads the same in a log and a terminal).
+    /// The full report, in the style of rustc: a `file:line:col: error:` headline, the
+    /// source line, carets under the offending text with a label, and any help. No colours,
+    /// so that it reads the same in a log and a terminal.
     pub fn render(&self, src: &str) -> String {
-        use ariadne::{CharSet, Config, Label, Report, ReportKind, Source};
-        let len = src.len();
-        // Ariadne counts characters; convert the byte span.
-        let to_char = |b: usize| src.get(..b.min(len)).map_or(b, |s| s.chars().count());
-        let start = to_char(self.span.start);
-        let end = to_char(self.span.end.max(self.span.start + 1)).max(start + 1);
-        let file = self.file.as_str();
-        let mut report = Report::build(ReportKind::Error, (file, start..end))
-            .with_config(
-                Config::default()
-                    .with_color(false)
-                    .with_char_set(CharSet::Ascii),
-            )
-            .with_message(&self.message)
-            .with_label(Label::new((file, start..end)).with_message(&self.label));
+        let mut s = format!("{self}\n");
+        let line_text = src.lines().nth(self.line as usize - 1).unwrap_or("");
+        let num = self.line.to_string();
+        let pad = " ".repeat(num.len());
+        // Carets span the offending text, clipped to its line and at least one wide.
+        let start_col = self.col as usize - 1;
+        let len = src
+            .get(self.span.start..self.span.end.min(src.len()))
+            .map(|t| t.lines().next().unwrap_or("").chars().count())
+            .unwrap_or(1)
+            .max(1);
+        // Tabs keep their width on the caret line.
+        let lead: String = line_text
+            .chars()
+            .take(start_col)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        s.push_str(&format!(
+            "{pad} |\n{num} | {line_text}\n{pad} | {lead}{} {}\n",
+            "^".repeat(len),
+            self.label
+        ));
         if let Some(h) = &self.help {
-            report = report.with_help(h);
-        }
-        let mut out = Vec::new();
-        let rendered = report
-            .finish()
-            .write((file, Source::from(src)), &mut out)
-            .ok()
-            .and_then(|_| String::from_utf8(out).ok());
-        let mut s = format!("{}\n", self);
-        match rendered {
-            Some(r) => s.push_str(&r),
-            None => {
-                if let Some(h) = &self.help {
-                    s.push_str(&format!("help: {h}\n"));
-                }
-            }
+            s.push_str(&format!("{pad} = help: {h}\n"));
         }
         s
     }

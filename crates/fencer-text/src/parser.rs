@@ -162,7 +162,7 @@ pub struct Parser<'a> {
 }
 
 /// Nesting deeper than this is refused rather than risking the stack.
-const MAX_DEPTH: u32 = 200;
+const MAX_DEPTH: u32 = 100;
 
 type PResult<T> = Result<T, Diagnostic>;
 
@@ -639,14 +639,10 @@ impl<'a> Parser<'a> {
 
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
-        loop {
-            let (op, prec) = match self.peek() {
-                Tok::Punct(p) => match binop(p) {
-                    Some(x) => x,
-                    None => break,
-                },
-                _ => break,
-            };
+        while let Some((op, prec)) = match self.peek() {
+            Tok::Punct(p) => binop(p),
+            _ => None,
+        } {
             if prec < min_prec {
                 break;
             }
@@ -735,7 +731,7 @@ impl<'a> Parser<'a> {
                         self.file,
                         self.src,
                         start,
-                        format!("expected an expression, found a call of {found}"),
+                        format!("expected an expression, found a call of {found} (calls are statements)"),
                         "calls are statements",
                     )
                     .with_help("call it on its own line: `r = f(...);`, then use `r`"));

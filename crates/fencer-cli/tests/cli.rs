@@ -1,0 +1,228 @@
+//! The `fencer` binary end to end: every example gives its documented verdict under every
+//! model, JSON keeps its schema, and every kind of failure has its exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fencer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fencer"))
+        .args(args)
+        .output()
+        .expect("run fencer")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fen"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The `// expect: sc=... tso=... pso=...` line of an example.
+fn expectations(path: &Path) -> Vec<(String, String)> {
+    let src = std::fs::read_to_string(path).unwrap();
+    let line = src
+        .lines()
+        .find_map(|l| l.strip_prefix("// expect:"))
+        .unwrap_or_else(|| panic!("{} has no `// expect:` line", path.display()));
+    line.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("model=verdict");
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_example_gives_its_documented_verdict() {
+    let ex = examples();
+    assert!(ex.len() >= 10);
+    for path in ex {
+        let exp = expectations(&path);
+        assert_eq!(exp.len(), 3, "{}", path.display());
+        for (model, verdict) in exp {
+            let out = fencer(&["check", path.to_str().unwrap(), "--model", &model, "--json"]);
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{} {model}: bad JSON ({e}): {}",
+                    path.display(),
+                    String::from_utf8_lossy(&out.stdout)
+                )
+            });
+            assert_eq!(
+                v["verdict"],
+                verdict.as_str(),
+                "{} under {model}",
+                path.display()
+            );
+            let code = match verdict.as_str() {
+                "safe" => 0,
+                "violation" => 1,
+                _ => 3,
+            };
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "{} under {model}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn json_schema() {
+    let sb = root().join("examples/sb.fen");
+    let out = fencer(&["check", sb.to_str().unwrap(), "--model", "tso", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    assert_eq!(v["model"], "tso");
+    assert_eq!(v["engine"], "reference");
+    assert_eq!(v["executions"], 4);
+    assert!(v["blocked"].is_u64());
+    assert!(v["elapsed_ms"].is_u64());
+    assert_eq!(v["final_states"].as_array().unwrap().len(), 4);
+    let cex = &v["counterexample"];
+    assert_eq!(cex["kind"], "condition");
+    let events = cex["events"].as_array().unwrap();
+    // Two stores, two loads, two buffer updates, each an event of its own.
+    assert_eq!(events.len(), 6);
+    assert_eq!(
+        events.iter().filter(|e| e["buffer_update"] == true).count(),
+        2
+    );
+    for e in events {
+        for k in ["step", "thread", "file", "line", "column", "op", "value"] {
+            assert!(e.get(k).is_some(), "event lacks {k}: {e}");
+        }
+    }
+    let out = fencer(&["check", sb.to_str().unwrap(), "--model", "sc", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "safe");
+    assert!(v["counterexample"].is_null());
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn text_output_shows_counterexample_lines() {
+    let sb = root().join("examples/sb.fen");
+    let out = fencer(&["check", sb.to_str().unwrap(), "--model", "tso"]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("VIOLATION"), "{s}");
+    assert!(s.contains("store x = 1 (to store buffer)"), "{s}");
+    assert!(s.contains("upd(p)"), "{s}");
+    assert!(s.contains("update x = 1 (store buffer -> memory)"), "{s}");
+    assert!(s.contains("final: p.r1=0 q.r2=0"), "{s}");
+}
+
+#[test]
+fn parse_error_exit_code_and_location() {
+    let dir = std::env::temp_dir().join(format!("fencer-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.fen");
+    std::fs::write(&f, "shared x;\nthread p {\n    x = ;\n}\n").unwrap();
+    let out = fencer(&["check", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("bad.fen:3:9: error: expected an expression, found `;`"),
+        "{err}"
+    );
+    assert!(err.contains("    x = ;"), "{err}");
+    assert!(err.contains('^'), "{err}");
+    let out = fencer(&["check", f.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["line"], 3);
+    assert_eq!(v["error"]["column"], 9);
+    // Not UTF-8.
+    std::fs::write(&f, [0xff, 0xfe, 0x00]).unwrap();
+    assert_eq!(
+        fencer(&["check", f.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(
+        fencer(&["check", "/nonexistent/file.fen"]).status.code(),
+        Some(2)
+    );
+    let sb = root().join("examples/sb.fen");
+    assert_eq!(
+        fencer(&["check", sb.to_str().unwrap(), "--model", "arm"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        fencer(&["check", sb.to_str().unwrap(), "--timeout", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(fencer(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(fencer(&[]).status.code(), Some(2));
+    assert_eq!(fencer(&["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn limits_exit_3_with_statistics() {
+    let sb = root().join("examples/counter_mutex.fen");
+    let out = fencer(&[
+        "check",
+        sb.to_str().unwrap(),
+        "--max-executions",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["stopped_by"], "max-executions");
+    assert_eq!(v["executions"], 1);
+    let out = fencer(&["check", sb.to_str().unwrap(), "--max-depth", "5"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("INCOMPLETE"));
+}
+
+#[test]
+fn timeout_exits_3_with_partial_statistics() {
+    // Five threads of four stores each: far too many interleavings to finish in 0.3 s.
+    let mut src = String::from("shared x = 0, y = 0;\n");
+    for t in 0..5 {
+        src.push_str(&format!(
+            "thread t{t} {{ x = {t}; y = {t}; r = x; s = y; }}\n"
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("fencer-cli-to-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("big.fen");
+    std::fs::write(&f, src).unwrap();
+    let t0 = std::time::Instant::now();
+    let out = fencer(&[
+        "check",
+        f.to_str().unwrap(),
+        "--model",
+        "pso",
+        "--timeout",
+        "0.3",
+        "--json",
+    ]);
+    assert!(t0.elapsed().as_secs() < 20);
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["stopped_by"], "timeout");
+    assert!(v["stats"]["events"].as_u64().unwrap() > 0);
+}
