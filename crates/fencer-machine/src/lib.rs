@@ -9,6 +9,8 @@
 //! Engines drive this: the reference explorer clones states and tries every enabled step;
 //! stateless engines replay steps from the initial state.
 
+pub mod collect;
+
 use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
 use fencer_memory::{Buffers, Chan, Entry, Loc, MemoryModel};
 use fencer_report::TraceLine;

@@ -8,12 +8,13 @@
 //! violation and no trace. Complete executions are therefore counted once per distinct
 //! Shasha-Snir trace, and the trace set is kept explicitly to count them.
 
-use fencer_ir::{CondVar, Op, Program, Quantifier};
+use fencer_ir::Program;
+use fencer_machine::collect::Collector;
 use fencer_machine::{Event, EventId, EventKind, ReadFrom, State, Status, Step};
 use fencer_memory::{Loc, MemoryModel, ModelKind, Pso, Sc, Tso};
-use fencer_report::{Counterexample, Limit, Report, Stats, Verdict};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::time::{Duration, Instant};
+use fencer_report::{Limit, Report};
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -159,14 +160,9 @@ pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
 struct Explorer<'a, M> {
     prog: &'a Program,
     opts: &'a Options,
-    vars: Vec<CondVar>,
-    start: Instant,
-    stats: Stats,
+    col: Collector<'a>,
     visited: HashSet<Node>,
     traces: HashSet<Trace>,
-    final_states: BTreeSet<Vec<i64>>,
-    cex: Option<Counterexample>,
-    stopped: Option<Limit>,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -181,14 +177,9 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         Explorer {
             prog,
             opts,
-            vars: prog.reported_vars(),
-            start: Instant::now(),
-            stats: Stats::default(),
+            col: Collector::new(prog),
             visited: HashSet::new(),
             traces: HashSet::new(),
-            final_states: BTreeSet::new(),
-            cex: None,
-            stopped: None,
             _m: std::marker::PhantomData,
         }
     }
@@ -228,7 +219,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                 }
                 let mut child = top.node.clone();
                 let (ev, status) = child.state.step::<M>(self.prog, step);
-                self.stats.events += 1;
+                self.col.stats.events += 1;
                 child.trace.record(&ev);
                 path.push(ev);
                 let ok = self.settle(&child, &status, &path);
@@ -237,8 +228,8 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                     continue;
                 }
                 if path.len() > self.opts.max_depth {
-                    self.stats.blocked += 1;
-                    self.stats.depth_cut += 1;
+                    self.col.stats.blocked += 1;
+                    self.col.stats.depth_cut += 1;
                     path.pop();
                     continue;
                 }
@@ -247,7 +238,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                     .max_states
                     .is_some_and(|m| self.visited.len() as u64 >= m)
                 {
-                    self.stopped = Some(Limit::MaxStates);
+                    self.col.stopped = Some(Limit::MaxStates);
                     break 'dfs;
                 }
                 self.visited.insert(child.clone());
@@ -260,26 +251,31 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                 });
             }
         }
-        self.finish()
+        self.col.stats.traces = Some(self.traces.len() as u64);
+        self.col.stats.states = Some(self.visited.len() as u64);
+        Outcome {
+            report: self.col.finish("reference", M::KIND.name()),
+            traces: self.traces,
+        }
     }
 
     fn limit_hit(&mut self) -> bool {
-        if self.stopped.is_some() {
+        if self.col.stopped.is_some() {
             return true;
         }
         if let Some(t) = self.opts.timeout {
             // Checking the clock costs little next to cloning a state.
-            if self.start.elapsed() >= t {
-                self.stopped = Some(Limit::Timeout);
+            if self.col.start.elapsed() >= t {
+                self.col.stopped = Some(Limit::Timeout);
                 return true;
             }
         }
         if self
             .opts
             .max_executions
-            .is_some_and(|m| self.stats.executions >= m)
+            .is_some_and(|m| self.col.stats.executions >= m)
         {
-            self.stopped = Some(Limit::MaxExecutions);
+            self.col.stopped = Some(Limit::MaxExecutions);
             return true;
         }
         false
@@ -290,67 +286,18 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         match status {
             Status::Ok => true,
             Status::Blocked => {
-                self.stats.blocked += 1;
+                self.col.stats.blocked += 1;
                 false
             }
             Status::Cut(_) => {
-                self.stats.blocked += 1;
-                self.stats.depth_cut += 1;
+                self.col.stats.blocked += 1;
+                self.col.stats.depth_cut += 1;
                 false
             }
             Status::Fault(f) => {
-                if self.cex.is_none() {
-                    self.cex = Some(Counterexample {
-                        kind: f.kind.name().to_string(),
-                        message: format!(
-                            "{} (thread {})",
-                            f.message,
-                            node.state.thread_name(self.prog, f.thread)
-                        ),
-                        file: Some(self.prog.file_name(f.src).to_string()),
-                        line: Some(f.src.line),
-                        column: Some(f.src.col),
-                        events: {
-                            // The faulting instruction is shown by a line of its own.
-                            let mut ls = self.lines(&node.state, path);
-                            if matches!(path.last(), Some(e) if e.kind == EventKind::Failed) {
-                                ls.pop();
-                            }
-                            ls.push(fencer_report::TraceLine {
-                                step: ls.len() + 1,
-                                thread: node.state.thread_name(self.prog, f.thread),
-                                file: self.prog.file_name(f.src).to_string(),
-                                line: f.src.line,
-                                column: f.src.col,
-                                op: format!("FAILS: {}", f.message),
-                                location: None,
-                                value: None,
-                                buffer_update: false,
-                            });
-                            ls
-                        },
-                        final_state: None,
-                    });
-                }
+                self.col.fault(&node.state, f, path);
                 false
             }
-        }
-    }
-
-    fn lines(&self, s: &State, path: &[Event]) -> Vec<fencer_report::TraceLine> {
-        path.iter()
-            .enumerate()
-            .map(|(i, e)| s.describe(self.prog, e, i + 1))
-            .collect()
-    }
-
-    fn var_value(&self, s: &State, v: &CondVar) -> i64 {
-        match v {
-            CondVar::Reg { thread, reg } => s.reg_value(*thread, *reg),
-            CondVar::Cell { obj, index } => s.cell_value(Loc {
-                obj: *obj,
-                index: *index,
-            }),
         }
     }
 
@@ -359,117 +306,11 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         if !steps.is_empty() {
             return;
         }
-        let s = &node.state;
-        if s.is_complete() {
-            self.stats.executions += 1;
+        if node.state.is_complete() {
             self.traces.insert(node.trace.clone());
-            let vals: Vec<i64> = self.vars.iter().map(|v| self.var_value(s, v)).collect();
-            self.final_states.insert(vals.clone());
-            if let Some(c) = &self.prog.cond {
-                let holds = c.expr.eval(&|v| self.var_value(s, v)) != 0;
-                let violated = match c.quant {
-                    Quantifier::Exists | Quantifier::NotExists => holds,
-                    Quantifier::Forall => !holds,
-                };
-                if violated && self.cex.is_none() {
-                    let msg = match c.quant {
-                        Quantifier::Forall => format!("final state violates `{}`", c.text),
-                        _ => format!("final state satisfies `{}`", c.text),
-                    };
-                    self.cex = Some(Counterexample {
-                        kind: "condition".into(),
-                        message: msg,
-                        file: Some(self.prog.file_name(c.loc).to_string()),
-                        line: Some(c.loc.line),
-                        column: Some(c.loc.col),
-                        events: self.lines(s, path),
-                        final_state: Some(
-                            self.vars
-                                .iter()
-                                .zip(&vals)
-                                .map(|(v, x)| (self.prog.var_name(v), *x))
-                                .collect(),
-                        ),
-                    });
-                }
-            }
+            self.col.complete(&node.state, path);
         } else {
-            // Nothing can move but some thread has not finished: a deadlock.
-            self.stats.blocked += 1;
-            if self.cex.is_none() {
-                let waiting: Vec<String> = s
-                    .threads
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| !t.finished)
-                    .map(|(i, t)| {
-                        let fr = t.frames.last().expect("frame");
-                        let ins = &self.prog.functions[fr.func as usize].body[fr.pc as usize];
-                        let what = match &ins.op {
-                            Op::Lock(_) => "waits for a mutex",
-                            Op::Join(_) => "waits to join a thread",
-                            _ => "cannot proceed",
-                        };
-                        format!(
-                            "{} {} at line {}",
-                            s.thread_name(self.prog, i as u32),
-                            what,
-                            ins.loc.line
-                        )
-                    })
-                    .collect();
-                let first = s
-                    .threads
-                    .iter()
-                    .find(|t| !t.finished)
-                    .and_then(|t| t.frames.last())
-                    .map(|fr| self.prog.functions[fr.func as usize].body[fr.pc as usize].loc);
-                self.cex = Some(Counterexample {
-                    kind: "deadlock".into(),
-                    message: format!("deadlock: {}", waiting.join("; ")),
-                    file: first.map(|l| self.prog.file_name(l).to_string()),
-                    line: first.map(|l| l.line),
-                    column: first.map(|l| l.col),
-                    events: self.lines(s, path),
-                    final_state: None,
-                });
-            }
-        }
-    }
-
-    fn finish(mut self) -> Outcome {
-        let ms = self.start.elapsed().as_millis() as u64;
-        self.stats.elapsed_ms = ms;
-        self.stats.traces = Some(self.traces.len() as u64);
-        self.stats.states = Some(self.visited.len() as u64);
-        if self.stopped.is_none() && self.stats.depth_cut > 0 {
-            self.stopped = Some(Limit::Depth);
-        }
-        let verdict = if self.cex.is_some() {
-            Verdict::Violation
-        } else if self.stopped.is_some() {
-            Verdict::Incomplete
-        } else {
-            Verdict::Safe
-        };
-        let report = Report {
-            verdict,
-            model: M::KIND.name().to_string(),
-            engine: "reference".into(),
-            program: self.prog.name.clone(),
-            executions: self.stats.executions,
-            blocked: self.stats.blocked,
-            elapsed_ms: ms,
-            condition: self.prog.cond.as_ref().map(|c| c.text.clone()),
-            final_vars: self.vars.iter().map(|v| self.prog.var_name(v)).collect(),
-            final_states: Some(self.final_states.into_iter().collect()),
-            counterexample: self.cex,
-            stopped_by: self.stopped,
-            stats: self.stats,
-        };
-        Outcome {
-            report,
-            traces: self.traces,
+            self.col.deadlock(&node.state, path);
         }
     }
 }

@@ -1,0 +1,193 @@
+//! What every engine records while it explores: final states, the first counterexample,
+//! statistics; and how that becomes a [`Report`]. Engines differ in which executions they
+//! visit, never in how an execution's outcome is judged, so the judging lives here.
+
+use crate::{Event, EventKind, Fault, State};
+use fencer_ir::{CondVar, Op, Program, Quantifier};
+use fencer_memory::Loc;
+use fencer_report::{Counterexample, Limit, Report, Stats, TraceLine, Verdict};
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+pub struct Collector<'a> {
+    pub prog: &'a Program,
+    pub vars: Vec<CondVar>,
+    pub stats: Stats,
+    pub final_states: BTreeSet<Vec<i64>>,
+    pub cex: Option<Counterexample>,
+    pub stopped: Option<Limit>,
+    pub start: Instant,
+}
+
+impl<'a> Collector<'a> {
+    pub fn new(prog: &'a Program) -> Self {
+        Collector {
+            prog,
+            vars: prog.reported_vars(),
+            stats: Stats::default(),
+            final_states: BTreeSet::new(),
+            cex: None,
+            stopped: None,
+            start: Instant::now(),
+        }
+    }
+
+    /// The counterexample lines of an execution.
+    pub fn lines(&self, s: &State, path: &[Event]) -> Vec<TraceLine> {
+        path.iter()
+            .enumerate()
+            .map(|(i, e)| s.describe(self.prog, e, i + 1))
+            .collect()
+    }
+
+    fn var_value(s: &State, v: &CondVar) -> i64 {
+        match v {
+            CondVar::Reg { thread, reg } => s.reg_value(*thread, *reg),
+            CondVar::Cell { obj, index } => s.cell_value(Loc {
+                obj: *obj,
+                index: *index,
+            }),
+        }
+    }
+
+    /// Records a fault; `path` ends with the step that faulted.
+    pub fn fault(&mut self, s: &State, f: &Fault, path: &[Event]) {
+        if self.cex.is_some() {
+            return;
+        }
+        let mut ls = self.lines(s, path);
+        // The faulting instruction is shown by a line of its own.
+        if matches!(path.last(), Some(e) if e.kind == EventKind::Failed) {
+            ls.pop();
+        }
+        let thread = s.thread_name(self.prog, f.thread);
+        ls.push(TraceLine {
+            step: ls.len() + 1,
+            thread: thread.clone(),
+            file: self.prog.file_name(f.src).to_string(),
+            line: f.src.line,
+            column: f.src.col,
+            op: format!("FAILS: {}", f.message),
+            location: None,
+            value: None,
+            buffer_update: false,
+        });
+        self.cex = Some(Counterexample {
+            kind: f.kind.name().to_string(),
+            message: format!("{} (thread {thread})", f.message),
+            file: Some(self.prog.file_name(f.src).to_string()),
+            line: Some(f.src.line),
+            column: Some(f.src.col),
+            events: ls,
+            final_state: None,
+        });
+    }
+
+    /// Records a complete execution: its final state, and the condition's verdict on it.
+    pub fn complete(&mut self, s: &State, path: &[Event]) {
+        self.stats.executions += 1;
+        let vals: Vec<i64> = self.vars.iter().map(|v| Self::var_value(s, v)).collect();
+        let Some(c) = &self.prog.cond else {
+            self.final_states.insert(vals);
+            return;
+        };
+        let holds = c.expr.eval(&|v| Self::var_value(s, v)) != 0;
+        let violated = match c.quant {
+            Quantifier::Exists | Quantifier::NotExists => holds,
+            Quantifier::Forall => !holds,
+        };
+        if violated && self.cex.is_none() {
+            let message = match c.quant {
+                Quantifier::Forall => format!("final state violates `{}`", c.text),
+                _ => format!("final state satisfies `{}`", c.text),
+            };
+            self.cex = Some(Counterexample {
+                kind: "condition".into(),
+                message,
+                file: Some(self.prog.file_name(c.loc).to_string()),
+                line: Some(c.loc.line),
+                column: Some(c.loc.col),
+                events: self.lines(s, path),
+                final_state: Some(
+                    self.vars
+                        .iter()
+                        .zip(&vals)
+                        .map(|(v, x)| (self.prog.var_name(v), *x))
+                        .collect(),
+                ),
+            });
+        }
+        self.final_states.insert(vals);
+    }
+
+    /// Records a deadlock: nothing can move, but some thread has not finished.
+    pub fn deadlock(&mut self, s: &State, path: &[Event]) {
+        self.stats.blocked += 1;
+        if self.cex.is_some() {
+            return;
+        }
+        let mut first = None;
+        let waiting: Vec<String> = s
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.finished)
+            .map(|(i, t)| {
+                let fr = t.frames.last().expect("frame");
+                let ins = &self.prog.functions[fr.func as usize].body[fr.pc as usize];
+                first.get_or_insert(ins.loc);
+                let what = match &ins.op {
+                    Op::Lock(_) => "waits for a mutex",
+                    Op::Join(_) => "waits to join a thread",
+                    _ => "cannot proceed",
+                };
+                format!(
+                    "{} {} at line {}",
+                    s.thread_name(self.prog, i as u32),
+                    what,
+                    ins.loc.line
+                )
+            })
+            .collect();
+        self.cex = Some(Counterexample {
+            kind: "deadlock".into(),
+            message: format!("deadlock: {}", waiting.join("; ")),
+            file: first.map(|l| self.prog.file_name(l).to_string()),
+            line: first.map(|l| l.line),
+            column: first.map(|l| l.col),
+            events: self.lines(s, path),
+            final_state: None,
+        });
+    }
+
+    /// The report: a violation if one was found, else incomplete if a limit cut anything.
+    pub fn finish(mut self, engine: &str, model: &str) -> Report {
+        let ms = self.start.elapsed().as_millis() as u64;
+        self.stats.elapsed_ms = ms;
+        if self.stopped.is_none() && self.stats.depth_cut > 0 {
+            self.stopped = Some(Limit::Depth);
+        }
+        let verdict = if self.cex.is_some() {
+            Verdict::Violation
+        } else if self.stopped.is_some() {
+            Verdict::Incomplete
+        } else {
+            Verdict::Safe
+        };
+        Report {
+            verdict,
+            model: model.to_string(),
+            engine: engine.to_string(),
+            program: self.prog.name.clone(),
+            executions: self.stats.executions,
+            blocked: self.stats.blocked,
+            elapsed_ms: ms,
+            condition: self.prog.cond.as_ref().map(|c| c.text.clone()),
+            final_vars: self.vars.iter().map(|v| self.prog.var_name(v)).collect(),
+            final_states: Some(self.final_states.into_iter().collect()),
+            counterexample: self.cex,
+            stopped_by: self.stopped,
+            stats: self.stats,
+        }
+    }
+}
