@@ -257,3 +257,13 @@ fn examples_round_trip() {
     }
     assert!(n >= 10, "examples not found in {dir}");
 }
+
+#[test]
+fn generated_programs_parse() {
+    for seed in 0..500 {
+        let src = fencer_testgen::program(seed, &fencer_testgen::Shape::default());
+        if let Err(d) = parse_program("gen.fen", &src) {
+            panic!("seed {seed}:\n{src}\n{}", d.render(&src));
+        }
+    }
+}
