@@ -59,9 +59,18 @@ impl From<ModelArg> for ModelKind {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum EngineArg {
+    /// Dynamic partial-order reduction on chronological traces: one execution per
+    /// Shasha-Snir trace (or close to it), the fast engine.
+    Dpor,
     /// Exhaustive enumeration of every interleaving, buffer updates included; the oracle
     /// other engines are tested against. Exact, but exponential.
     Reference,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AlgoArg {
+    /// Source-DPOR with sleep sets.
+    Source,
 }
 
 #[derive(clap::Args)]
@@ -72,8 +81,14 @@ struct CheckArgs {
     #[arg(long, short, value_enum, default_value = "sc")]
     model: ModelArg,
     /// Exploration engine.
-    #[arg(long, short, value_enum, default_value = "reference")]
+    #[arg(long, short, value_enum, default_value = "dpor")]
     engine: EngineArg,
+    /// DPOR algorithm (with --engine dpor).
+    #[arg(long, value_enum, default_value = "source")]
+    algo: AlgoArg,
+    /// Explore every execution even after a violation (to list every final state).
+    #[arg(long)]
+    all: bool,
     /// Print the result as one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -177,6 +192,18 @@ fn check(args: CheckArgs) -> ExitCode {
                 ..Default::default()
             };
             fencer_reference::explore(&prog, model, &opts).report
+        }
+        EngineArg::Dpor => {
+            let opts = fencer_dpor::Options {
+                algo: match args.algo {
+                    AlgoArg::Source => fencer_dpor::Algo::Source,
+                },
+                timeout,
+                max_executions: args.max_executions,
+                max_depth: args.max_depth,
+                stop_on_violation: !args.all,
+            };
+            fencer_dpor::explore(&prog, model, &opts)
         }
     };
     if args.json {

@@ -178,6 +178,7 @@ impl<'a> Collector<'a> {
             verdict,
             model: model.to_string(),
             engine: engine.to_string(),
+            algo: None,
             program: self.prog.name.clone(),
             executions: self.stats.executions,
             blocked: self.stats.blocked,

@@ -10,6 +10,7 @@
 //! stateless engines replay steps from the initial state.
 
 pub mod collect;
+pub mod trace;
 
 use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
 use fencer_memory::{Buffers, Chan, Entry, Loc, MemoryModel};
@@ -323,7 +324,7 @@ impl State {
         }
     }
 
-    fn current<'p>(&self, prog: &'p Program, t: u32) -> (&Frame, &'p fencer_ir::Instr) {
+    pub fn current<'p>(&self, prog: &'p Program, t: u32) -> (&Frame, &'p fencer_ir::Instr) {
         let fr = self.threads[t as usize]
             .frames
             .last()
@@ -359,6 +360,47 @@ impl State {
         }
     }
 
+    /// What `step` would do if taken now (see [`Access`]).
+    pub fn next_access<M: MemoryModel>(&self, prog: &Program, step: Step) -> Access {
+        match step {
+            Step::Update(t, chan) => match self.bufs[t as usize].front(chan) {
+                Some(e) => Access::Write(e.loc),
+                None => Access::Any,
+            },
+            Step::Thread(t) => {
+                let th = &self.threads[t as usize];
+                if th.finished {
+                    return Access::Any;
+                }
+                let (fr, ins) = self.current(prog, t);
+                let at = |a: &Addr| self.resolve(prog, fr, a).ok();
+                match &ins.op {
+                    Op::Load { addr, .. } => match at(addr) {
+                        Some(l) if M::channel(l).is_some() && self.bufs[t as usize].forward(l).is_some() => {
+                            Access::Local
+                        }
+                        Some(l) => Access::Read(l),
+                        None => Access::Any,
+                    },
+                    Op::Store { addr, .. } => match at(addr) {
+                        Some(l) if M::channel(l).is_some() => Access::Local,
+                        Some(l) => Access::Write(l),
+                        None => Access::Any,
+                    },
+                    Op::Rmw { addr, .. } => at(addr).map_or(Access::Any, Access::Rmw),
+                    Op::Lock(a) | Op::Unlock(a) => at(a).map_or(Access::Any, Access::Mutex),
+                    Op::Fence | Op::Spawn { .. } => Access::Barrier,
+                    Op::Join(e) => match eval(e, &fr.regs) {
+                        Some(c) if c >= 0 && (c as usize) < self.threads.len() => Access::Join(c as u32),
+                        _ => Access::Any,
+                    },
+                    Op::Assume(_) | Op::Alloc { .. } => Access::Local,
+                    _ => Access::Any,
+                }
+            }
+        }
+    }
+
     /// Executes an enabled step.
     pub fn step<M: MemoryModel>(&mut self, prog: &Program, step: Step) -> (Event, Status) {
         match step {
@@ -386,6 +428,80 @@ impl State {
             }
             Step::Thread(t) => self.thread_step::<M>(prog, t),
         }
+    }
+}
+
+/// What a step would do to shared state, for deciding whether two steps commute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Touches nothing another thread can see (a buffered store, a forwarded load, ...).
+    Local,
+    /// Reads memory.
+    Read(Loc),
+    /// Writes memory (a buffer update, or a store under SC).
+    Write(Loc),
+    /// An atomic read-modify-write; it also waits for the thread's buffers.
+    Rmw(Loc),
+    /// Lock or unlock; it also waits for the thread's buffers.
+    Mutex(Loc),
+    /// Waits for the thread's own buffers (fence, spawn).
+    Barrier,
+    /// Waits for a thread to finish.
+    Join(u32),
+    /// Unknown (the step faults): treated as dependent with everything.
+    Any,
+}
+
+impl Access {
+    fn loc(self) -> Option<Loc> {
+        match self {
+            Access::Read(l) | Access::Write(l) | Access::Rmw(l) | Access::Mutex(l) => Some(l),
+            _ => None,
+        }
+    }
+    fn writes(self) -> bool {
+        matches!(self, Access::Write(_) | Access::Rmw(_) | Access::Mutex(_))
+    }
+    fn waits_for_buffers(self) -> bool {
+        matches!(self, Access::Rmw(_) | Access::Mutex(_) | Access::Barrier)
+    }
+}
+
+/// The thread a step belongs to: a real thread and its update threads form one family.
+pub fn family(s: Step) -> u32 {
+    match s {
+        Step::Thread(t) | Step::Update(t, _) => t,
+    }
+}
+
+/// Whether two steps of different processes may fail to commute: executed in either order
+/// from one state they could reach different states, or one could enable or disable the
+/// other. Conservative: `true` when unsure.
+pub fn dependent(a: (Step, Access), b: (Step, Access)) -> bool {
+    let ((sa, aa), (sb, ab)) = (a, b);
+    if aa == Access::Any || ab == Access::Any {
+        return true;
+    }
+    // A thread's buffer-draining operations wait for its own updates.
+    if family(sa) == family(sb) {
+        let waits = |s: Step, x: Access| matches!(s, Step::Thread(_)) && x.waits_for_buffers();
+        if waits(sa, aa) || waits(sb, ab) {
+            return true;
+        }
+    }
+    if let Access::Join(t) = aa {
+        if family(sb) == t {
+            return true;
+        }
+    }
+    if let Access::Join(t) = ab {
+        if family(sa) == t {
+            return true;
+        }
+    }
+    match (aa.loc(), ab.loc()) {
+        (Some(x), Some(y)) if x == y => aa.writes() || ab.writes(),
+        _ => false,
     }
 }
 

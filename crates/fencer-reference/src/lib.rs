@@ -6,14 +6,20 @@
 //! far). Two paths that reach the same pair have the same futures and produce the same set
 //! of complete traces, so the second is skipped: the memoisation loses no final state, no
 //! violation and no trace. Complete executions are therefore counted once per distinct
-//! Shasha-Snir trace, and the trace set is kept explicitly to count them.
+//! Shasha-Snir trace, and the trace set is kept to count them.
+//!
+//! Pairs and traces are remembered by 128-bit fingerprints (hash compaction): a false
+//! "already visited" needs two distinct pairs to collide, with probability about n^2/2^129
+//! for n pairs, far below the chance of a hardware fault in any run this tool can make.
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{Event, EventId, EventKind, ReadFrom, State, Status, Step};
-use fencer_memory::{Loc, MemoryModel, ModelKind, Pso, Sc, Tso};
+use fencer_machine::trace::TraceHash;
+use fencer_machine::{Event, State, Status, Step};
+use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -37,116 +43,28 @@ impl Default for Options {
     }
 }
 
-/// One event of a Shasha-Snir trace, as seen in its thread's program order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct TraceEvent {
-    /// The instruction's source position and kind identify the event within its thread.
-    what: (u32, u32, u8),
-    loc: Option<Loc>,
-    /// For events that read memory: the store read from.
-    rf: Option<ReadFromKey>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum ReadFromKey {
-    Init,
-    Store(u32, u32),
-}
-
-impl From<ReadFrom> for ReadFromKey {
-    fn from(r: ReadFrom) -> Self {
-        match r {
-            ReadFrom::Init => ReadFromKey::Init,
-            ReadFrom::Store(EventId { thread, index }) => ReadFromKey::Store(thread, index),
-        }
-    }
-}
-
-/// A Shasha-Snir trace: program order (each thread's events), store order (per location,
-/// the stores in the order they reached memory) and the read-from map (in the events).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Trace {
-    po: Vec<Vec<TraceEvent>>,
-    so: BTreeMap<Loc, Vec<EventId>>,
-}
-
-impl Trace {
-    fn record(&mut self, e: &Event) {
-        let kind_code = |k: &EventKind| -> u8 {
-            match k {
-                EventKind::Load { .. } => 0,
-                EventKind::Store { .. } => 1,
-                EventKind::Update { .. } => 2,
-                EventKind::Rmw { .. } => 3,
-                EventKind::Fence => 4,
-                EventKind::Lock { .. } => 5,
-                EventKind::Unlock { .. } => 6,
-                EventKind::Spawn { .. } => 7,
-                EventKind::Join { .. } => 8,
-                EventKind::Alloc { .. } => 9,
-                EventKind::Free { .. } => 10,
-                EventKind::Assume => 11,
-                EventKind::AssumeFailed => 12,
-                EventKind::Failed => 13,
-            }
-        };
-        // Which store reaches memory at this step, if any.
-        let mem_write = match (&e.kind, e.step) {
-            (EventKind::Update { loc, store, .. }, _) => Some((*loc, *store)),
-            (
-                EventKind::Store {
-                    loc,
-                    buffered: false,
-                    ..
-                },
-                _,
-            ) => Some((*loc, e.id)),
-            (
-                EventKind::Rmw {
-                    loc,
-                    written: Some(_),
-                    ..
-                },
-                _,
-            ) => Some((*loc, e.id)),
-            (EventKind::Lock { loc, .. } | EventKind::Unlock { loc, .. }, _) => Some((*loc, e.id)),
-            _ => None,
-        };
-        if let Some((loc, id)) = mem_write {
-            self.so.entry(loc).or_default().push(id);
-        }
-        if let Step::Thread(t) = e.step {
-            let t = t as usize;
-            if self.po.len() <= t {
-                self.po.resize(t + 1, Vec::new());
-            }
-            let (loc, rf) = match &e.kind {
-                EventKind::Store { loc, .. } => (Some(*loc), None),
-                k => match k.read_loc() {
-                    Some((l, r)) => (Some(l), Some(r.into())),
-                    None => (None, None),
-                },
-            };
-            self.po[t].push(TraceEvent {
-                what: (e.src.line, e.src.col, kind_code(&e.kind)),
-                loc,
-                rf,
-            });
-        }
-    }
-}
-
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Node {
     state: State,
-    trace: Trace,
+    trace: TraceHash,
+}
+
+impl Node {
+    /// 128-bit fingerprint of the node, for the visited set.
+    fn fingerprint(&self) -> u128 {
+        let mut a = std::collections::hash_map::DefaultHasher::new();
+        (1u8, self).hash(&mut a);
+        let mut b = std::collections::hash_map::DefaultHasher::new();
+        (2u8, self).hash(&mut b);
+        ((a.finish() as u128) << 64) | b.finish() as u128
+    }
 }
 
 /// Everything the exploration found, before it is turned into a [`Report`].
 pub struct Outcome {
     pub report: Report,
-    /// The distinct Shasha-Snir traces of complete executions.
-    pub traces: HashSet<Trace>,
+    /// Fingerprints of the distinct Shasha-Snir traces of complete executions.
+    pub traces: HashSet<u128>,
 }
 
 pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
@@ -161,8 +79,8 @@ struct Explorer<'a, M> {
     prog: &'a Program,
     opts: &'a Options,
     col: Collector<'a>,
-    visited: HashSet<Node>,
-    traces: HashSet<Trace>,
+    visited: HashSet<u128>,
+    traces: HashSet<u128>,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -194,12 +112,12 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         let (state, status) = State::initial(self.prog);
         let root = Node {
             state,
-            trace: Trace::default(),
+            trace: TraceHash::default(),
         };
         let mut path: Vec<Event> = Vec::new();
         if self.settle(&root, &status, &path) {
             let steps = self.enabled(&root.state);
-            self.visited.insert(root.clone());
+            self.visited.insert(root.fingerprint());
             let mut stack = vec![DfsFrame {
                 node: root,
                 steps,
@@ -223,7 +141,8 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                 child.trace.record(&ev);
                 path.push(ev);
                 let ok = self.settle(&child, &status, &path);
-                if !ok || self.visited.contains(&child) {
+                let fp = child.fingerprint();
+                if !ok || self.visited.contains(&fp) {
                     path.pop();
                     continue;
                 }
@@ -241,7 +160,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                     self.col.stopped = Some(Limit::MaxStates);
                     break 'dfs;
                 }
-                self.visited.insert(child.clone());
+                self.visited.insert(fp);
                 let steps = self.enabled(&child.state);
                 self.leaf_if_terminal(&child, &steps, &path);
                 stack.push(DfsFrame {
@@ -307,7 +226,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
             return;
         }
         if node.state.is_complete() {
-            self.traces.insert(node.trace.clone());
+            self.traces.insert(node.trace.value());
             self.col.complete(&node.state, path);
         } else {
             self.col.deadlock(&node.state, path);

@@ -89,6 +89,10 @@ pub struct Stats {
     pub events: u64,
     /// Distinct states visited (engines that memoise).
     pub states: Option<u64>,
+    /// Executions abandoned because every enabled process was in the sleep set (DPOR).
+    pub sleep_blocked: Option<u64>,
+    /// Races found (DPOR).
+    pub races: Option<u64>,
     pub elapsed_ms: u64,
 }
 
@@ -97,6 +101,8 @@ pub struct Report {
     pub verdict: Verdict,
     pub model: String,
     pub engine: String,
+    /// The engine's algorithm, for engines that have several (`source`, `optimal`).
+    pub algo: Option<String>,
     pub program: String,
     pub executions: u64,
     pub blocked: u64,
@@ -131,7 +137,10 @@ impl Report {
             "{} under {} ({} engine): {}",
             self.program,
             self.model.to_uppercase(),
-            self.engine,
+            match &self.algo {
+                Some(a) => format!("{}, {a}", self.engine),
+                None => self.engine.clone(),
+            },
             verdict
         );
         if let Some(l) = &self.stopped_by {
@@ -175,6 +184,9 @@ impl Report {
         }
         if let Some(n) = st.states {
             let _ = write!(s, "  states: {n}");
+        }
+        if let Some(n) = st.sleep_blocked {
+            let _ = write!(s, "  sleep-blocked: {n}");
         }
         if st.depth_cut > 0 {
             let _ = write!(s, "  depth-cut: {}", st.depth_cut);
@@ -240,6 +252,7 @@ mod tests {
             verdict: Verdict::Safe,
             model: "sc".into(),
             engine: "reference".into(),
+            algo: None,
             program: "p".into(),
             executions: 3,
             blocked: 0,

@@ -33,6 +33,9 @@ pub struct Shape {
     pub instructions: (u64, u64),
     /// Percent chance that the program declares a mutex and uses it.
     pub mutex: u64,
+    /// At most this many instructions in all threads together (keeps the exhaustive
+    /// reference explorer fast on 4-thread programs).
+    pub total: u64,
 }
 
 impl Default for Shape {
@@ -44,6 +47,7 @@ impl Default for Shape {
             locations: (1, 4),
             instructions: (1, 6),
             mutex: 15,
+            total: 12,
         }
     }
 }
@@ -59,9 +63,14 @@ pub fn program(seed: u64, shape: &Shape) -> String {
     if mutex {
         s.push_str("mutex m;\n");
     }
+    let mut budget = shape.total.max(nt * shape.instructions.0);
     for t in 0..nt {
         s.push_str(&format!("thread t{t} {{\n"));
-        let n = r.range(shape.instructions.0, shape.instructions.1);
+        // Leave every later thread its minimum.
+        let reserve = (nt - t - 1) * shape.instructions.0;
+        let hi = shape.instructions.1.min(budget - reserve).max(shape.instructions.0);
+        let n = r.range(shape.instructions.0, hi);
+        budget -= n;
         let mut regs = 0u32;
         for _ in 0..n {
             let stmt = instruction(&mut r, &locs, &mut regs, mutex, true);

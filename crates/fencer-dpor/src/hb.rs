@@ -1,0 +1,346 @@
+//! The happens-before relation of chronological traces, computed on the fly with vector
+//! clocks (Appendix B of the paper; `../shared/notes/chronological-traces.md`), and the
+//! races it exposes.
+
+use fencer_machine::{family, Event, EventKind, Step};
+use fencer_memory::{Chan, Drain, Loc, MemoryModel};
+use std::collections::{HashMap, VecDeque};
+
+/// One executed event.
+struct Ev {
+    step: Step,
+    proc: u32,
+    /// 1-based index of the event within its process.
+    idx: u32,
+    clock: Vec<u32>,
+}
+
+#[derive(Default)]
+struct LocInfo {
+    /// The latest event that wrote memory at this location (an update, an RMW, or a store
+    /// under SC).
+    last_write: Option<usize>,
+    /// Per thread, the latest load that read the location's current memory value.
+    readers: Vec<usize>,
+    last_lock: Option<usize>,
+    last_unlock: Option<usize>,
+}
+
+/// Mirror of one store-buffer entry: the store, and the latest load forwarded from it.
+struct BufRec {
+    loc: Loc,
+    store: usize,
+    load: Option<usize>,
+}
+
+#[derive(Default)]
+pub struct Hb {
+    /// Dense process numbers, stable across executions.
+    procs: HashMap<Step, u32>,
+    /// The update processes of each thread.
+    aux_of: Vec<Vec<u32>>,
+    pclock: Vec<Vec<u32>>,
+    pcount: Vec<u32>,
+    ev: Vec<Ev>,
+    /// Clock vectors of truncated events, kept for reuse.
+    spare: Vec<Vec<u32>>,
+    locs: HashMap<Loc, LocInfo>,
+    bufs: HashMap<(u32, Chan), VecDeque<BufRec>>,
+    scratch: Vec<u32>,
+}
+
+fn get(c: &[u32], i: u32) -> u32 {
+    c.get(i as usize).copied().unwrap_or(0)
+}
+
+fn join(dst: &mut Vec<u32>, src: &[u32]) {
+    if dst.len() < src.len() {
+        dst.resize(src.len(), 0);
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = (*d).max(*s);
+    }
+}
+
+impl Hb {
+    /// Forgets the current execution (keeps process numbers and allocations).
+    pub fn reset(&mut self) {
+        for e in self.ev.drain(..) {
+            self.spare.push(e.clock);
+        }
+        for c in &mut self.pclock {
+            c.clear();
+        }
+        for n in &mut self.pcount {
+            *n = 0;
+        }
+        self.locs.clear();
+        self.bufs.clear();
+    }
+
+    fn proc(&mut self, s: Step) -> u32 {
+        if let Some(&p) = self.procs.get(&s) {
+            return p;
+        }
+        let p = self.procs.len() as u32;
+        self.procs.insert(s, p);
+        self.pclock.push(Vec::new());
+        self.pcount.push(0);
+        if let Step::Update(t, _) = s {
+            let t = t as usize;
+            if self.aux_of.len() <= t {
+                self.aux_of.resize(t + 1, Vec::new());
+            }
+            self.aux_of[t].push(p);
+        }
+        p
+    }
+
+    fn join_aux(&self, c: &mut Vec<u32>, tid: u32, only: Option<u32>) {
+        if let Some(aux) = self.aux_of.get(tid as usize) {
+            for &a in aux {
+                if only.is_none_or(|o| o == a) {
+                    join(c, &self.pclock[a as usize]);
+                }
+            }
+        }
+    }
+
+    /// Whether the event at `a` happens before the event whose clock is `c`.
+    fn covered(&self, a: usize, c: &[u32]) -> bool {
+        get(c, self.ev[a].proc) >= self.ev[a].idx
+    }
+
+    /// Records the event just executed (`state` is the state after it). Races found are
+    /// appended to `races` as positions of the earlier event, when given.
+    pub fn record<M: MemoryModel>(
+        &mut self,
+        step: Step,
+        e: &Event,
+        races: Option<&mut Vec<usize>>,
+    ) {
+        let pos = self.ev.len();
+        let p = self.proc(step);
+        let tid = family(step);
+        self.pcount[p as usize] += 1;
+        let idx = self.pcount[p as usize];
+        let mut c = self.spare.pop().unwrap_or_default();
+        c.clear();
+        c.extend_from_slice(&self.pclock[p as usize]);
+        if c.len() <= p as usize {
+            c.resize(p as usize + 1, 0);
+        }
+        c[p as usize] = idx;
+        // Race candidates: direct predecessors by src, cf or uu edges from other processes.
+        let mut cand = Vec::new();
+        let other = |me: &Hb, q: usize| family(me.ev[q].step) != tid;
+        let mut lock_race = None;
+        match &e.kind {
+            EventKind::Load {
+                loc,
+                forwarded: true,
+                ..
+            } => {
+                if let Some(ch) = M::channel(*loc) {
+                    if let Some(q) = self.bufs.get_mut(&(tid, ch)) {
+                        if let Some(r) = q.iter_mut().rev().find(|r| r.loc == *loc) {
+                            r.load = Some(pos);
+                        }
+                    }
+                }
+            }
+            EventKind::Load { loc, .. } => {
+                let info = self.locs.entry(*loc).or_default();
+                let w = info.last_write;
+                if let Some(w) = w {
+                    if other(self, w) {
+                        cand.push(w);
+                    }
+                }
+                self.add_reader(*loc, tid, pos);
+            }
+            EventKind::Store {
+                loc,
+                buffered: true,
+                ..
+            } => {
+                let ch = M::channel(*loc).expect("buffered store has a channel");
+                self.bufs.entry((tid, ch)).or_default().push_back(BufRec {
+                    loc: *loc,
+                    store: pos,
+                    load: None,
+                });
+            }
+            EventKind::Store { loc, .. } => {
+                self.write_cands(*loc, tid, &mut cand);
+                let info = self.locs.entry(*loc).or_default();
+                info.last_write = Some(pos);
+                info.readers.clear();
+            }
+            EventKind::Update { loc, .. } => {
+                let Step::Update(_, ch) = step else {
+                    unreachable!("updates are made by update processes")
+                };
+                let rec = self
+                    .bufs
+                    .get_mut(&(tid, ch))
+                    .and_then(|q| q.pop_front())
+                    .expect("buffer mirror matches the machine");
+                join(&mut c, &self.ev[rec.store].clock);
+                self.write_cands(*loc, tid, &mut cand);
+                let info = self.locs.entry(*loc).or_default();
+                info.last_write = Some(pos);
+                info.readers.clear();
+                info.readers.extend(rec.load);
+            }
+            EventKind::Rmw { loc, written, .. } => {
+                match M::rmw_drain(*loc) {
+                    Drain::Nothing => {}
+                    Drain::All => self.join_aux(&mut c, tid, None),
+                    Drain::Chan(ch) => {
+                        let a = self.procs.get(&Step::Update(tid, ch)).copied();
+                        if let Some(a) = a {
+                            join(&mut c, &self.pclock[a as usize]);
+                        }
+                    }
+                }
+                if written.is_some() {
+                    self.write_cands(*loc, tid, &mut cand);
+                    let info = self.locs.entry(*loc).or_default();
+                    info.last_write = Some(pos);
+                    info.readers.clear();
+                } else {
+                    let w = self.locs.entry(*loc).or_default().last_write;
+                    if let Some(w) = w {
+                        if other(self, w) {
+                            cand.push(w);
+                        }
+                    }
+                    self.add_reader(*loc, tid, pos);
+                }
+            }
+            EventKind::Fence => self.join_aux(&mut c, tid, None),
+            EventKind::Lock { loc, .. } => {
+                self.join_aux(&mut c, tid, None);
+                let info = self.locs.entry(*loc).or_default();
+                let (ll, lu) = (info.last_lock, info.last_unlock);
+                info.last_lock = Some(pos);
+                // Consecutive acquisitions race unless ordered otherwise than through the
+                // release between them.
+                if let Some(l) = ll {
+                    if other(self, l) && !self.covered(l, &c) {
+                        lock_race = Some(l);
+                    }
+                }
+                if let Some(u) = lu {
+                    let uc = std::mem::take(&mut self.ev[u].clock);
+                    join(&mut c, &uc);
+                    self.ev[u].clock = uc;
+                }
+            }
+            EventKind::Unlock { loc, .. } => {
+                self.join_aux(&mut c, tid, None);
+                self.locs.entry(*loc).or_default().last_unlock = Some(pos);
+            }
+            EventKind::Spawn { .. } => self.join_aux(&mut c, tid, None),
+            EventKind::Join { child } => {
+                let cp = self.proc(Step::Thread(*child));
+                let cc = std::mem::take(&mut self.pclock[cp as usize]);
+                join(&mut c, &cc);
+                self.pclock[cp as usize] = cc;
+                self.join_aux(&mut c, *child, None);
+            }
+            EventKind::Alloc { .. }
+            | EventKind::Free { .. }
+            | EventKind::Assume
+            | EventKind::AssumeFailed
+            | EventKind::Failed => {}
+        }
+        // A candidate races with this event unless another predecessor already orders it.
+        let mut found: Vec<usize> = Vec::new();
+        for (k, &a) in cand.iter().enumerate() {
+            let ordered = self.covered(a, &c)
+                || cand
+                    .iter()
+                    .enumerate()
+                    .any(|(m, &b)| m != k && b != a && self.covered(a, &self.ev[b].clock));
+            if !ordered && !found.contains(&a) {
+                found.push(a);
+            }
+        }
+        for &a in &cand {
+            let ac = std::mem::take(&mut self.ev[a].clock);
+            join(&mut c, &ac);
+            self.ev[a].clock = ac;
+        }
+        found.extend(lock_race);
+        if let EventKind::Spawn { child } = &e.kind {
+            let cp = self.proc(Step::Thread(*child));
+            self.pclock[cp as usize].clear();
+            self.pclock[cp as usize].extend_from_slice(&c);
+        }
+        self.pclock[p as usize].clear();
+        self.pclock[p as usize].extend_from_slice(&c);
+        self.ev.push(Ev {
+            step,
+            proc: p,
+            idx,
+            clock: c,
+        });
+        if let Some(r) = races {
+            r.extend(found);
+        }
+    }
+
+    fn add_reader(&mut self, loc: Loc, tid: u32, pos: usize) {
+        let ev = &self.ev;
+        let info = self.locs.entry(loc).or_default();
+        info.readers.retain(|&r| family(ev[r].step) != tid);
+        info.readers.push(pos);
+    }
+
+    /// Race candidates of a memory write at `loc` by thread `tid`: the previous write and
+    /// the loads of the current value, from other threads.
+    fn write_cands(&mut self, loc: Loc, tid: u32, cand: &mut Vec<usize>) {
+        let info = self.locs.entry(loc).or_default();
+        if let Some(w) = info.last_write {
+            if family(self.ev[w].step) != tid {
+                cand.push(w);
+            }
+        }
+        for &r in &info.readers {
+            if family(self.ev[r].step) != tid {
+                cand.push(r);
+            }
+        }
+    }
+
+    /// The processes that can start `notdep(i).j`: the events after `i` that do not happen
+    /// after it, followed by `j`, restricted to those with no predecessor among them.
+    pub fn initials(&mut self, i: usize, j: usize) -> Vec<Step> {
+        let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
+        let n = self.procs.len();
+        self.scratch.clear();
+        self.scratch.resize(n, u32::MAX);
+        let mut seen: Vec<u32> = Vec::new();
+        let mut out = Vec::new();
+        for k in i + 1..=j {
+            let e = &self.ev[k];
+            if k < j && get(&e.clock, pi) >= ii {
+                continue;
+            }
+            if self.scratch[e.proc as usize] != u32::MAX {
+                continue;
+            }
+            let has_pred = seen
+                .iter()
+                .any(|&r| get(&e.clock, r) >= self.scratch[r as usize]);
+            self.scratch[e.proc as usize] = e.idx;
+            seen.push(e.proc);
+            if !has_pred {
+                out.push(e.step);
+            }
+        }
+        out
+    }
+}

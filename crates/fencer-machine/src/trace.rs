@@ -1,0 +1,83 @@
+//! Shasha-Snir trace identity, computed incrementally.
+//!
+//! A Shasha-Snir trace of a complete execution is its program order (each thread's events),
+//! store order (per location, the stores in the order they reach memory) and read-from map.
+//! It is the set of facts "event k of thread t is instruction i, reading from store s" and
+//! "the n-th store to reach location x is s". Each fact names its own position, so the set
+//! determines the trace; its fingerprint is the sum of 128-bit hashes of the facts, which
+//! is independent of the order the facts were found in. Two executions with equal traces
+//! get equal fingerprints; different traces collide with probability about 2^-128 per pair.
+
+use crate::{Event, EventId, EventKind, ReadFrom, Step};
+use fencer_memory::Loc;
+use std::hash::{Hash, Hasher};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TraceHash {
+    sum: u128,
+    /// Stores that reached memory so far, per location.
+    so_len: Vec<(Loc, u32)>,
+}
+
+fn h128(fact: &impl Hash) -> u128 {
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    0xa5u8.hash(&mut a);
+    fact.hash(&mut a);
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    0x5au8.hash(&mut b);
+    fact.hash(&mut b);
+    ((a.finish() as u128) << 64) | b.finish() as u128
+}
+
+impl TraceHash {
+    pub fn value(&self) -> u128 {
+        self.sum
+    }
+
+    /// Adds the facts of one executed event.
+    pub fn record(&mut self, e: &Event) {
+        let write = match &e.kind {
+            EventKind::Update { loc, store, .. } => Some((*loc, *store)),
+            EventKind::Store {
+                loc,
+                buffered: false,
+                ..
+            } => Some((*loc, e.id)),
+            EventKind::Rmw {
+                loc,
+                written: Some(_),
+                ..
+            }
+            | EventKind::Lock { loc, .. }
+            | EventKind::Unlock { loc, .. } => Some((*loc, e.id)),
+            _ => None,
+        };
+        if let Some((loc, id)) = write {
+            let n = match self.so_len.iter_mut().find(|(l, _)| *l == loc) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    self.so_len.push((loc, 1));
+                    self.so_len.sort_unstable();
+                    1
+                }
+            };
+            self.sum = self.sum.wrapping_add(h128(&("so", loc, n, id)));
+        }
+        if let Step::Thread(_) = e.step {
+            let rf: Option<(Loc, Option<EventId>)> = e.kind.read_loc().map(|(l, r)| {
+                (
+                    l,
+                    match r {
+                        ReadFrom::Init => None,
+                        ReadFrom::Store(s) => Some(s),
+                    },
+                )
+            });
+            let what = (e.src.line, e.src.col, std::mem::discriminant(&e.kind));
+            self.sum = self.sum.wrapping_add(h128(&("po", e.id, what, rf)));
+        }
+    }
+}
