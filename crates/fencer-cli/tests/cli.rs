@@ -47,8 +47,11 @@ fn every_example_gives_its_documented_verdict() {
     for path in ex {
         let exp = expectations(&path);
         assert_eq!(exp.len(), 3, "{}", path.display());
-        for (model, verdict) in exp {
-            let out = fencer(&["check", path.to_str().unwrap(), "--model", &model, "--json"]);
+        for ((model, verdict), engine) in exp
+            .iter()
+            .flat_map(|mv| ["dpor", "reference"].map(|e| (mv.clone(), e)))
+        {
+            let out = fencer(&["check", path.to_str().unwrap(), "--model", &model, "--engine", engine, "--json"]);
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
                 panic!(
                     "{} {model}: bad JSON ({e}): {}",
@@ -80,11 +83,11 @@ fn every_example_gives_its_documented_verdict() {
 #[test]
 fn json_schema() {
     let sb = root().join("examples/sb.fen");
-    let out = fencer(&["check", sb.to_str().unwrap(), "--model", "tso", "--json"]);
+    let out = fencer(&["check", sb.to_str().unwrap(), "--model", "tso", "--all", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["verdict"], "violation");
     assert_eq!(v["model"], "tso");
-    assert_eq!(v["engine"], "reference");
+    assert_eq!(v["engine"], "dpor");
     assert_eq!(v["executions"], 4);
     assert!(v["blocked"].is_u64());
     assert!(v["elapsed_ms"].is_u64());

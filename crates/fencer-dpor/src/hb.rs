@@ -253,7 +253,6 @@ impl Hb {
             EventKind::Alloc { .. }
             | EventKind::Free { .. }
             | EventKind::Assume
-            | EventKind::AssumeFailed
             | EventKind::Failed => {}
         }
         // A candidate races with this event unless another predecessor already orders it.

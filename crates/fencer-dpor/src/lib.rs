@@ -208,11 +208,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             };
             let Some(step) = chosen else {
                 if self.enabled.is_empty() {
-                    if state.is_complete() {
-                        self.col.complete(&state, &self.events);
-                    } else {
-                        self.col.deadlock(&state, &self.events);
-                    }
+                    self.col.end(&state, &self.events);
                 } else {
                     // Every enabled process sleeps: this execution would repeat another.
                     self.sleep_blocked += 1;
@@ -254,10 +250,6 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             match status {
                 Status::Ok => {}
-                Status::Blocked => {
-                    self.col.stats.blocked += 1;
-                    return;
-                }
                 Status::Cut(_) => {
                     self.col.stats.blocked += 1;
                     self.col.stats.depth_cut += 1;

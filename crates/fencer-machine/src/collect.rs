@@ -120,6 +120,18 @@ impl<'a> Collector<'a> {
         self.final_states.insert(vals);
     }
 
+    /// Records an execution that cannot go on: complete, blocked by a false `assume`
+    /// (discarded), or deadlocked.
+    pub fn end(&mut self, s: &State, path: &[Event]) {
+        if s.is_complete() {
+            self.complete(s, path);
+        } else if s.assume_blocked(self.prog) {
+            self.stats.blocked += 1;
+        } else {
+            self.deadlock(s, path);
+        }
+    }
+
     /// Records a deadlock: nothing can move, but some thread has not finished.
     pub fn deadlock(&mut self, s: &State, path: &[Event]) {
         self.stats.blocked += 1;

@@ -95,10 +95,9 @@ pub enum EventKind {
     Free {
         obj: Option<u32>,
     },
-    /// `assume` whose condition held.
+    /// `assume` whose condition held (one whose condition fails never runs: its thread
+    /// is blocked for good, and the execution is discarded when nothing else can move).
     Assume,
-    /// `assume` whose condition failed: the execution is discarded.
-    AssumeFailed,
     /// The instruction faulted (the step's status says how); it had no effect.
     Failed,
 }
@@ -160,8 +159,6 @@ impl FaultKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Status {
     Ok,
-    /// An `assume` failed: the execution is discarded, not a violation.
-    Blocked,
     Fault(Fault),
     /// A thread ran [`LOCAL_FUEL`] local instructions without a visible one, or called too
     /// deep: the execution is cut and the result is bounded.
@@ -356,8 +353,20 @@ impl State {
                 }
                 _ => true,
             },
+            // The condition reads registers only, so a false `assume` blocks for good.
+            Op::Assume(c) => eval(c, &fr.regs) != Some(0),
             _ => true,
         }
+    }
+
+    /// Whether some thread is blocked for good by a false `assume`: an execution that ends
+    /// so is discarded (it is not a deadlock).
+    pub fn assume_blocked(&self, prog: &Program) -> bool {
+        (0..self.threads.len() as u32).any(|t| {
+            !self.threads[t as usize].finished
+                && matches!(&self.current(prog, t).1.op, Op::Assume(c)
+                    if eval(c, &self.current(prog, t).0.regs) == Some(0))
+        })
     }
 
     /// What `step` would do if taken now (see [`Access`]).
@@ -709,9 +718,7 @@ impl State {
             }
             Op::Fence => EventKind::Fence,
             Op::Assume(c) => {
-                if val_or_fault!(c, EventKind::AssumeFailed) == 0 {
-                    return (ev(EventKind::AssumeFailed), Status::Blocked);
-                }
+                val_or_fault!(c, EventKind::Failed);
                 EventKind::Assume
             }
             Op::Lock(addr) => {
@@ -1029,7 +1036,6 @@ impl State {
             EventKind::Alloc { size, .. } => (format!("alloc {size} cells"), None, None),
             EventKind::Free { .. } => ("free".into(), None, None),
             EventKind::Assume => ("assume (holds)".into(), None, None),
-            EventKind::AssumeFailed => ("assume (fails: execution blocked)".into(), None, None),
             EventKind::Failed => ("fails".into(), None, None),
         };
         TraceLine {

@@ -204,10 +204,6 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
     fn settle(&mut self, node: &Node, status: &Status, path: &[Event]) -> bool {
         match status {
             Status::Ok => true,
-            Status::Blocked => {
-                self.col.stats.blocked += 1;
-                false
-            }
             Status::Cut(_) => {
                 self.col.stats.blocked += 1;
                 self.col.stats.depth_cut += 1;
@@ -227,9 +223,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         }
         if node.state.is_complete() {
             self.traces.insert(node.trace.value());
-            self.col.complete(&node.state, path);
-        } else {
-            self.col.deadlock(&node.state, path);
         }
+        self.col.end(&node.state, path);
     }
 }

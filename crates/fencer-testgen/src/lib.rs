@@ -9,7 +9,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -18,10 +18,10 @@ impl Rng {
     }
     /// Uniform in `lo..=hi`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
+        lo + self.next_u64() % (hi - lo + 1)
     }
     pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
+        self.next_u64() % 100 < percent
     }
 }
 
@@ -120,7 +120,12 @@ fn instruction(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool, top: b
             let inner = instruction(r, locs, regs, false, false);
             format!("if (r{c} == {v}) {{ {inner} }}")
         }
-        90..=95 if mutex && top => {
+        90..=92 if *regs > 0 => {
+            let c = r.range(0, *regs as u64 - 1);
+            let v = r.range(0, 2);
+            format!("assume(r{c} != {v});")
+        }
+        93..=96 if mutex && top => {
             let inner = instruction(r, locs, regs, false, false);
             format!("lock(m); {inner} unlock(m);")
         }
