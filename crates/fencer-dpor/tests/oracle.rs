@@ -1,7 +1,7 @@
 //! The DPOR engine held to the reference explorer on random programs: the same final states
 //! and verdicts, and at least one execution per Shasha-Snir trace.
 //!
-//! `FENCER_CASES=N` sets the number of programs per model (default 400);
+//! `FENCER_CASES=N` sets the number of programs per model (default 1000);
 //! `FENCER_SEED=S` runs the one program of seed S. A failure prints its seed and program.
 
 use fencer_dpor::{explore, Algo, Options};
@@ -9,7 +9,7 @@ use fencer_memory::ModelKind;
 use fencer_testgen::{program, Shape};
 
 fn cases() -> u64 {
-    std::env::var("FENCER_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(400)
+    std::env::var("FENCER_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(1000)
 }
 
 fn compare(seed: u64, model: ModelKind, algo: Algo) -> Result<(), String> {
