@@ -51,7 +51,15 @@ fn every_example_gives_its_documented_verdict() {
             .iter()
             .flat_map(|mv| ["dpor", "reference"].map(|e| (mv.clone(), e)))
         {
-            let out = fencer(&["check", path.to_str().unwrap(), "--model", &model, "--engine", engine, "--json"]);
+            let out = fencer(&[
+                "check",
+                path.to_str().unwrap(),
+                "--model",
+                &model,
+                "--engine",
+                engine,
+                "--json",
+            ]);
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
                 panic!(
                     "{} {model}: bad JSON ({e}): {}",
@@ -83,7 +91,14 @@ fn every_example_gives_its_documented_verdict() {
 #[test]
 fn json_schema() {
     let sb = root().join("examples/sb.fen");
-    let out = fencer(&["check", sb.to_str().unwrap(), "--model", "tso", "--all", "--json"]);
+    let out = fencer(&[
+        "check",
+        sb.to_str().unwrap(),
+        "--model",
+        "tso",
+        "--all",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["verdict"], "violation");
     assert_eq!(v["model"], "tso");

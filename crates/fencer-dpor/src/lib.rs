@@ -55,10 +55,20 @@ impl Default for Options {
 }
 
 pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Report {
+    run(prog, model, opts, false).0
+}
+
+/// Explores, and also returns the Shasha-Snir trace fingerprint of every complete
+/// execution, in the order explored (for testing the engine against the reference).
+pub fn explore_traces(prog: &Program, model: ModelKind, opts: &Options) -> (Report, Vec<u128>) {
+    run(prog, model, opts, true)
+}
+
+fn run(prog: &Program, model: ModelKind, opts: &Options, traces: bool) -> (Report, Vec<u128>) {
     match model {
-        ModelKind::Sc => Dpor::<Sc>::new(prog, opts).run(),
-        ModelKind::Tso => Dpor::<Tso>::new(prog, opts).run(),
-        ModelKind::Pso => Dpor::<Pso>::new(prog, opts).run(),
+        ModelKind::Sc => Dpor::<Sc>::new(prog, opts, traces).run(),
+        ModelKind::Tso => Dpor::<Tso>::new(prog, opts, traces).run(),
+        ModelKind::Pso => Dpor::<Pso>::new(prog, opts, traces).run(),
     }
 }
 
@@ -87,11 +97,13 @@ struct Dpor<'a, M> {
     enabled: Vec<Step>,
     sleep_blocked: u64,
     races: u64,
+    /// Trace fingerprints of complete executions, when asked for.
+    traces: Option<Vec<u128>>,
     _m: std::marker::PhantomData<M>,
 }
 
 impl<'a, M: MemoryModel> Dpor<'a, M> {
-    fn new(prog: &'a Program, opts: &'a Options) -> Self {
+    fn new(prog: &'a Program, opts: &'a Options, traces: bool) -> Self {
         Dpor {
             prog,
             opts,
@@ -103,6 +115,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             enabled: Vec::new(),
             sleep_blocked: 0,
             races: 0,
+            traces: traces.then(Vec::new),
             _m: std::marker::PhantomData,
         }
     }
@@ -126,7 +139,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         false
     }
 
-    fn run(mut self) -> Report {
+    fn run(mut self) -> (Report, Vec<u128>) {
         let mut replay = 0usize;
         loop {
             self.execute(replay);
@@ -154,7 +167,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         report.algo = Some(algo.to_string());
         report.stats.sleep_blocked = Some(self.sleep_blocked);
         report.stats.races = Some(self.races);
-        report
+        (report, self.traces.unwrap_or_default())
     }
 
     fn algo_name(&self) -> &'static str {
@@ -208,6 +221,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             };
             let Some(step) = chosen else {
                 if self.enabled.is_empty() {
+                    if let Some(t) = &mut self.traces {
+                        if state.is_complete() {
+                            let mut h = fencer_machine::trace::TraceHash::default();
+                            for e in &self.events {
+                                h.record(e);
+                            }
+                            t.push(h.value());
+                        }
+                    }
                     self.col.end(&state, &self.events);
                 } else {
                     // Every enabled process sleeps: this execution would repeat another.
@@ -226,7 +248,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 for &q in p.sleep.iter().chain(p.done.iter()) {
                     if q != step
                         && !child_sleep.contains(&q)
-                        && !dependent((q, state.next_access::<M>(self.prog, q)), (step, acc))
+                        && !dependent::<M>((q, state.next_access::<M>(self.prog, q)), (step, acc))
                     {
                         child_sleep.push(q);
                     }
@@ -291,4 +313,3 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         }
     }
 }
-

@@ -13,7 +13,7 @@ pub mod collect;
 pub mod trace;
 
 use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
-use fencer_memory::{Buffers, Chan, Entry, Loc, MemoryModel};
+use fencer_memory::{Buffers, Chan, Drain, Entry, Loc, MemoryModel};
 use fencer_report::TraceLine;
 
 /// Local instructions a thread may run between two visible ones before the step is cut as
@@ -385,7 +385,10 @@ impl State {
                 let at = |a: &Addr| self.resolve(prog, fr, a).ok();
                 match &ins.op {
                     Op::Load { addr, .. } => match at(addr) {
-                        Some(l) if M::channel(l).is_some() && self.bufs[t as usize].forward(l).is_some() => {
+                        Some(l)
+                            if M::channel(l).is_some()
+                                && self.bufs[t as usize].forward(l).is_some() =>
+                        {
                             Access::Local
                         }
                         Some(l) => Access::Read(l),
@@ -396,11 +399,20 @@ impl State {
                         Some(l) => Access::Write(l),
                         None => Access::Any,
                     },
-                    Op::Rmw { addr, .. } => at(addr).map_or(Access::Any, Access::Rmw),
+                    Op::Rmw { addr, op, .. } => match (at(addr), op) {
+                        (None, _) => Access::Any,
+                        (Some(l), RmwOp::Cas { expected, .. }) => match eval(expected, &fr.regs) {
+                            Some(v) if v != self.cell_value(l) => Access::RmwRead(l),
+                            _ => Access::Rmw(l),
+                        },
+                        (Some(l), _) => Access::Rmw(l),
+                    },
                     Op::Lock(a) | Op::Unlock(a) => at(a).map_or(Access::Any, Access::Mutex),
                     Op::Fence | Op::Spawn { .. } => Access::Barrier,
                     Op::Join(e) => match eval(e, &fr.regs) {
-                        Some(c) if c >= 0 && (c as usize) < self.threads.len() => Access::Join(c as u32),
+                        Some(c) if c >= 0 && (c as usize) < self.threads.len() => {
+                            Access::Join(c as u32)
+                        }
                         _ => Access::Any,
                     },
                     Op::Assume(_) | Op::Alloc { .. } => Access::Local,
@@ -451,6 +463,8 @@ pub enum Access {
     Write(Loc),
     /// An atomic read-modify-write; it also waits for the thread's buffers.
     Rmw(Loc),
+    /// A compare-and-swap that would fail now: a read that waits for the thread's buffers.
+    RmwRead(Loc),
     /// Lock or unlock; it also waits for the thread's buffers.
     Mutex(Loc),
     /// Waits for the thread's own buffers (fence, spawn).
@@ -464,15 +478,16 @@ pub enum Access {
 impl Access {
     fn loc(self) -> Option<Loc> {
         match self {
-            Access::Read(l) | Access::Write(l) | Access::Rmw(l) | Access::Mutex(l) => Some(l),
+            Access::Read(l)
+            | Access::Write(l)
+            | Access::Rmw(l)
+            | Access::RmwRead(l)
+            | Access::Mutex(l) => Some(l),
             _ => None,
         }
     }
     fn writes(self) -> bool {
         matches!(self, Access::Write(_) | Access::Rmw(_) | Access::Mutex(_))
-    }
-    fn waits_for_buffers(self) -> bool {
-        matches!(self, Access::Rmw(_) | Access::Mutex(_) | Access::Barrier)
     }
 }
 
@@ -486,15 +501,31 @@ pub fn family(s: Step) -> u32 {
 /// Whether two steps of different processes may fail to commute: executed in either order
 /// from one state they could reach different states, or one could enable or disable the
 /// other. Conservative: `true` when unsure.
-pub fn dependent(a: (Step, Access), b: (Step, Access)) -> bool {
+pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
     let ((sa, aa), (sb, ab)) = (a, b);
     if aa == Access::Any || ab == Access::Any {
         return true;
     }
-    // A thread's buffer-draining operations wait for its own updates.
+    // A thread's buffer-draining operations wait for (some of) its own updates.
     if family(sa) == family(sb) {
-        let waits = |s: Step, x: Access| matches!(s, Step::Thread(_)) && x.waits_for_buffers();
-        if waits(sa, aa) || waits(sb, ab) {
+        let waits = |s: Step, x: Access, other: Step| {
+            let Step::Update(_, chan) = other else {
+                return false;
+            };
+            if !matches!(s, Step::Thread(_)) {
+                return false;
+            }
+            match x {
+                Access::Rmw(l) | Access::RmwRead(l) => match M::rmw_drain(l) {
+                    Drain::Nothing => false,
+                    Drain::All => true,
+                    Drain::Chan(c) => c == chan,
+                },
+                Access::Mutex(_) | Access::Barrier => true,
+                _ => false,
+            }
+        };
+        if waits(sa, aa, sb) || waits(sb, ab, sa) {
             return true;
         }
     }

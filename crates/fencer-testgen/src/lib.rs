@@ -59,7 +59,13 @@ pub fn program(seed: u64, shape: &Shape) -> String {
     let nl = r.range(shape.locations.0, shape.locations.1);
     let mutex = r.chance(shape.mutex);
     let locs: Vec<String> = (0..nl).map(|i| format!("x{i}")).collect();
-    let mut s = format!("// generated from seed {seed}\nshared {};\n", locs.iter().map(|l| format!("{l} = 0")).collect::<Vec<_>>().join(", "));
+    let mut s = format!(
+        "// generated from seed {seed}\nshared {};\n",
+        locs.iter()
+            .map(|l| format!("{l} = 0"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if mutex {
         s.push_str("mutex m;\n");
     }
@@ -68,7 +74,11 @@ pub fn program(seed: u64, shape: &Shape) -> String {
         s.push_str(&format!("thread t{t} {{\n"));
         // Leave every later thread its minimum.
         let reserve = (nt - t - 1) * shape.instructions.0;
-        let hi = shape.instructions.1.min(budget - reserve).max(shape.instructions.0);
+        let hi = shape
+            .instructions
+            .1
+            .min(budget - reserve)
+            .max(shape.instructions.0);
         let n = r.range(shape.instructions.0, hi);
         budget -= n;
         let mut regs = 0u32;
