@@ -1,11 +1,17 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
+mod bench;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
 use fencer_report::Report;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Exit code for bad input or usage.
 const EXIT_USAGE: u8 = 2;
@@ -35,9 +41,37 @@ Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory err
 satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit."
     )]
     Check(CheckArgs),
+    /// Time `check` on a set of programs under each model: verdict, executions,
+    /// executions per second, wall time and peak memory, as a table or JSON.
+    #[command(
+        after_help = "Each run is a separate `fencer check` process, so that its peak memory is \
+its own. A program's `// expect: sc=... tso=... pso=...` line, when it has one, is checked: \
+a run that disagrees is marked `!` and the exit code is 1.\n\n\
+Example:\n  fencer bench bench/fen --models sc,tso,pso"
+    )]
+    Bench(BenchArgs),
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Programs, or directories of `.fen` programs.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Models to run each program under.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "sc,tso,pso")]
+    models: Vec<ModelArg>,
+    /// DPOR algorithm.
+    #[arg(long, value_enum, default_value = "optimal")]
+    algo: AlgoArg,
+    /// Per-run time limit in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    timeout: f64,
+    /// Print the rows as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum ModelArg {
     /// Sequential consistency: every store reaches memory at once.
     Sc,
@@ -69,7 +103,10 @@ enum EngineArg {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum AlgoArg {
-    /// Source-DPOR with sleep sets.
+    /// Optimal-DPOR with wakeup trees: exactly one execution per trace, none wasted.
+    Optimal,
+    /// Source-DPOR with sleep sets: one complete execution per trace, but it may start
+    /// executions that its sleep sets then abandon.
     Source,
 }
 
@@ -84,8 +121,11 @@ struct CheckArgs {
     #[arg(long, short, value_enum, default_value = "dpor")]
     engine: EngineArg,
     /// DPOR algorithm (with --engine dpor).
-    #[arg(long, value_enum, default_value = "source")]
+    #[arg(long, value_enum, default_value = "optimal")]
     algo: AlgoArg,
+    /// Also print the number of races found and reversed.
+    #[arg(long, short)]
+    verbose: bool,
     /// Explore every execution even after a violation (to list every final state).
     #[arg(long)]
     all: bool,
@@ -99,8 +139,16 @@ struct CheckArgs {
     #[arg(long, value_name = "N")]
     max_executions: Option<u64>,
     /// Cut executions longer than this many steps; the result then holds up to the bound.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
     max_depth: usize,
+    /// Cut executions that run any loop more than N times (by counting each backward
+    /// jump); the result then holds up to that bound and the cut executions are counted.
+    #[arg(long, value_name = "N")]
+    unroll: Option<u32>,
+    /// Keep spin loops as they are. By default a loop whose iterations only read shared
+    /// memory is replaced by one iteration and an `assume` of its exit condition.
+    #[arg(long)]
+    no_spin_assume: bool,
 }
 
 fn main() -> ExitCode {
@@ -114,6 +162,24 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => check(args),
+        Command::Bench(args) => bench::bench(bench::BenchOptions {
+            paths: args.paths,
+            models: args
+                .models
+                .iter()
+                .map(|m| match m {
+                    ModelArg::Sc => "sc",
+                    ModelArg::Tso => "tso",
+                    ModelArg::Pso => "pso",
+                })
+                .collect(),
+            algo: match args.algo {
+                AlgoArg::Optimal => "optimal",
+                AlgoArg::Source => "source",
+            },
+            timeout: args.timeout,
+            json: args.json,
+        }),
     }
 }
 
@@ -168,7 +234,7 @@ fn check(args: CheckArgs) -> ExitCode {
             )
         }
     };
-    let prog = match fencer_text::parse_program(&path, &src) {
+    let mut prog = match fencer_text::parse_program(&path, &src) {
         Ok(p) => p,
         Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
     };
@@ -183,35 +249,109 @@ fn check(args: CheckArgs) -> ExitCode {
         t => t.map(Duration::from_secs_f64),
     };
     let model: ModelKind = args.model.into();
-    let report: Report = match args.engine {
+    let spin_loops = if args.no_spin_assume {
+        0
+    } else {
+        fencer_ir::spin::spin_assume(&mut prog)
+    };
+    let mut report: Report = match args.engine {
         EngineArg::Reference => {
             let opts = fencer_reference::Options {
                 timeout,
                 max_executions: args.max_executions,
                 max_depth: args.max_depth,
+                unroll: args.unroll,
                 ..Default::default()
             };
             fencer_reference::explore(&prog, model, &opts).report
         }
         EngineArg::Dpor => {
+            let progress = Progress::start();
             let opts = fencer_dpor::Options {
                 algo: match args.algo {
+                    AlgoArg::Optimal => fencer_dpor::Algo::Optimal,
                     AlgoArg::Source => fencer_dpor::Algo::Source,
                 },
                 timeout,
                 max_executions: args.max_executions,
                 max_depth: args.max_depth,
+                unroll: args.unroll,
                 stop_on_violation: !args.all,
+                progress: Some(progress.count.clone()),
             };
-            fencer_dpor::explore(&prog, model, &opts)
+            let r = fencer_dpor::explore(&prog, model, &opts);
+            progress.finish();
+            r
         }
     };
+    report.stats.spin_loops = spin_loops as u64;
+    report.stats.peak_rss_kib = peak_rss_kib();
     if args.json {
         out(&format!("{}\n", report.to_json()));
     } else {
-        out(&report.to_text());
+        out(&report.to_text(args.verbose));
     }
     ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+/// A progress line on stderr for long runs: shown only when stderr is a terminal and the
+/// run has lasted a second, so that short runs and pipelines see nothing.
+struct Progress {
+    count: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start() -> Progress {
+        let count = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = std::io::stderr().is_terminal().then(|| {
+            let (count, done) = (count.clone(), done.clone());
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                let tick = Duration::from_millis(100);
+                while start.elapsed() < Duration::from_secs(1) {
+                    if done.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(tick);
+                }
+                let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                        .expect("a valid template"),
+                );
+                while !done.load(Ordering::Relaxed) {
+                    let n = count.load(Ordering::Relaxed);
+                    let rate = n as f64 / start.elapsed().as_secs_f64();
+                    bar.set_message(format!("{n} executions, {rate:.0}/s"));
+                    bar.tick();
+                    std::thread::sleep(tick);
+                }
+                bar.finish_and_clear();
+            })
+        });
+        Progress {
+            count,
+            done,
+            thread,
+        }
+    }
+
+    fn finish(mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The process's peak resident memory (Linux's `VmHWM`), in KiB.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Writes to stdout, ignoring a closed pipe (`fencer ... | head` is not an error).

@@ -244,3 +244,47 @@ fn timeout_exits_3_with_partial_statistics() {
     assert_eq!(v["stopped_by"], "timeout");
     assert!(v["stats"]["events"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn bench_runs_every_benchmark_program_with_its_documented_verdicts() {
+    let dir = root().join("bench/fen");
+    let out = fencer(&["bench", dir.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert!(runs.len() >= 60, "{} runs", runs.len());
+    for r in runs {
+        assert_eq!(r["verdict"], r["expected"], "{r}");
+        assert!(r["executions"].as_u64().is_some(), "{r}");
+        assert!(r["peak_rss_kib"].as_u64().is_some(), "{r}");
+    }
+    assert_eq!(v["mismatches"], 0);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn bench_rejects_a_missing_path() {
+    let out = fencer(&["bench", "no/such/dir"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/dir"));
+}
+
+#[test]
+fn verbose_reports_races_and_algo_can_be_chosen() {
+    let sb = root().join("examples/sb.fen");
+    for algo in ["optimal", "source"] {
+        let out = fencer(&[
+            "check",
+            sb.to_str().unwrap(),
+            "-m",
+            "tso",
+            "--algo",
+            algo,
+            "--all",
+            "-v",
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!("dpor, {algo}")), "{text}");
+        assert!(text.contains("races:"), "{text}");
+        assert!(text.contains("executions: 4 "), "{text}");
+    }
+}

@@ -47,6 +47,11 @@ pub struct Hb {
     locs: HashMap<Loc, LocInfo>,
     bufs: HashMap<(u32, Chan), VecDeque<BufRec>>,
     scratch: Vec<u32>,
+    /// Clocks of the lock events that race with the previous acquisition, without the
+    /// release that orders them after it.
+    lock_clock: Vec<(usize, Vec<u32>)>,
+    cand_buf: Vec<usize>,
+    found_buf: Vec<usize>,
 }
 
 fn get(c: &[u32], i: u32) -> u32 {
@@ -76,6 +81,9 @@ impl Hb {
         }
         self.locs.clear();
         self.bufs.clear();
+        for (_, c) in self.lock_clock.drain(..) {
+            self.spare.push(c);
+        }
     }
 
     fn proc(&mut self, s: Step) -> u32 {
@@ -132,7 +140,9 @@ impl Hb {
         }
         c[p as usize] = idx;
         // Race candidates: direct predecessors by src, cf or uu edges from other processes.
-        let mut cand = Vec::new();
+        // (Buffers reused across events: the hot path allocates nothing.)
+        let mut cand = std::mem::take(&mut self.cand_buf);
+        cand.clear();
         let other = |me: &Hb, q: usize| family(me.ev[q].step) != tid;
         let mut lock_race = None;
         match &e.kind {
@@ -230,6 +240,10 @@ impl Hb {
                 if let Some(l) = ll {
                     if other(self, l) && !self.covered(l, &c) {
                         lock_race = Some(l);
+                        let mut saved = self.spare.pop().unwrap_or_default();
+                        saved.clear();
+                        saved.extend_from_slice(&c);
+                        self.lock_clock.push((pos, saved));
                     }
                 }
                 if let Some(u) = lu {
@@ -256,7 +270,8 @@ impl Hb {
             | EventKind::Failed => {}
         }
         // A candidate races with this event unless another predecessor already orders it.
-        let mut found: Vec<usize> = Vec::new();
+        let mut found = std::mem::take(&mut self.found_buf);
+        found.clear();
         for (k, &a) in cand.iter().enumerate() {
             let ordered = self.covered(a, &c)
                 || cand
@@ -287,8 +302,10 @@ impl Hb {
             clock: c,
         });
         if let Some(r) = races {
-            r.extend(found);
+            r.extend_from_slice(&found);
         }
+        self.cand_buf = cand;
+        self.found_buf = found;
     }
 
     fn add_reader(&mut self, loc: Loc, tid: u32, pos: usize) {
@@ -341,5 +358,46 @@ impl Hb {
             }
         }
         out
+    }
+}
+
+impl Hb {
+    pub fn step(&self, k: usize) -> Step {
+        self.ev[k].step
+    }
+
+    /// Whether the event at `a` happens before the event at `b` (`a < b`).
+    pub fn before(&self, a: usize, b: usize) -> bool {
+        self.covered(a, &self.ev[b].clock)
+    }
+
+    /// `notdep(i).j` as Nidhugg builds it: the events between `i` and `j` that do not
+    /// happen after `i`, in execution order, followed by `j`. Written to `out` as
+    /// positions. (Events after `j` are left out: placed before `j` they could change what
+    /// `j` reads from its own buffer.)
+    ///
+    /// Why the clocks of the current execution order `v` exactly: `(i, j)` is a reversible
+    /// race, so no event between them both follows `i` and precedes `j`; every path in the
+    /// happens-before relation among the events of `v` stays inside `v`. The exception is a
+    /// lock racing with the previous acquisition, ordered after it through the release
+    /// between them: [`Hb::before_reversed`] leaves that release out.
+    pub fn notdep(&self, i: usize, j: usize, out: &mut Vec<usize>) {
+        out.clear();
+        let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
+        for k in i + 1..j {
+            if get(&self.ev[k].clock, pi) < ii {
+                out.push(k);
+            }
+        }
+        out.push(j);
+    }
+
+    /// Whether the event at `a` happens before the one at `j` once `j` is moved before
+    /// the event it races with.
+    pub fn before_reversed(&self, a: usize, j: usize) -> bool {
+        match self.lock_clock.iter().find(|(p, _)| *p == j) {
+            Some((_, c)) => self.covered(a, c),
+            None => self.before(a, j),
+        }
     }
 }

@@ -15,19 +15,35 @@
 //! position with work left and replays the schedule from the initial state.
 
 mod hb;
+mod wut;
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{dependent, Event, State, Status, Step};
+use fencer_machine::{dependent, Access, Event, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
-    /// Source-DPOR with sleep sets.
+    /// Optimal-DPOR: sleep sets and wakeup trees; exactly one complete execution per
+    /// trace, and no execution blocked by its sleep set.
+    Optimal,
+    /// Source-DPOR with sleep sets: also one complete execution per trace, but it may
+    /// start executions that its sleep sets then block.
     Source,
+}
+
+impl Algo {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Optimal => "optimal",
+            Algo::Source => "source",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -35,21 +51,28 @@ pub struct Options {
     pub algo: Algo,
     pub timeout: Option<Duration>,
     pub max_executions: Option<u64>,
+    /// Cut executions that take any backward jump more than this many times.
+    pub unroll: Option<u32>,
     /// Most steps in one execution; longer executions are cut (the result is then bounded).
     pub max_depth: usize,
     /// Stop at the first violation (the normal use); `false` explores everything, so that
     /// the final states can be compared with the reference explorer.
     pub stop_on_violation: bool,
+    /// Kept up to date with the number of complete executions, for a progress display
+    /// running in another thread (one relaxed store per execution).
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            algo: Algo::Source,
+            algo: Algo::Optimal,
             timeout: None,
             max_executions: None,
+            unroll: None,
             max_depth: 100_000,
             stop_on_violation: true,
+            progress: None,
         }
     }
 }
@@ -76,12 +99,42 @@ fn run(prog: &Program, model: ModelKind, opts: &Options, traces: bool) -> (Repor
 /// its event.
 #[derive(Default)]
 struct Pos {
-    /// Processes to explore from here.
+    /// Source-DPOR: processes to explore from here.
     backtrack: Vec<Step>,
-    /// Processes already explored from here.
-    done: Vec<Step>,
+    /// Optimal-DPOR: the wakeup tree of sequences to explore from here.
+    wut: Vec<wut::Node>,
+    /// Processes already explored from here, with the access of their next event.
+    done: Vec<(Step, Access)>,
     /// Processes whose next event need not be explored from here.
-    sleep: Vec<Step>,
+    sleep: Vec<(Step, Access)>,
+}
+
+impl Pos {
+    fn reset(&mut self, sleep: Vec<(Step, Access)>, wut: Vec<wut::Node>) {
+        self.backtrack.clear();
+        self.done.clear();
+        self.sleep = sleep;
+        self.wut = wut;
+    }
+
+    fn asleep(&self, s: Step) -> bool {
+        self.sleep.iter().any(|q| q.0 == s)
+    }
+
+    fn explored(&self, s: Step) -> bool {
+        self.done.iter().any(|q| q.0 == s)
+    }
+
+    /// Whether something is left to explore from here.
+    fn pending(&self, algo: Algo) -> bool {
+        match algo {
+            Algo::Source => self
+                .backtrack
+                .iter()
+                .any(|&s| !self.explored(s) && !self.asleep(s)),
+            Algo::Optimal => !self.wut.is_empty(),
+        }
+    }
 }
 
 struct Dpor<'a, M> {
@@ -95,11 +148,34 @@ struct Dpor<'a, M> {
     /// Its events (for counterexamples).
     events: Vec<Event>,
     enabled: Vec<Step>,
+    /// Races of the current execution, for Optimal-DPOR to reverse once it has ended.
+    pending: Vec<(usize, usize)>,
     sleep_blocked: u64,
     races: u64,
+    reversed: u64,
     /// Trace fingerprints of complete executions, when asked for.
     traces: Option<Vec<u128>>,
     _m: std::marker::PhantomData<M>,
+}
+
+/// The current execution's events as the wakeup-tree insertion sees them.
+struct Current<'e> {
+    hb: &'e Hb,
+    /// The racing event moved to the end of the sequence.
+    j: usize,
+}
+
+impl wut::Events for Current<'_> {
+    fn step(&self, k: usize) -> Step {
+        self.hb.step(k)
+    }
+    fn before(&self, a: usize, b: usize) -> bool {
+        if b == self.j {
+            self.hb.before_reversed(a, b)
+        } else {
+            self.hb.before(a, b)
+        }
+    }
 }
 
 impl<'a, M: MemoryModel> Dpor<'a, M> {
@@ -113,8 +189,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             schedule: Vec::new(),
             events: Vec::new(),
             enabled: Vec::new(),
+            pending: Vec::new(),
             sleep_blocked: 0,
             races: 0,
+            reversed: 0,
             traces: traces.then(Vec::new),
             _m: std::marker::PhantomData,
         }
@@ -143,17 +221,21 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         let mut replay = 0usize;
         loop {
             self.execute(replay);
+            if let Some(p) = &self.opts.progress {
+                p.store(self.col.stats.executions, Ordering::Relaxed);
+            }
             if self.limit_hit() || (self.opts.stop_on_violation && self.col.cex.is_some()) {
                 break;
             }
-            // Backtrack to the deepest position with a process left to explore.
-            let next = (0..self.pos.len()).rev().find(|&d| {
-                let p = &self.pos[d];
-                p.backtrack
-                    .iter()
-                    .any(|s| !p.done.contains(s) && !p.sleep.contains(s))
-            });
-            match next {
+            if self.opts.algo == Algo::Optimal {
+                self.reverse_races();
+            }
+            // Backtrack to the deepest position with something left to explore.
+            let algo = self.opts.algo;
+            match (0..self.pos.len())
+                .rev()
+                .find(|&d| self.pos[d].pending(algo))
+            {
                 Some(d) => {
                     self.pos.truncate(d + 1);
                     self.schedule.truncate(d);
@@ -162,32 +244,24 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 None => break,
             }
         }
-        let algo = self.algo_name();
         let mut report = self.col.finish("dpor", M::KIND.name());
-        report.algo = Some(algo.to_string());
+        report.algo = Some(self.opts.algo.name().to_string());
         report.stats.sleep_blocked = Some(self.sleep_blocked);
         report.stats.races = Some(self.races);
+        report.stats.reversed = Some(self.reversed);
         (report, self.traces.unwrap_or_default())
-    }
-
-    fn algo_name(&self) -> &'static str {
-        match self.opts.algo {
-            Algo::Source => "source",
-        }
     }
 
     /// Runs one execution: replays the first `replay` steps of the schedule, then takes a
     /// new step at position `replay` and continues to the end.
     fn execute(&mut self, replay: usize) {
-        let (mut state, status) = State::initial(self.prog);
+        let (mut state, status) =
+            State::initial_bounded(self.prog, self.opts.unroll.unwrap_or(u32::MAX));
         self.hb.reset();
         self.events.clear();
+        self.pending.clear();
         if let Status::Fault(f) = &status {
             self.col.fault(&state, f, &[]);
-            return;
-        }
-        if status != Status::Ok {
-            self.col.stats.blocked += 1;
             return;
         }
         for d in 0..replay {
@@ -197,6 +271,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.events.push(ev);
         }
         let mut d = replay;
+        let mut found = Vec::new();
         loop {
             if d >= self.opts.max_depth {
                 self.col.stats.blocked += 1;
@@ -208,18 +283,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if d == self.pos.len() {
                 self.pos.push(Pos::default());
             }
-            let chosen = {
-                let p = &self.pos[d];
-                if p.backtrack.is_empty() {
-                    self.enabled.iter().copied().find(|s| !p.sleep.contains(s))
-                } else {
-                    p.backtrack
-                        .iter()
-                        .copied()
-                        .find(|s| !p.done.contains(s) && !p.sleep.contains(s))
-                }
-            };
-            let Some(step) = chosen else {
+            let Some((step, subtree)) = self.choose(d) else {
                 if self.enabled.is_empty() {
                     if let Some(t) = &mut self.traces {
                         if state.is_complete() {
@@ -245,68 +309,125 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let mut child_sleep = Vec::new();
             {
                 let p = &self.pos[d];
-                for &q in p.sleep.iter().chain(p.done.iter()) {
-                    if q != step
-                        && !child_sleep.contains(&q)
-                        && !dependent::<M>((q, state.next_access::<M>(self.prog, q)), (step, acc))
-                    {
-                        child_sleep.push(q);
+                for &(q, _) in p.sleep.iter().chain(p.done.iter()) {
+                    if q != step && !child_sleep.iter().any(|c: &(Step, Access)| c.0 == q) {
+                        let qa = state.next_access::<M>(self.prog, q);
+                        if !dependent::<M>((q, qa), (step, acc)) {
+                            child_sleep.push((q, qa));
+                        }
                     }
                 }
             }
             let p = &mut self.pos[d];
-            if p.backtrack.is_empty() {
+            if self.opts.algo == Algo::Source && p.backtrack.is_empty() {
                 p.backtrack.push(step);
             }
-            p.done.push(step);
+            p.done.push((step, acc));
             self.schedule.truncate(d);
             self.schedule.push(step);
             let (ev, status) = state.step::<M>(self.prog, step);
             self.col.stats.events += 1;
-            let mut races = Vec::new();
-            self.hb.record::<M>(step, &ev, Some(&mut races));
+            found.clear();
+            self.hb.record::<M>(step, &ev, Some(&mut found));
             self.events.push(ev);
-            for i in races {
+            for &i in &found {
                 self.races += 1;
-                self.add_backtrack(i, d);
+                match self.opts.algo {
+                    Algo::Source => self.add_backtrack(i, d),
+                    Algo::Optimal => self.pending.push((i, d)),
+                }
             }
-            match status {
-                Status::Ok => {}
-                Status::Cut(_) => {
-                    self.col.stats.blocked += 1;
-                    self.col.stats.depth_cut += 1;
-                    return;
-                }
-                Status::Fault(f) => {
-                    self.col.fault(&state, &f, &self.events);
-                    return;
-                }
+            if let Status::Fault(f) = status {
+                self.col.fault(&state, &f, &self.events);
+                return;
             }
             d += 1;
             if d == self.pos.len() {
                 self.pos.push(Pos::default());
             }
-            self.pos[d].sleep = child_sleep;
-            self.pos[d].backtrack.clear();
-            self.pos[d].done.clear();
+            self.pos[d].reset(child_sleep, subtree);
             if self.limit_hit() {
                 return;
             }
         }
     }
 
-    /// Reverses the race between the events at positions `i` and `j`: makes sure that from
-    /// the state before `i`, some process that starts `notdep(i).j` will be explored.
+    /// The step to take at position `d` of the current execution, and (Optimal-DPOR) the
+    /// wakeup tree to follow after it.
+    fn choose(&mut self, d: usize) -> Option<(Step, Vec<wut::Node>)> {
+        let p = &mut self.pos[d];
+        match self.opts.algo {
+            Algo::Source => {
+                let step = if p.backtrack.is_empty() {
+                    self.enabled.iter().copied().find(|&s| !p.asleep(s))
+                } else {
+                    p.backtrack
+                        .iter()
+                        .copied()
+                        .find(|&s| !p.explored(s) && !p.asleep(s))
+                };
+                step.map(|s| (s, Vec::new()))
+            }
+            Algo::Optimal => {
+                while !p.wut.is_empty() {
+                    let node = p.wut.remove(0);
+                    // Insertion keeps sleeping processes out of the tree as far as the
+                    // widened accesses let it see; where one slips in, skipping it is
+                    // sound: a sleeping process's executions have all been explored.
+                    if p.asleep(node.step) || p.explored(node.step) {
+                        continue;
+                    }
+                    return Some((node.step, node.children));
+                }
+                if !p.done.is_empty() {
+                    return None;
+                }
+                let step = self.enabled.iter().copied().find(|&s| !p.asleep(s))?;
+                Some((step, Vec::new()))
+            }
+        }
+    }
+
+    /// Reverses the races of the execution that just ended (Optimal-DPOR): for each race
+    /// `(i, j)`, puts `notdep(i).j` into the wakeup tree before `i`, unless a process that
+    /// sleeps there can start it (then its traces have been or will be explored).
+    fn reverse_races(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut v = Vec::new();
+        for &(i, j) in &pending {
+            self.hb.notdep(i, j, &mut v);
+            let ev = Current { hb: &self.hb, j };
+            let p = &mut self.pos[i];
+            let taken = self.schedule[i];
+            let redundant = p
+                .sleep
+                .iter()
+                .chain(p.done.iter())
+                .filter(|q| q.0 != taken)
+                .any(|&(q, _)| wut::initial(&ev, &v, q).is_some());
+            if !redundant {
+                self.reversed += 1;
+                wut::insert(&ev, &mut p.wut, v.clone());
+            }
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// Reverses the race between the events at positions `i` and `j` (Source-DPOR): makes
+    /// sure that from the state before `i`, some process that starts `notdep(i).j` will
+    /// be explored.
     fn add_backtrack(&mut self, i: usize, j: usize) {
         let initials = self.hb.initials(i, j);
         let p = &mut self.pos[i];
         if initials.iter().any(|q| p.backtrack.contains(q)) {
             return;
         }
+        self.reversed += 1;
         let pick = initials
             .iter()
             .copied()
-            .find(|q| !p.sleep.contains(q))
+            .find(|&q| !p.asleep(q))
             .or_else(|| initials.first().copied());
         if let Some(q) = pick {
             p.backtrack.push(q);

@@ -1,13 +1,23 @@
 //! The DPOR engine held to the reference explorer on random programs: the same final states
-//! and verdicts, and at least one execution per Shasha-Snir trace.
+//! and verdicts, and exactly one complete execution per Shasha-Snir trace.
 //!
-//! `FENCER_CASES=N` sets the number of programs per model (default 1000);
-//! `FENCER_SEED=S` runs the one program of seed S. A failure prints its seed and program.
+//! `FENCER_CASES=N` sets the number of programs per model and algorithm (default 1000; a
+//! quarter as many with loops); `FENCER_SEED=S` runs the one program of seed S. A failure
+//! prints its seed and program; add the seed to `REGRESSIONS` so it is checked for good.
+//!
+//! The soak: `FENCER_CASES=100000 cargo test --release -p fencer-dpor --test oracle`.
 
 use fencer_dpor::{explore_traces, Algo, Options};
 use fencer_memory::ModelKind;
 use fencer_testgen::{program, Shape};
 use std::collections::HashSet;
+
+/// Seeds that once failed (plain shape, then loop shape); checked on every run.
+const REGRESSIONS: &[u64] = &[];
+const LOOP_REGRESSIONS: &[u64] = &[];
+
+/// Loop bound for programs with loops: enough for a spin loop to see a change.
+const UNROLL: u32 = 2;
 
 fn cases() -> u64 {
     std::env::var("FENCER_CASES")
@@ -16,18 +26,61 @@ fn cases() -> u64 {
         .unwrap_or(1000)
 }
 
-fn compare(seed: u64, model: ModelKind, algo: Algo) -> Result<(), String> {
-    let src = program(seed, &Shape::default());
-    let prog = fencer_text::parse_program("gen.fen", &src).map_err(|d| d.to_string())?;
-    let reference = fencer_reference::explore(&prog, model, &fencer_reference::Options::default());
+#[derive(Clone, Copy)]
+struct Case {
+    model: ModelKind,
+    algo: Algo,
+    loops: bool,
+}
+
+fn shape(loops: bool) -> Shape {
+    let mut shape = if loops {
+        Shape::with_loops()
+    } else {
+        Shape::default()
+    };
+    // FENCER_TOTAL=N shrinks the programs (to find a small failing case).
+    if let Some(t) = std::env::var("FENCER_TOTAL")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        shape.total = t;
+        shape.threads = (2, 2.max(t / 3).min(4));
+    }
+    shape
+}
+
+fn compare(seed: u64, c: Case) -> Result<(), String> {
+    let src = program(seed, &shape(c.loops));
+    let mut prog = fencer_text::parse_program("gen.fen", &src).map_err(|d| d.to_string())?;
+    // Programs with loops are checked both as written and with spin loops replaced.
+    let spin = c.loops && seed.is_multiple_of(2);
+    if spin {
+        fencer_ir::spin::spin_assume(&mut prog);
+    }
+    let unroll = c.loops.then_some(UNROLL);
+    let reference = fencer_reference::explore(
+        &prog,
+        c.model,
+        &fencer_reference::Options {
+            unroll,
+            ..Default::default()
+        },
+    );
     let r = reference.report;
     let opts = Options {
-        algo,
+        algo: c.algo,
         stop_on_violation: false,
+        unroll,
         ..Options::default()
     };
-    let (d, dtraces) = explore_traces(&prog, model, &opts);
-    let fail = |what: String| Err(format!("seed {seed}, {model}, {algo:?}: {what}\n{src}"));
+    let (d, dtraces) = explore_traces(&prog, c.model, &opts);
+    let fail = |what: String| {
+        Err(format!(
+            "seed {seed}, {}, {:?}, loops {} (spin-assume {spin}): {what}\n{src}",
+            c.model, c.algo, c.loops
+        ))
+    };
     if d.verdict != r.verdict {
         return fail(format!(
             "verdict {:?}, reference {:?}",
@@ -35,9 +88,22 @@ fn compare(seed: u64, model: ModelKind, algo: Algo) -> Result<(), String> {
         ));
     }
     if d.final_states != r.final_states {
+        let (a, b) = (
+            d.final_states.clone().unwrap_or_default(),
+            r.final_states.clone().unwrap_or_default(),
+        );
+        let missing: Vec<_> = b.iter().filter(|s| !a.contains(s)).take(5).collect();
+        let extra: Vec<_> = a.iter().filter(|s| !b.contains(s)).take(5).collect();
         return fail(format!(
-            "final states differ\n dpor: {:?}\n  ref: {:?}",
-            d.final_states, r.final_states
+            "final states differ: {} vs the reference's {}; missing {missing:?}, extra {extra:?}",
+            a.len(),
+            b.len()
+        ));
+    }
+    if (d.stats.unroll_cut > 0) != (r.stats.unroll_cut > 0) {
+        return fail(format!(
+            "unroll cuts {}, reference {}",
+            d.stats.unroll_cut, r.stats.unroll_cut
         ));
     }
     // Sleep sets keep even Source-DPOR from exploring two complete executions with one
@@ -62,17 +128,37 @@ fn compare(seed: u64, model: ModelKind, algo: Algo) -> Result<(), String> {
     Ok(())
 }
 
-fn run(model: ModelKind, algo: Algo) {
+fn run(model: ModelKind, algo: Algo, loops: bool) {
+    let c = Case { model, algo, loops };
     if let Some(seed) = std::env::var("FENCER_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
     {
-        compare(seed, model, algo).unwrap();
+        compare(seed, c).unwrap();
         return;
     }
+    let (n, regressions) = if loops {
+        (cases() / 4, LOOP_REGRESSIONS)
+    } else {
+        (cases(), REGRESSIONS)
+    };
     let mut failures = Vec::new();
-    for seed in 0..cases() {
-        if let Err(e) = compare(seed, model, algo) {
+    for seed in regressions.iter().copied().chain(0..n) {
+        // A panic inside the engine must still name its seed.
+        let result = std::panic::catch_unwind(|| compare(seed, c)).unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(format!(
+                "seed {seed}, {}, {:?}, loops {loops}: panicked: {msg}\n{}",
+                c.model,
+                c.algo,
+                program(seed, &shape(loops))
+            ))
+        });
+        if let Err(e) = result {
             failures.push(e);
             if failures.len() >= 3 {
                 break;
@@ -82,17 +168,28 @@ fn run(model: ModelKind, algo: Algo) {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-#[test]
-fn source_sc() {
-    run(ModelKind::Sc, Algo::Source);
+macro_rules! oracle_tests {
+    ($($name:ident: $model:ident, $algo:ident, $loops:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                run(ModelKind::$model, Algo::$algo, $loops);
+            }
+        )*
+    };
 }
 
-#[test]
-fn source_tso() {
-    run(ModelKind::Tso, Algo::Source);
-}
-
-#[test]
-fn source_pso() {
-    run(ModelKind::Pso, Algo::Source);
+oracle_tests! {
+    optimal_sc: Sc, Optimal, false;
+    optimal_tso: Tso, Optimal, false;
+    optimal_pso: Pso, Optimal, false;
+    source_sc: Sc, Source, false;
+    source_tso: Tso, Source, false;
+    source_pso: Pso, Source, false;
+    optimal_loops_sc: Sc, Optimal, true;
+    optimal_loops_tso: Tso, Optimal, true;
+    optimal_loops_pso: Pso, Optimal, true;
+    source_loops_sc: Sc, Source, true;
+    source_loops_tso: Tso, Source, true;
+    source_loops_pso: Pso, Source, true;
 }

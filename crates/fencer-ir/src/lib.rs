@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+pub mod spin;
+
 /// Every value the machine handles: integers, booleans (0/1) and encoded pointers.
 pub type Value = i64;
 

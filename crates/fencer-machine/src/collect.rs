@@ -2,7 +2,7 @@
 //! statistics; and how that becomes a [`Report`]. Engines differ in which executions they
 //! visit, never in how an execution's outcome is judged, so the judging lives here.
 
-use crate::{Event, EventKind, Fault, State};
+use crate::{CutKind, Event, EventKind, Fault, State};
 use fencer_ir::{CondVar, Op, Program, Quantifier};
 use fencer_memory::Loc;
 use fencer_report::{Counterexample, Limit, Report, Stats, TraceLine, Verdict};
@@ -120,13 +120,25 @@ impl<'a> Collector<'a> {
         self.final_states.insert(vals);
     }
 
+    /// Records an execution cut short by a bound.
+    pub fn cut(&mut self, kind: CutKind) {
+        self.stats.blocked += 1;
+        match kind {
+            CutKind::Unroll => self.stats.unroll_cut += 1,
+            CutKind::LocalLoop | CutKind::Recursion => self.stats.depth_cut += 1,
+        }
+    }
+
     /// Records an execution that cannot go on: complete, blocked by a false `assume`
     /// (discarded), or deadlocked.
     pub fn end(&mut self, s: &State, path: &[Event]) {
-        if s.is_complete() {
+        if let Some(k) = s.cut() {
+            self.cut(k);
+        } else if s.is_complete() {
             self.complete(s, path);
         } else if s.assume_blocked(self.prog) {
             self.stats.blocked += 1;
+            self.stats.assume_blocked += 1;
         } else {
             self.deadlock(s, path);
         }
@@ -174,10 +186,15 @@ impl<'a> Collector<'a> {
 
     /// The report: a violation if one was found, else incomplete if a limit cut anything.
     pub fn finish(mut self, engine: &str, model: &str) -> Report {
-        let ms = self.start.elapsed().as_millis() as u64;
+        let el = self.start.elapsed();
+        let ms = el.as_millis() as u64;
         self.stats.elapsed_ms = ms;
+        self.stats.executions_per_sec = self.stats.executions as f64 / el.as_secs_f64().max(1e-6);
         if self.stopped.is_none() && self.stats.depth_cut > 0 {
             self.stopped = Some(Limit::Depth);
+        }
+        if self.stopped.is_none() && self.stats.unroll_cut > 0 {
+            self.stopped = Some(Limit::Unroll);
         }
         let verdict = if self.cex.is_some() {
             Verdict::Violation

@@ -160,9 +160,19 @@ impl FaultKind {
 pub enum Status {
     Ok,
     Fault(Fault),
-    /// A thread ran [`LOCAL_FUEL`] local instructions without a visible one, or called too
-    /// deep: the execution is cut and the result is bounded.
-    Cut(String),
+}
+
+/// Why a thread was stopped by a bound. A cut thread stays where it is for good while the
+/// others go on (so that their races with what it did are still seen); the execution is
+/// then discarded, and the result holds up to the bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CutKind {
+    /// A loop ran more iterations than `--unroll` allows.
+    Unroll,
+    /// A thread ran [`LOCAL_FUEL`] local instructions without a visible one.
+    LocalLoop,
+    /// A thread's call stack grew past [`MAX_FRAMES`].
+    Recursion,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -184,6 +194,10 @@ pub struct ThreadState {
     pub events: u32,
     /// The function the thread started in (names spawned threads).
     pub func: FuncId,
+    /// How often each backward jump (function, from-pc) was taken, for `--unroll`.
+    pub back_edges: Vec<(FuncId, u32, u32)>,
+    /// Set when a bound stopped the thread: it never runs again.
+    pub cut: Option<CutKind>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -206,6 +220,8 @@ pub struct State {
     pub threads: Vec<ThreadState>,
     pub mem: Vec<ObjState>,
     pub bufs: Vec<Buffers<StoreTag>>,
+    /// Most times a thread may take one backward jump (`--unroll`); `u32::MAX` for no bound.
+    pub unroll: u32,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -219,13 +235,19 @@ enum Local {
     /// The thread stands at a visible instruction, or has finished.
     Ready,
     Fault(Fault),
-    Cut(String),
+    Cut(CutKind),
 }
 
 impl State {
     /// The initial state: memory initialised, every static thread at its first visible
     /// instruction. Faults in the threads' local prefixes are returned with the state.
     pub fn initial(prog: &Program) -> (State, Status) {
+        Self::initial_bounded(prog, u32::MAX)
+    }
+
+    /// The initial state, with loops bounded to `unroll` iterations: an execution that
+    /// would take one backward jump more often has that thread cut ([`ThreadState::cut`]).
+    pub fn initial_bounded(prog: &Program, unroll: u32) -> (State, Status) {
         let mem = prog
             .objects
             .iter()
@@ -246,6 +268,7 @@ impl State {
             threads: Vec::new(),
             mem,
             bufs: Vec::new(),
+            unroll,
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -274,13 +297,23 @@ impl State {
             finished: false,
             events: 0,
             func,
+            back_edges: Vec::new(),
+            cut: None,
         });
         self.bufs.push(Buffers::default());
         match self.run_locals(prog, tid) {
             Local::Ready => Status::Ok,
             Local::Fault(f) => Status::Fault(f),
-            Local::Cut(m) => Status::Cut(m),
+            Local::Cut(m) => {
+                self.threads[tid as usize].cut = Some(m);
+                Status::Ok
+            }
         }
+    }
+
+    /// The bound that cut some thread of this execution, if one did.
+    pub fn cut(&self) -> Option<CutKind> {
+        self.threads.iter().find_map(|t| t.cut)
     }
 
     /// Every thread finished and every buffer empty.
@@ -310,7 +343,7 @@ impl State {
     /// The steps enabled in this state, threads first, then updates; appended to `out`.
     pub fn enabled<M: MemoryModel>(&self, prog: &Program, out: &mut Vec<Step>) {
         for (t, th) in self.threads.iter().enumerate() {
-            if !th.finished && self.thread_enabled::<M>(prog, t as u32) {
+            if !th.finished && th.cut.is_none() && self.thread_enabled::<M>(prog, t as u32) {
                 out.push(Step::Thread(t as u32));
             }
         }
@@ -389,7 +422,7 @@ impl State {
                             if M::channel(l).is_some()
                                 && self.bufs[t as usize].forward(l).is_some() =>
                         {
-                            Access::Local
+                            Access::Forwarded(l)
                         }
                         Some(l) => Access::Read(l),
                         None => Access::Any,
@@ -455,8 +488,10 @@ impl State {
 /// What a step would do to shared state, for deciding whether two steps commute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
-    /// Touches nothing another thread can see (a buffered store, a forwarded load, ...).
+    /// Touches nothing another thread can see (a buffered store, an `assume`, ...).
     Local,
+    /// A load that reads its own store buffer: it touches nothing another thread can see.
+    Forwarded(Loc),
     /// Reads memory.
     Read(Loc),
     /// Writes memory (a buffer update, or a store under SC).
@@ -866,13 +901,17 @@ impl State {
         let status = match self.run_locals(prog, t) {
             Local::Ready => Status::Ok,
             Local::Fault(f) => Status::Fault(f),
-            Local::Cut(m) => Status::Cut(m),
+            Local::Cut(m) => {
+                self.threads[t as usize].cut = Some(m);
+                Status::Ok
+            }
         };
         (ev(kind), status)
     }
 
     /// Runs thread `t`'s local instructions until a visible one or the end.
     fn run_locals(&mut self, prog: &Program, t: u32) -> Local {
+        let unroll = self.unroll;
         let th = &mut self.threads[t as usize];
         for _ in 0..LOCAL_FUEL {
             let depth = th.frames.len();
@@ -905,16 +944,38 @@ impl State {
                     fr.regs[*dst as usize] = v;
                     fr.pc += 1;
                 }
-                Op::Jump(to) => fr.pc = *to,
-                Op::Branch {
-                    cond,
-                    then_to,
-                    else_to,
-                } => {
-                    let Some(c) = eval(cond, &fr.regs) else {
-                        return arith();
+                Op::Jump(_) | Op::Branch { .. } => {
+                    let to = match &ins.op {
+                        Op::Jump(to) => *to,
+                        Op::Branch {
+                            cond,
+                            then_to,
+                            else_to,
+                        } => match eval(cond, &fr.regs) {
+                            Some(0) => *else_to,
+                            Some(_) => *then_to,
+                            None => return arith(),
+                        },
+                        _ => unreachable!(),
                     };
-                    fr.pc = if c != 0 { *then_to } else { *else_to };
+                    if to <= fr.pc && unroll != u32::MAX {
+                        let key = (fr.func, fr.pc);
+                        let n = match th.back_edges.iter_mut().find(|e| (e.0, e.1) == key) {
+                            Some(e) => {
+                                e.2 += 1;
+                                e.2
+                            }
+                            None => {
+                                th.back_edges.push((key.0, key.1, 1));
+                                1
+                            }
+                        };
+                        if n > unroll {
+                            return Local::Cut(CutKind::Unroll);
+                        }
+                    }
+                    let fr = th.frames.last_mut().expect("frame");
+                    fr.pc = to;
                 }
                 Op::Assert { cond, text } => {
                     let Some(c) = eval(cond, &fr.regs) else {
@@ -932,10 +993,7 @@ impl State {
                 }
                 Op::Call { dst, func, args } => {
                     if depth >= MAX_FRAMES {
-                        return Local::Cut(format!(
-                            "call stack deeper than {MAX_FRAMES} frames at line {}",
-                            src.line
-                        ));
+                        return Local::Cut(CutKind::Recursion);
                     }
                     let callee = &prog.functions[*func as usize];
                     let mut regs = vec![0; callee.num_regs()];
@@ -976,9 +1034,7 @@ impl State {
                 _ => return Local::Ready,
             }
         }
-        Local::Cut(format!(
-            "a thread ran {LOCAL_FUEL} local instructions without touching shared memory (an infinite local loop?)"
-        ))
+        Local::Cut(CutKind::LocalLoop)
     }
 
     /// Renders an event for a counterexample.

@@ -26,6 +26,8 @@ use std::time::Duration;
 pub struct Options {
     pub timeout: Option<Duration>,
     pub max_executions: Option<u64>,
+    /// Cut executions that take any backward jump more than this many times.
+    pub unroll: Option<u32>,
     /// Most steps (updates included) in one execution; longer ones are cut.
     pub max_depth: usize,
     /// Most distinct (state, trace) pairs to remember.
@@ -37,6 +39,7 @@ impl Default for Options {
         Options {
             timeout: None,
             max_executions: None,
+            unroll: None,
             max_depth: 10_000,
             max_states: Some(20_000_000),
         }
@@ -109,7 +112,8 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
     }
 
     fn run(mut self) -> Outcome {
-        let (state, status) = State::initial(self.prog);
+        let (state, status) =
+            State::initial_bounded(self.prog, self.opts.unroll.unwrap_or(u32::MAX));
         let root = Node {
             state,
             trace: TraceHash::default(),
@@ -204,11 +208,6 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
     fn settle(&mut self, node: &Node, status: &Status, path: &[Event]) -> bool {
         match status {
             Status::Ok => true,
-            Status::Cut(_) => {
-                self.col.stats.blocked += 1;
-                self.col.stats.depth_cut += 1;
-                false
-            }
             Status::Fault(f) => {
                 self.col.fault(&node.state, f, path);
                 false

@@ -73,16 +73,23 @@ pub enum Limit {
     MaxStates,
     /// Some execution was longer than the depth bound, or a thread ran too many local steps.
     Depth,
+    /// Some execution ran a loop more often than `--unroll` allows.
+    Unroll,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
     /// Complete executions explored.
     pub executions: u64,
-    /// Executions cut short: by a failed `assume`, by the depth bound.
+    /// Executions that did not complete: blocked by a false `assume`, by a sleep set,
+    /// deadlocked, or cut by a bound.
     pub blocked: u64,
+    /// Of those, executions blocked by a false `assume` (spin loops waiting in vain).
+    pub assume_blocked: u64,
     /// Of those, executions cut by the depth bound (the result then only holds up to it).
     pub depth_cut: u64,
+    /// Of those, executions cut by the loop bound `--unroll`.
+    pub unroll_cut: u64,
     /// Distinct Shasha-Snir traces among the complete executions, when counted.
     pub traces: Option<u64>,
     /// Events executed, updates included.
@@ -93,6 +100,14 @@ pub struct Stats {
     pub sleep_blocked: Option<u64>,
     /// Races found (DPOR).
     pub races: Option<u64>,
+    /// Races reversed: those that led to a new backtrack point or wakeup-tree branch.
+    pub reversed: Option<u64>,
+    /// Complete executions per second of wall time.
+    pub executions_per_sec: f64,
+    /// Peak resident memory of the process, in KiB (where the OS reports it).
+    pub peak_rss_kib: Option<u64>,
+    /// Spin loops replaced by a load and an `assume` before exploring.
+    pub spin_loops: u64,
     pub elapsed_ms: u64,
 }
 
@@ -125,7 +140,7 @@ impl Report {
     }
 
     /// The text a person reads: verdict, counterexample, final states, statistics.
-    pub fn to_text(&self) -> String {
+    pub fn to_text(&self, verbose: bool) -> String {
         let mut s = String::new();
         let verdict = match self.verdict {
             Verdict::Safe => "SAFE: no violation in any execution",
@@ -150,6 +165,9 @@ impl Report {
                 Limit::MaxStates => "--max-states was reached",
                 Limit::Depth => {
                     "some executions exceeded --max-depth (the result holds up to that bound)"
+                }
+                Limit::Unroll => {
+                    "some executions ran a loop more often than --unroll allows (the result holds up to that bound)"
                 }
             };
             let _ = writeln!(s, "  stopped: {why}");
@@ -176,22 +194,40 @@ impl Report {
         let st = &self.stats;
         let _ = write!(
             s,
-            "\nexecutions: {}  blocked: {}  events: {}",
-            st.executions, st.blocked, st.events
+            "\nexecutions: {} ({:.0}/s)  blocked: {}",
+            st.executions, st.executions_per_sec, st.blocked
         );
+        let mut why = Vec::new();
+        if let Some(n) = st.sleep_blocked {
+            why.push(format!("sleep set {n}"));
+        }
+        why.push(format!("assume {}", st.assume_blocked));
+        let _ = write!(s, " ({})  events: {}", why.join(", "), st.events);
         if let Some(t) = st.traces {
             let _ = write!(s, "  traces: {t}");
         }
         if let Some(n) = st.states {
             let _ = write!(s, "  states: {n}");
         }
-        if let Some(n) = st.sleep_blocked {
-            let _ = write!(s, "  sleep-blocked: {n}");
-        }
         if st.depth_cut > 0 {
             let _ = write!(s, "  depth-cut: {}", st.depth_cut);
         }
-        let _ = writeln!(s, "  time: {} ms", st.elapsed_ms);
+        if st.unroll_cut > 0 {
+            let _ = write!(s, "  unroll-cut: {}", st.unroll_cut);
+        }
+        let _ = write!(s, "\ntime: {} ms", st.elapsed_ms);
+        if let Some(k) = st.peak_rss_kib {
+            let _ = write!(s, "  peak memory: {:.1} MiB", k as f64 / 1024.0);
+        }
+        if st.spin_loops > 0 {
+            let _ = write!(s, "  spin loops replaced: {}", st.spin_loops);
+        }
+        if verbose {
+            if let (Some(r), Some(v)) = (st.races, st.reversed) {
+                let _ = write!(s, "\nraces: {r} found, {v} reversed");
+            }
+        }
+        s.push('\n');
         s
     }
 }

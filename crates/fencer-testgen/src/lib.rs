@@ -36,6 +36,10 @@ pub struct Shape {
     /// At most this many instructions in all threads together (keeps the exhaustive
     /// reference explorer fast on 4-thread programs).
     pub total: u64,
+    /// Percent chance, per top-level instruction, of a loop instead: a spin loop that
+    /// waits for a location to change, or a loop that retries a read-modify-write. Run
+    /// such programs with a loop bound (`unroll`), as they may not terminate.
+    pub loops: u64,
 }
 
 impl Default for Shape {
@@ -48,6 +52,17 @@ impl Default for Shape {
             instructions: (1, 6),
             mutex: 15,
             total: 12,
+            loops: 0,
+        }
+    }
+}
+
+impl Shape {
+    /// The default shape with loops in some programs.
+    pub fn with_loops() -> Self {
+        Shape {
+            loops: 8,
+            ..Shape::default()
         }
     }
 }
@@ -83,7 +98,11 @@ pub fn program(seed: u64, shape: &Shape) -> String {
         budget -= n;
         let mut regs = 0u32;
         for _ in 0..n {
-            let stmt = instruction(&mut r, &locs, &mut regs, mutex, true);
+            let stmt = if shape.loops > 0 && r.chance(shape.loops) {
+                looped(&mut r, &locs, &mut regs)
+            } else {
+                instruction(&mut r, &locs, &mut regs, mutex, true)
+            };
             s.push_str("    ");
             s.push_str(&stmt);
             s.push('\n');
@@ -91,6 +110,25 @@ pub fn program(seed: u64, shape: &Shape) -> String {
         s.push_str("}\n");
     }
     s
+}
+
+/// A loop: a spin loop (which the spin-loop pass turns into an assume), or one whose body
+/// has a side effect and so must stay a loop.
+fn looped(r: &mut Rng, locs: &[String], regs: &mut u32) -> String {
+    let x = &locs[r.range(0, locs.len() as u64 - 1) as usize];
+    let v = r.range(0, 2);
+    let reg = format!("r{}", *regs);
+    match r.range(0, 2) {
+        0 => return format!("while ({x} == {v}) {{ }}"),
+        _ => *regs += 1,
+    }
+    match r.range(0, 1) {
+        0 => format!("{reg} = {x}; while ({reg} != {v}) {{ {reg} = {x}; }}"),
+        _ => {
+            let w = r.range(1, 3);
+            format!("{reg} = 0; while ({reg} == 0) {{ {reg} = cas({x}, {v}, {w}); }}")
+        }
+    }
 }
 
 fn value(r: &mut Rng, regs: u32) -> String {

@@ -1,0 +1,172 @@
+//! `fencer bench`: runs `fencer check` on a set of programs under each model, one child
+//! process per run (so that each run's peak memory is its own), and prints a table and,
+//! with `--json`, the same rows as JSON.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+pub struct BenchOptions {
+    pub paths: Vec<PathBuf>,
+    pub models: Vec<&'static str>,
+    pub algo: &'static str,
+    pub timeout: f64,
+    pub json: bool,
+}
+
+/// The `.fen` files named, directories expanded (sorted).
+fn programs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p)
+                .map_err(|e| format!("{}: error: cannot read the directory: {e}", p.display()))?;
+            let mut v: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "fen"))
+                .collect();
+            v.sort();
+            out.extend(v);
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            return Err(format!("{}: error: no such file or directory", p.display()));
+        }
+    }
+    if out.is_empty() {
+        return Err("error: no `.fen` programs to run".into());
+    }
+    Ok(out)
+}
+
+/// The verdict a program's `// expect: sc=... tso=... pso=...` line gives for `model`.
+fn expected(path: &Path, model: &str) -> Option<String> {
+    let src = std::fs::read_to_string(path).ok()?;
+    let line = src.lines().find_map(|l| l.strip_prefix("// expect:"))?;
+    line.split_whitespace().find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == model).then(|| v.to_string())
+    })
+}
+
+fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
+    let start = Instant::now();
+    let out = Command::new(exe)
+        .arg("check")
+        .arg(file)
+        .args(["--model", model, "--algo", o.algo, "--json"])
+        .args(["--timeout", &o.timeout.to_string()])
+        .output();
+    let wall_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let expect = expected(file, model);
+    let report: Option<Value> = out
+        .as_ref()
+        .ok()
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+    let Some(r) = report else {
+        let why = match &out {
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            Err(e) => e.to_string(),
+        };
+        return json!({
+            "program": name, "file": file.display().to_string(), "model": model,
+            "verdict": "error", "expected": expect, "error": why, "wall_ms": wall_ms,
+        });
+    };
+    let verdict = r["verdict"].as_str().unwrap_or("error").to_string();
+    let st = &r["stats"];
+    json!({
+        "program": name,
+        "file": file.display().to_string(),
+        "model": model,
+        "algo": o.algo,
+        "verdict": verdict,
+        "expected": expect,
+        "executions": st["executions"],
+        "blocked": st["blocked"],
+        "sleep_blocked": st["sleep_blocked"],
+        "events": st["events"],
+        "executions_per_sec": st["executions_per_sec"],
+        "explore_ms": st["elapsed_ms"],
+        "wall_ms": wall_ms,
+        "peak_rss_kib": st["peak_rss_kib"],
+    })
+}
+
+pub fn bench(o: BenchOptions) -> ExitCode {
+    let files = match programs(&o.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(super::EXIT_USAGE);
+        }
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot find the fencer executable: {e}");
+            return ExitCode::from(super::EXIT_USAGE);
+        }
+    };
+    let mut rows = Vec::new();
+    let mut mismatches = 0;
+    if !o.json {
+        super::out(&format!(
+            "{:<20} {:<5} {:<11} {:>9} {:>8} {:>11} {:>9} {:>8}\n",
+            "program", "model", "verdict", "execs", "blocked", "execs/s", "wall ms", "RSS MiB"
+        ));
+    }
+    for f in &files {
+        for m in &o.models {
+            let row = run_one(&exe, f, m, &o);
+            let verdict = row["verdict"].as_str().unwrap_or("error");
+            let ok = match row["expected"].as_str() {
+                Some(e) => e == verdict,
+                None => verdict != "error",
+            };
+            if !ok {
+                mismatches += 1;
+            }
+            if !o.json {
+                let num = |k: &str| row[k].as_u64().map_or("-".into(), |n| n.to_string());
+                super::out(&format!(
+                    "{:<20} {:<5} {:<11} {:>9} {:>8} {:>11} {:>9.0} {:>8}\n",
+                    row["program"].as_str().unwrap_or(""),
+                    m,
+                    if ok {
+                        verdict.to_string()
+                    } else {
+                        format!("{verdict}!")
+                    },
+                    num("executions"),
+                    num("blocked"),
+                    row["executions_per_sec"]
+                        .as_f64()
+                        .map_or("-".into(), |r| format!("{r:.0}")),
+                    row["wall_ms"].as_f64().unwrap_or(0.0),
+                    row["peak_rss_kib"]
+                        .as_u64()
+                        .map_or("-".into(), |k| format!("{:.1}", k as f64 / 1024.0)),
+                ));
+            }
+            rows.push(row);
+        }
+    }
+    if o.json {
+        super::out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({ "runs": rows, "mismatches": mismatches }))
+                .expect("json")
+        ));
+    } else if mismatches > 0 {
+        super::out(&format!(
+            "\n{mismatches} run(s) marked `!` disagree with their program's `// expect:` line\n"
+        ));
+    }
+    ExitCode::from(if mismatches > 0 { 1 } else { 0 })
+}
