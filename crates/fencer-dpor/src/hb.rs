@@ -4,7 +4,8 @@
 
 use fencer_machine::{family, Event, EventKind, Step};
 use fencer_memory::{Chan, Drain, Loc, MemoryModel};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 /// One executed event.
 struct Ev {
@@ -79,8 +80,16 @@ impl Hb {
         for n in &mut self.pcount {
             *n = 0;
         }
-        self.locs.clear();
-        self.bufs.clear();
+        // Reset in place: the per-location and per-buffer vectors keep their allocations.
+        for info in self.locs.values_mut() {
+            info.last_write = None;
+            info.readers.clear();
+            info.last_lock = None;
+            info.last_unlock = None;
+        }
+        for q in self.bufs.values_mut() {
+            q.clear();
+        }
         for (_, c) in self.lock_clock.drain(..) {
             self.spare.push(c);
         }
