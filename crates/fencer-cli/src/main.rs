@@ -50,6 +50,39 @@ a run that disagrees is marked `!` and the exit code is 1.\n\n\
 Example:\n  fencer bench bench/fen --models sc,tso,pso"
     )]
     Bench(BenchArgs),
+    /// Answer litmus tests (herd7's X86 format) as herd7 does: every reachable final
+    /// state, Ok/No, witnesses and the observation.
+    #[command(
+        after_help = "The output follows herd7's layout line by line (without its Hash line), so \
+the two can be diffed. Every execution is explored (one per Shasha-Snir trace). Several files \
+end with a summary table.\n\n\
+Exit codes: 0 every test answered, 2 bad input or usage, 3 a limit stopped some test (its \
+answer is partial).\n\n\
+Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
+    )]
+    Litmus(LitmusArgs),
+}
+
+#[derive(clap::Args)]
+struct LitmusArgs {
+    /// Litmus files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Memory model (X86 tests are x86-TSO by default).
+    #[arg(long, short, value_enum, default_value = "tso")]
+    model: ModelArg,
+    /// Exploration engine.
+    #[arg(long, short, value_enum, default_value = "dpor")]
+    engine: EngineArg,
+    /// DPOR algorithm (with --engine dpor).
+    #[arg(long, value_enum, default_value = "optimal")]
+    algo: AlgoArg,
+    /// Print the answers as JSON instead of herd7's text.
+    #[arg(long)]
+    json: bool,
+    /// Stop each test after this many seconds (its answer is then partial; exit code 3).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -162,6 +195,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => check(args),
+        Command::Litmus(args) => litmus(args),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
             models: args
@@ -292,6 +326,102 @@ fn check(args: CheckArgs) -> ExitCode {
         out(&report.to_text(args.verbose));
     }
     ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+fn litmus(args: LitmusArgs) -> ExitCode {
+    let model: ModelKind = args.model.into();
+    let timeout = match args.timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            return usage_error(
+                args.json,
+                "error: --timeout expects a positive number of seconds",
+                None,
+            )
+        }
+        t => t.map(Duration::from_secs_f64),
+    };
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    let mut code = 0u8;
+    for file in &args.files {
+        let path = file.display().to_string();
+        let src = match std::fs::read_to_string(file) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{path}: error: cannot read the file: {e}");
+                code = EXIT_USAGE;
+                continue;
+            }
+        };
+        let lit = match fencer_litmus::parse_litmus(&path, &src) {
+            Ok(l) => l,
+            Err(d) => {
+                eprint!("{}", d.render(&src));
+                code = EXIT_USAGE;
+                continue;
+            }
+        };
+        let report = match args.engine {
+            EngineArg::Reference => {
+                let opts = fencer_reference::Options {
+                    timeout,
+                    ..Default::default()
+                };
+                fencer_reference::explore(&lit.program, model, &opts).report
+            }
+            EngineArg::Dpor => {
+                let opts = fencer_dpor::Options {
+                    algo: match args.algo {
+                        AlgoArg::Optimal => fencer_dpor::Algo::Optimal,
+                        AlgoArg::Source => fencer_dpor::Algo::Source,
+                    },
+                    timeout,
+                    stop_on_violation: false,
+                    ..Default::default()
+                };
+                fencer_dpor::explore(&lit.program, model, &opts)
+            }
+        };
+        let answer = lit.answer(&report);
+        if answer.incomplete && code == 0 {
+            code = 3;
+        }
+        if !args.json {
+            out(&answer.to_herd());
+            out("\n");
+        }
+        answers.push(answer);
+    }
+    if args.json {
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({ "tests": answers })).expect("json")
+        ));
+    } else if args.files.len() > 1 {
+        out(&format!(
+            "{:<32} {:<5} {:<4} {:<10} {:>6} {:>10} {:>8}\n",
+            "test", "model", "", "result", "states", "executions", "ms"
+        ));
+        for a in &answers {
+            out(&format!(
+                "{:<32} {:<5} {:<4} {:<10} {:>6} {:>10} {:>8}\n",
+                a.test,
+                a.model,
+                if a.ok { "Ok" } else { "No" },
+                a.observation,
+                a.states.len(),
+                a.executions,
+                a.elapsed_ms
+            ));
+        }
+        out(&format!(
+            "{} tests, {} answered, in {:.3} s\n",
+            args.files.len(),
+            answers.len(),
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    ExitCode::from(code)
 }
 
 /// A progress line on stderr for long runs: shown only when stderr is a terminal and the

@@ -288,3 +288,37 @@ fn verbose_reports_races_and_algo_can_be_chosen() {
         assert!(text.contains("executions: 4 "), "{text}");
     }
 }
+
+#[test]
+fn litmus_answers_in_herd7_layout_and_as_json() {
+    let dir = root().join("crates/fencer-litmus/tests/pso");
+    let mp = dir.join("MP.litmus");
+    let out = fencer(&["litmus", mp.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Test MP Allowed\nStates 3\n"), "{text}");
+    assert!(text.contains("Observation MP Never 0 3"), "{text}");
+    let out = fencer(&["litmus", mp.to_str().unwrap(), "-m", "pso", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tests"][0]["observation"], "Sometimes");
+    assert_eq!(v["tests"][0]["states"].as_array().unwrap().len(), 4);
+    // Several files end with a summary table.
+    let lb = dir.join("LB.litmus");
+    let out = fencer(&["litmus", mp.to_str().unwrap(), lb.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 tests, 2 answered"));
+}
+
+#[test]
+fn litmus_bad_input_exits_2_with_a_position() {
+    let dir = std::env::temp_dir().join(format!("fencer-litmus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.litmus");
+    std::fs::write(&bad, "X86 bad\n{ }\n P0 ;\n FROB [x] ;\nexists ([x]=1)\n").unwrap();
+    let out = fencer(&["litmus", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.litmus:4:2: error: unsupported instruction `FROB`"),
+        "{err}"
+    );
+}

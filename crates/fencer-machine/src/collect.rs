@@ -6,14 +6,15 @@ use crate::{CutKind, Event, EventKind, Fault, State};
 use fencer_ir::{CondVar, Op, Program, Quantifier};
 use fencer_memory::Loc;
 use fencer_report::{Counterexample, Limit, Report, Stats, TraceLine, Verdict};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 pub struct Collector<'a> {
     pub prog: &'a Program,
     pub vars: Vec<CondVar>,
     pub stats: Stats,
-    pub final_states: BTreeSet<Vec<i64>>,
+    /// Every final state reached, with how many complete executions reached it.
+    pub final_states: BTreeMap<Vec<i64>, u64>,
     pub cex: Option<Counterexample>,
     pub stopped: Option<Limit>,
     pub start: Instant,
@@ -25,7 +26,7 @@ impl<'a> Collector<'a> {
             prog,
             vars: prog.reported_vars(),
             stats: Stats::default(),
-            final_states: BTreeSet::new(),
+            final_states: BTreeMap::new(),
             cex: None,
             stopped: None,
             start: Instant::now(),
@@ -88,7 +89,7 @@ impl<'a> Collector<'a> {
         self.stats.executions += 1;
         let vals: Vec<i64> = self.vars.iter().map(|v| Self::var_value(s, v)).collect();
         let Some(c) = &self.prog.cond else {
-            self.final_states.insert(vals);
+            *self.final_states.entry(vals).or_default() += 1;
             return;
         };
         let holds = c.expr.eval(&|v| Self::var_value(s, v)) != 0;
@@ -117,7 +118,7 @@ impl<'a> Collector<'a> {
                 ),
             });
         }
-        self.final_states.insert(vals);
+        *self.final_states.entry(vals).or_default() += 1;
     }
 
     /// Records an execution cut short by a bound.
@@ -214,7 +215,8 @@ impl<'a> Collector<'a> {
             elapsed_ms: ms,
             condition: self.prog.cond.as_ref().map(|c| c.text.clone()),
             final_vars: self.vars.iter().map(|v| self.prog.var_name(v)).collect(),
-            final_states: Some(self.final_states.into_iter().collect()),
+            final_state_executions: Some(self.final_states.values().copied().collect()),
+            final_states: Some(self.final_states.into_keys().collect()),
             counterexample: self.cex,
             stopped_by: self.stopped,
             stats: self.stats,

@@ -129,6 +129,9 @@ pub struct Report {
     pub final_vars: Vec<String>,
     /// Every reachable final state, as values of `final_vars`, sorted.
     pub final_states: Option<Vec<Vec<i64>>>,
+    /// For each final state, how many complete executions (one per trace with DPOR) end
+    /// in it.
+    pub final_state_executions: Option<Vec<u64>>,
     pub counterexample: Option<Counterexample>,
     /// The limit that stopped exploration, if one did.
     pub stopped_by: Option<Limit>,
@@ -297,6 +300,7 @@ mod tests {
             condition: None,
             final_vars: vec![],
             final_states: Some(vec![]),
+            final_state_executions: Some(vec![]),
             counterexample: None,
             stopped_by: None,
         };
