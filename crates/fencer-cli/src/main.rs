@@ -244,6 +244,16 @@ fn usage_error(json: bool, msg: &str, diag: Option<&fencer_text::Diagnostic>) ->
     ExitCode::from(EXIT_USAGE)
 }
 
+/// `--timeout SECS` as a duration; a usage error unless positive and finite.
+fn timeout_arg(t: Option<f64>) -> Result<Option<Duration>, &'static str> {
+    match t {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            Err("error: --timeout expects a positive number of seconds")
+        }
+        t => Ok(t.map(Duration::from_secs_f64)),
+    }
+}
+
 fn check(args: CheckArgs) -> ExitCode {
     let path = args.file.display().to_string();
     let src = match std::fs::read(&args.file) {
@@ -272,15 +282,9 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(p) => p,
         Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
     };
-    let timeout = match args.timeout {
-        Some(t) if !(t.is_finite() && t > 0.0) => {
-            return usage_error(
-                args.json,
-                "error: --timeout expects a positive number of seconds",
-                None,
-            )
-        }
-        t => t.map(Duration::from_secs_f64),
+    let timeout = match timeout_arg(args.timeout) {
+        Ok(t) => t,
+        Err(msg) => return usage_error(args.json, msg, None),
     };
     let model: ModelKind = args.model.into();
     let spin_loops = if args.no_spin_assume {
@@ -330,15 +334,9 @@ fn check(args: CheckArgs) -> ExitCode {
 
 fn litmus(args: LitmusArgs) -> ExitCode {
     let model: ModelKind = args.model.into();
-    let timeout = match args.timeout {
-        Some(t) if !(t.is_finite() && t > 0.0) => {
-            return usage_error(
-                args.json,
-                "error: --timeout expects a positive number of seconds",
-                None,
-            )
-        }
-        t => t.map(Duration::from_secs_f64),
+    let timeout = match timeout_arg(args.timeout) {
+        Ok(t) => t,
+        Err(msg) => return usage_error(args.json, msg, None),
     };
     let started = Instant::now();
     let mut answers = Vec::new();

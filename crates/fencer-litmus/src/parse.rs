@@ -672,14 +672,16 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
                 }
             }
             "filter" => filter = Some(lx.cond()?),
-            _ => return Err(diag(
-                wsp.start,
-                wsp.end,
-                format!(
+            _ => {
+                return Err(diag(
+                    wsp.start,
+                    wsp.end,
+                    format!(
                     "expected `exists`, `~exists`, `forall`, `locations` or `filter`, found `{w}`"
                 ),
-                "unknown clause",
-            )),
+                    "unknown clause",
+                ))
+            }
         }
     }
     let Some((quant, cond, cond_span)) = cond else {
