@@ -136,10 +136,11 @@ enum EngineArg {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum AlgoArg {
-    /// Optimal-DPOR with wakeup trees: exactly one execution per trace, none wasted.
+    /// Optimal-DPOR with wakeup trees: one complete execution per trace; each race is
+    /// reversed by a whole sequence of events.
     Optimal,
-    /// Source-DPOR with sleep sets: one complete execution per trace, but it may start
-    /// executions that its sleep sets then abandon.
+    /// Source-DPOR with sleep sets: one complete execution per trace; each race is
+    /// reversed by adding one process to a backtrack set.
     Source,
 }
 

@@ -19,7 +19,7 @@ mod wut;
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{dependent, Access, Event, State, Status, Step};
+use fencer_machine::{dependent, Event, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
@@ -29,11 +29,12 @@ use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
-    /// Optimal-DPOR: sleep sets and wakeup trees; exactly one complete execution per
-    /// trace, and no execution blocked by its sleep set.
+    /// Optimal-DPOR: sleep sets and wakeup trees (races reversed by whole event
+    /// sequences). One complete execution per trace; with weak initials restricted to
+    /// initials (see `wut.rs`) some executions are still blocked by sleep sets.
     Optimal,
-    /// Source-DPOR with sleep sets: also one complete execution per trace, but it may
-    /// start executions that its sleep sets then block.
+    /// Source-DPOR with sleep sets (races reversed by one process each): also one
+    /// complete execution per trace, with executions its sleep sets block.
     Source,
 }
 
@@ -103,14 +104,14 @@ struct Pos {
     backtrack: Vec<Step>,
     /// Optimal-DPOR: the wakeup tree of sequences to explore from here.
     wut: Vec<wut::Node>,
-    /// Processes already explored from here, with the access of their next event.
-    done: Vec<(Step, Access)>,
+    /// Processes already explored from here.
+    done: Vec<Step>,
     /// Processes whose next event need not be explored from here.
-    sleep: Vec<(Step, Access)>,
+    sleep: Vec<Step>,
 }
 
 impl Pos {
-    fn reset(&mut self, sleep: Vec<(Step, Access)>, wut: Vec<wut::Node>) {
+    fn reset(&mut self, sleep: Vec<Step>, wut: Vec<wut::Node>) {
         self.backtrack.clear();
         self.done.clear();
         self.sleep = sleep;
@@ -118,11 +119,11 @@ impl Pos {
     }
 
     fn asleep(&self, s: Step) -> bool {
-        self.sleep.iter().any(|q| q.0 == s)
+        self.sleep.contains(&s)
     }
 
     fn explored(&self, s: Step) -> bool {
-        self.done.iter().any(|q| q.0 == s)
+        self.done.contains(&s)
     }
 
     /// Whether something is left to explore from here.
@@ -309,11 +310,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let mut child_sleep = Vec::new();
             {
                 let p = &self.pos[d];
-                for &(q, _) in p.sleep.iter().chain(p.done.iter()) {
-                    if q != step && !child_sleep.iter().any(|c: &(Step, Access)| c.0 == q) {
+                for &q in p.sleep.iter().chain(p.done.iter()) {
+                    if q != step && !child_sleep.contains(&q) {
                         let qa = state.next_access::<M>(self.prog, q);
                         if !dependent::<M>((q, qa), (step, acc)) {
-                            child_sleep.push((q, qa));
+                            child_sleep.push(q);
                         }
                     }
                 }
@@ -322,7 +323,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if self.opts.algo == Algo::Source && p.backtrack.is_empty() {
                 p.backtrack.push(step);
             }
-            p.done.push((step, acc));
+            p.done.push(step);
             self.schedule.truncate(d);
             self.schedule.push(step);
             let (ev, status) = state.step::<M>(self.prog, step);
@@ -403,8 +404,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .sleep
                 .iter()
                 .chain(p.done.iter())
-                .filter(|q| q.0 != taken)
-                .any(|&(q, _)| wut::initial(&ev, &v, q).is_some());
+                .filter(|&&q| q != taken)
+                .any(|&q| wut::initial(&ev, &v, q).is_some());
             if !redundant {
                 self.reversed += 1;
                 wut::insert(&ev, &mut p.wut, v.clone());

@@ -27,7 +27,8 @@ pub struct Litmus {
     /// The variables final states are shown over: the condition's and `locations`'s, in
     /// herd7's order (registers by thread and name, then locations by name).
     pub vars: Vec<CondVar>,
-    /// Variables the filter reads (reported too, then projected away).
+    /// The `filter` clause: executions whose final state fails it are left out of the
+    /// answer (its variables are reported too, then projected away).
     pub filter: Option<CondExpr>,
     /// The condition's proposition.
     pub prop: CondExpr,

@@ -248,6 +248,25 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
     })
 }
 
+/// A locked add: `old` gets the cell's old value and the cell `old + addend`, in one
+/// indivisible step; ZF is set from the new value. `addend` must not be `old`.
+fn locked_add(ops: &mut Vec<Op>, old: Reg, obj: u32, addend: Reg, zf: Reg) {
+    ops.push(Op::Rmw {
+        dst: old,
+        addr: Addr::scalar(obj),
+        op: RmwOp::FetchAdd(Expr::Reg(addend)),
+    });
+    // With `addend == zf` the sum is read before ZF is overwritten.
+    ops.push(Op::Local {
+        dst: zf,
+        expr: Expr::bin(
+            BinOp::Eq,
+            Expr::bin(BinOp::Add, Expr::Reg(old), Expr::Reg(addend)),
+            Expr::Const(0),
+        ),
+    });
+}
+
 fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnostic> {
     let zf = lw.reg(t, "%zf");
     let tmp = lw.reg(t, "%t");
@@ -381,16 +400,8 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                     )),
                 };
                 let obj = lw.obj(x, ins.span);
-                ops.push(Op::Local {
-                    dst: zf,
-                    expr: k.clone(),
-                });
-                ops.push(Op::Rmw {
-                    dst: tmp,
-                    addr: Addr::scalar(obj),
-                    op: RmwOp::FetchAdd(Expr::Reg(zf)),
-                });
-                ops.push(set_zf(Expr::bin(BinOp::Add, Expr::Reg(tmp), Expr::Reg(zf))));
+                ops.push(Op::Local { dst: zf, expr: k });
+                locked_add(&mut ops, tmp, obj, zf, zf);
             }
             ("XADD", true, [Operand::Mem(x), Operand::Reg(r)]) => {
                 let r = lw.reg(t, r);
@@ -399,12 +410,7 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                     dst: tmp,
                     expr: Expr::Reg(r),
                 });
-                ops.push(Op::Rmw {
-                    dst: r,
-                    addr: Addr::scalar(obj),
-                    op: RmwOp::FetchAdd(Expr::Reg(tmp)),
-                });
-                ops.push(set_zf(Expr::bin(BinOp::Add, Expr::Reg(r), Expr::Reg(tmp))));
+                locked_add(&mut ops, r, obj, tmp, zf);
             }
             ("CMPXCHG", true, [Operand::Mem(x), Operand::Reg(r)]) => {
                 let (r, eax) = (lw.reg(t, r), lw.reg(t, "EAX"));

@@ -452,7 +452,7 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
             init_start = s + src[s..e].find('{').unwrap_or(0);
             break;
         }
-        if let Some(rest) = line.strip_prefix('"') {
+        if line.starts_with('"') {
             // A doc string may span lines.
             let from = s + src[s..e].find('"').unwrap_or(0) + 1;
             let Some(close) = src[from..].find('"') else {
@@ -463,7 +463,6 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
                     "starts here",
                 ));
             };
-            let _ = rest;
             doc = Some(src[from..from + close].to_string());
             let end = from + close;
             while li < ls.len() && ls[li].1 < end {

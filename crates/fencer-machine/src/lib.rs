@@ -422,7 +422,7 @@ impl State {
                             if M::channel(l).is_some()
                                 && self.bufs[t as usize].forward(l).is_some() =>
                         {
-                            Access::Forwarded(l)
+                            Access::Local
                         }
                         Some(l) => Access::Read(l),
                         None => Access::Any,
@@ -488,10 +488,8 @@ impl State {
 /// What a step would do to shared state, for deciding whether two steps commute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
-    /// Touches nothing another thread can see (a buffered store, an `assume`, ...).
+    /// Touches nothing another thread can see (a buffered store, a forwarded load, ...).
     Local,
-    /// A load that reads its own store buffer: it touches nothing another thread can see.
-    Forwarded(Loc),
     /// Reads memory.
     Read(Loc),
     /// Writes memory (a buffer update, or a store under SC).
