@@ -15,7 +15,13 @@ pub struct BenchOptions {
     pub json: bool,
 }
 
-/// The `.fen` files named, directories expanded (sorted).
+fn is_program(f: &Path) -> bool {
+    let ext = f.extension().and_then(|x| x.to_str());
+    ext == Some("fen") || (cfg!(feature = "c") && matches!(ext, Some("c" | "ll" | "bc")))
+}
+
+/// The programs named (`.fen`, and C files when built with C support), directories
+/// expanded (sorted).
 fn programs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
@@ -24,7 +30,7 @@ fn programs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .map_err(|e| format!("{}: error: cannot read the directory: {e}", p.display()))?;
             let mut v: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "fen"))
+                .filter(|f| is_program(f))
                 .collect();
             v.sort();
             out.extend(v);
@@ -35,18 +41,31 @@ fn programs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         }
     }
     if out.is_empty() {
-        return Err("error: no `.fen` programs to run".into());
+        return Err("error: no programs (`.fen`, `.c`, `.ll`, `.bc`) to run".into());
     }
     Ok(out)
 }
 
-/// The verdict a program's `// expect: sc=... tso=... pso=...` line gives for `model`.
+/// The verdict expected for `model`: from the program's `// expect: sc=... tso=... pso=...`
+/// line, else from an `expected.tsv` beside it (columns `file sc tso pso`, verdicts `safe`
+/// or `unsafe`, the layout of the shared C benchmarks).
 fn expected(path: &Path, model: &str) -> Option<String> {
     let src = std::fs::read_to_string(path).ok()?;
-    let line = src.lines().find_map(|l| l.strip_prefix("// expect:"))?;
-    line.split_whitespace().find_map(|kv| {
-        let (k, v) = kv.split_once('=')?;
-        (k == model).then(|| v.to_string())
+    if let Some(line) = src.lines().find_map(|l| l.strip_prefix("// expect:")) {
+        return line.split_whitespace().find_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            (k == model).then(|| v.to_string())
+        });
+    }
+    let table = std::fs::read_to_string(path.parent()?.join("expected.tsv")).ok()?;
+    let mut rows = table.lines().map(|l| l.split('\t').collect::<Vec<_>>());
+    let header = rows.next()?;
+    let col = header.iter().position(|h| h.eq_ignore_ascii_case(model))?;
+    let name = path.file_name()?.to_str()?;
+    let row = rows.find(|r| r.first() == Some(&name))?;
+    Some(match *row.get(col)? {
+        "unsafe" => "violation".to_string(),
+        v => v.to_string(),
     })
 }
 

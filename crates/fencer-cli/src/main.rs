@@ -36,7 +36,11 @@ struct Cli {
 enum Command {
     /// Explore every execution of a program and report violations and final states.
     #[command(
-        after_help = "The program is in fencer's text format (docs/text-format.md).\n\n\
+        after_help = "The program is in fencer's text format (docs/text-format.md), or C with \
+pthreads (`.c`; also LLVM 14 IR as `.ll` or `.bc`), compiled with clang-14 at -O0: every access \
+the source makes is kept (see docs/c.md for what each C construct means on TSO and PSO). \
+Compiler flags pass through: -D, -I, --std, and anything after `--`.\n\n\
+Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3 -- -Wall\n\n\
 Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory error, \
 satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit."
     )]
@@ -146,8 +150,24 @@ enum AlgoArg {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// The program to check (text format, usually `.fen`).
+    /// The program to check: `.fen` (text format), `.c`, `.ll` or `.bc`.
     file: PathBuf,
+    /// C: define a macro (passed to clang as -D).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// C: add a directory to the include path (passed to clang as -I).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// C: the language standard (passed to clang as -std=), e.g. c11.
+    #[arg(long, value_name = "STD")]
+    std: Option<String>,
+    /// C: the clang 14 to compile with (default: $FENCER_CLANG, clang-14 on PATH, or
+    /// /usr/lib/llvm-14/bin/clang).
+    #[arg(long, value_name = "PATH")]
+    clang: Option<PathBuf>,
+    /// C: further compiler flags, after `--`.
+    #[arg(last = true, value_name = "CFLAGS")]
+    cflags: Vec<String>,
     /// Memory model to check under.
     #[arg(long, short, value_enum, default_value = "sc")]
     model: ModelArg,
@@ -255,39 +275,107 @@ fn timeout_arg(t: Option<f64>) -> Result<Option<Duration>, &'static str> {
     }
 }
 
-fn check(args: CheckArgs) -> ExitCode {
+fn is_c(path: &std::path::Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("c" | "i" | "ll" | "bc")
+    )
+}
+
+fn load_text(args: &CheckArgs) -> Result<fencer_ir::Program, ExitCode> {
     let path = args.file.display().to_string();
     let src = match std::fs::read(&args.file) {
         Ok(b) => match String::from_utf8(b) {
             Ok(s) => s,
             Err(e) => {
-                return usage_error(
+                return Err(usage_error(
                     args.json,
                     &format!(
                         "{path}: error: the file is not UTF-8 text (invalid byte at offset {})",
                         e.utf8_error().valid_up_to()
                     ),
                     None,
-                )
+                ))
             }
         },
         Err(e) => {
-            return usage_error(
+            return Err(usage_error(
                 args.json,
                 &format!("{path}: error: cannot read the file: {e}"),
                 None,
-            )
+            ))
         }
     };
-    let mut prog = match fencer_text::parse_program(&path, &src) {
-        Ok(p) => p,
-        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+    fencer_text::parse_program(&path, &src)
+        .map_err(|d| usage_error(args.json, &d.render(&src), Some(&d)))
+}
+
+#[cfg(feature = "c")]
+fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, ExitCode> {
+    let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
+    flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
+    if let Some(std) = &args.std {
+        flags.push(format!("-std={std}"));
+    }
+    flags.extend(args.cflags.iter().cloned());
+    let opts = fencer_c::CompileOptions {
+        clang: args.clang.clone(),
+        flags,
+    };
+    fencer_c::load(&args.file, &opts, model).map_err(|e| {
+        // The offending source line, with a caret, when the position is known.
+        let mut msg = e.to_string();
+        if e.line > 0 {
+            if let Some(text) = std::fs::read_to_string(&e.file)
+                .ok()
+                .and_then(|s| s.lines().nth(e.line as usize - 1).map(str::to_string))
+            {
+                let caret = " ".repeat(e.col.saturating_sub(1) as usize);
+                msg = format!("{}\n  | {text}\n  | {caret}^", msg);
+            }
+        }
+        let d = fencer_text::Diagnostic {
+            file: e.file.clone(),
+            line: e.line,
+            col: e.col,
+            span: Default::default(),
+            message: e.message.clone(),
+            label: String::new(),
+            help: e.help.clone(),
+        };
+        usage_error(args.json, &msg, Some(&d))
+    })
+}
+
+#[cfg(not(feature = "c"))]
+fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, ExitCode> {
+    Err(usage_error(
+        args.json,
+        &format!(
+            "{}: error: this fencer was built without C support (cargo feature `c`)",
+            args.file.display()
+        ),
+        None,
+    ))
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let model: ModelKind = args.model.into();
+    let mut prog = if is_c(&args.file) {
+        match load_c(&args, model) {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
+    } else {
+        match load_text(&args) {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
     };
     let timeout = match timeout_arg(args.timeout) {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
-    let model: ModelKind = args.model.into();
     let spin_loops = if args.no_spin_assume {
         0
     } else {

@@ -84,6 +84,9 @@ pub struct Object {
     pub init: Vec<Value>,
     /// Declared as an array (printed `a[i]`) rather than a scalar.
     pub is_array: bool,
+    /// Names of cells for reports (`pool[1].next`), by cell index; empty, or an empty
+    /// string, for the default naming. The C front-end fills it: its cells are bytes.
+    pub cell_names: Vec<String>,
     pub loc: SrcLoc,
 }
 
@@ -107,6 +110,21 @@ pub enum BinOp {
     Ge,
     LogAnd,
     LogOr,
+    /// Unsigned (64-bit) forms, for front-ends with unsigned integers (C).
+    UDiv,
+    URem,
+    /// Logical shift right.
+    LShr,
+    ULt,
+    ULe,
+    UGt,
+    UGe,
+    /// Used by read-modify-writes (C `atomicrmw`).
+    Min,
+    Max,
+    UMin,
+    UMax,
+    Nand,
 }
 
 impl BinOp {
@@ -131,6 +149,18 @@ impl BinOp {
             Ge => ">=",
             LogAnd => "&&",
             LogOr => "||",
+            UDiv => "/u",
+            URem => "%u",
+            LShr => ">>>",
+            ULt => "<u",
+            ULe => "<=u",
+            UGt => ">u",
+            UGe => ">=u",
+            Min => "min",
+            Max => "max",
+            UMin => "umin",
+            UMax => "umax",
+            Nand => "nand",
         }
     }
 
@@ -166,6 +196,28 @@ impl BinOp {
             Ge => (a >= b) as Value,
             LogAnd => (a != 0 && b != 0) as Value,
             LogOr => (a != 0 || b != 0) as Value,
+            UDiv => {
+                if b == 0 {
+                    return None;
+                }
+                ((a as u64) / (b as u64)) as Value
+            }
+            URem => {
+                if b == 0 {
+                    return None;
+                }
+                ((a as u64) % (b as u64)) as Value
+            }
+            LShr => (a as u64).wrapping_shr(b as u32) as Value,
+            ULt => ((a as u64) < (b as u64)) as Value,
+            ULe => ((a as u64) <= (b as u64)) as Value,
+            UGt => ((a as u64) > (b as u64)) as Value,
+            UGe => ((a as u64) >= (b as u64)) as Value,
+            Min => a.min(b),
+            Max => a.max(b),
+            UMin => (a as u64).min(b as u64) as Value,
+            UMax => (a as u64).max(b as u64) as Value,
+            Nand => !(a & b),
         })
     }
 }
@@ -175,6 +227,11 @@ pub enum UnOp {
     Neg,
     Not,
     BitNot,
+    /// Keeps the low `n` bits, sign-extended (C front-end: integers narrower than 64 bits
+    /// are held sign-extended, so arithmetic wraps at their width).
+    Sext(u8),
+    /// Keeps the low `n` bits, zero-extended (the unsigned view of a narrow integer).
+    Zext(u8),
 }
 
 impl UnOp {
@@ -183,6 +240,13 @@ impl UnOp {
             UnOp::Neg => a.wrapping_neg(),
             UnOp::Not => (a == 0) as Value,
             UnOp::BitNot => !a,
+            UnOp::Sext(n) if n >= 64 => a,
+            UnOp::Sext(n) => {
+                let k = 64 - n as u32;
+                a.wrapping_shl(k).wrapping_shr(k)
+            }
+            UnOp::Zext(n) if n >= 64 => a,
+            UnOp::Zext(n) => a & ((1i64 << n) - 1),
         }
     }
 }
@@ -243,6 +307,9 @@ pub enum RmwOp {
     FetchAdd(Expr),
     /// Swaps; the result is the old value.
     Xchg(Expr),
+    /// Writes `op(old, value)` kept to `bits` bits sign-extended; the result is the old
+    /// value (C `atomicrmw` and the `__sync_fetch_and_*` builtins).
+    Fetch { op: BinOp, value: Expr, bits: u8 },
 }
 
 /// One instruction. `Local`, `Jump` and `Branch` are invisible to other threads; every
@@ -302,6 +369,23 @@ pub enum Op {
         size: Expr,
     },
     Free(Expr),
+    /// Ends the thread at once, from any call depth (`pthread_exit`).
+    Exit,
+    /// Writes the running thread's id (`pthread_self`).
+    ThreadId {
+        dst: Reg,
+    },
+    /// Marks the head of a loop that carries no register from one iteration to the next
+    /// (see [`spin`]): writes the thread's event count, the start of the iteration.
+    LoopHead {
+        dst: Reg,
+    },
+    /// The back edge of such a loop: jumps to `to`, unless every event since the iteration
+    /// started (`start` holds its event count) was pure; then the thread blocks for good.
+    SpinBack {
+        to: u32,
+        start: Reg,
+    },
 }
 
 impl Op {
@@ -315,6 +399,10 @@ impl Op {
                 | Op::Call { .. }
                 | Op::Return(_)
                 | Op::Assert { .. }
+                | Op::Exit
+                | Op::ThreadId { .. }
+                | Op::LoopHead { .. }
+                | Op::SpinBack { .. }
         )
     }
 }
@@ -435,6 +523,11 @@ pub struct Program {
     pub cond: Option<FinalCond>,
     /// Extra variables the final states should show (litmus `locations [...]`).
     pub observe: Vec<CondVar>,
+    /// Final states are reported over the condition and `observe` only, even when both are
+    /// empty (the C front-end: memory is bytes, and verdicts come from assertions).
+    pub observe_explicit: bool,
+    /// Counterexamples name each event's file and function (C front-end).
+    pub source_trace: bool,
 }
 
 impl Program {
@@ -460,14 +553,19 @@ impl Program {
                 let f = &self.functions[t.func as usize];
                 format!("{}.{}", t.name, f.reg_names[*reg as usize])
             }
-            CondVar::Cell { obj, index } => {
-                let o = &self.objects[*obj as usize];
-                if o.is_array {
-                    format!("{}[{}]", o.name, index)
-                } else {
-                    o.name.clone()
-                }
-            }
+            CondVar::Cell { obj, index } => self.cell_name(*obj, *index),
+        }
+    }
+
+    /// How a cell of a global object is written in reports: `x`, `a[2]`, `x+4`, or the
+    /// front-end's own name for it (`pool[1].1`).
+    pub fn cell_name(&self, obj: ObjId, index: u32) -> String {
+        let o = &self.objects[obj as usize];
+        match o.cell_names.get(index as usize) {
+            Some(n) if !n.is_empty() => n.clone(),
+            _ if o.is_array => format!("{}[{}]", o.name, index),
+            _ if index == 0 => o.name.clone(),
+            _ => format!("{}+{}", o.name, index),
         }
     }
 
@@ -484,7 +582,7 @@ impl Program {
                 out.push(v.clone());
             }
         }
-        if self.cond.is_some() || !self.observe.is_empty() {
+        if self.cond.is_some() || !self.observe.is_empty() || self.observe_explicit {
             return out;
         }
         for (ti, t) in self.threads.iter().enumerate() {

@@ -38,6 +38,7 @@ impl<'a> Lower<'a> {
             kind: ObjKind::Shared,
             init: vec![0],
             is_array: false,
+            cell_names: Vec::new(),
             loc,
         });
         self.objects.len() as u32 - 1
@@ -238,6 +239,8 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
             loc,
         }),
         observe,
+        observe_explicit: false,
+        source_trace: false,
     };
     Ok(Litmus {
         test,

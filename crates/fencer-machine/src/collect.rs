@@ -62,8 +62,13 @@ impl<'a> Collector<'a> {
             ls.pop();
         }
         let thread = s.thread_name(self.prog, f.thread);
+        let function = self.prog.source_trace.then(|| {
+            let fr = s.threads[f.thread as usize].frames.last().expect("frame");
+            self.prog.functions[fr.func as usize].name.clone()
+        });
         ls.push(TraceLine {
             step: ls.len() + 1,
+            function,
             thread: thread.clone(),
             file: self.prog.file_name(f.src).to_string(),
             line: f.src.line,

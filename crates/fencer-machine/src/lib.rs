@@ -122,6 +122,8 @@ pub struct Event {
     /// For real-thread events, the event's identity; for updates, the store's.
     pub id: EventId,
     pub src: SrcLoc,
+    /// The function the instruction belongs to (for updates, the store's).
+    pub func: FuncId,
     pub kind: EventKind,
 }
 
@@ -198,6 +200,29 @@ pub struct ThreadState {
     pub back_edges: Vec<(FuncId, u32, u32)>,
     /// Set when a bound stopped the thread: it never runs again.
     pub cut: Option<CutKind>,
+    /// Pure-iteration tracking (see [`SpinTrack`]).
+    pub spin: SpinTrack,
+}
+
+/// Dynamic spin-loop pruning. When a thread takes a backward jump, comes back to the same
+/// jump having done nothing visible but loads, and finds its registers as they were, the
+/// iteration in between changed nothing: dropping it leaves a valid execution with the same
+/// outcome, so every execution that goes on from here has a shorter equivalent one, and
+/// this one is discarded (the thread blocks, as at a false `assume`). This catches the
+/// waiting loops the static spin-loop rewrite cannot, such as Dekker's
+/// `while (flag1) { if (turn != 0) { ... } }` when the `if` is not taken.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SpinTrack {
+    /// The backward jump last taken: function, pc, call depth.
+    at: Option<(FuncId, u32, u32)>,
+    /// The registers when it was taken.
+    regs: Vec<Value>,
+    /// Only loads since then.
+    pure: bool,
+    /// One past the index of the thread's last impure event (for [`Op::SpinBack`]).
+    impure_upto: u32,
+    /// The thread repeated a pure iteration: it never runs again.
+    pub blocked: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -229,6 +254,7 @@ pub struct State {
 pub struct StoreTag {
     pub id: EventId,
     pub src: SrcLoc,
+    pub func: FuncId,
 }
 
 enum Local {
@@ -299,6 +325,7 @@ impl State {
             func,
             back_edges: Vec::new(),
             cut: None,
+            spin: SpinTrack::default(),
         });
         self.bufs.push(Buffers::default());
         match self.run_locals(prog, tid) {
@@ -343,7 +370,11 @@ impl State {
     /// The steps enabled in this state, threads first, then updates; appended to `out`.
     pub fn enabled<M: MemoryModel>(&self, prog: &Program, out: &mut Vec<Step>) {
         for (t, th) in self.threads.iter().enumerate() {
-            if !th.finished && th.cut.is_none() && self.thread_enabled::<M>(prog, t as u32) {
+            if !th.finished
+                && th.cut.is_none()
+                && !th.spin.blocked
+                && self.thread_enabled::<M>(prog, t as u32)
+            {
                 out.push(Step::Thread(t as u32));
             }
         }
@@ -396,8 +427,9 @@ impl State {
     /// so is discarded (it is not a deadlock).
     pub fn assume_blocked(&self, prog: &Program) -> bool {
         (0..self.threads.len() as u32).any(|t| {
-            !self.threads[t as usize].finished
-                && matches!(&self.current(prog, t).1.op, Op::Assume(c)
+            self.threads[t as usize].spin.blocked
+                || !self.threads[t as usize].finished
+                    && matches!(&self.current(prog, t).1.op, Op::Assume(c)
                     if eval(c, &self.current(prog, t).0.regs) == Some(0))
         })
     }
@@ -471,6 +503,7 @@ impl State {
                         step,
                         id: e.store.id,
                         src: e.store.src,
+                        func: e.store.func,
                         kind: EventKind::Update {
                             loc: e.loc,
                             value: e.value,
@@ -683,10 +716,12 @@ impl State {
         let (fr, ins) = self.current(prog, t);
         let src = ins.loc;
         let regs = &fr.regs;
+        let func = fr.func;
         let ev = |kind| Event {
             step: Step::Thread(t),
             id,
             src,
+            func,
             kind,
         };
         let arith = |s: &Self| {
@@ -745,7 +780,7 @@ impl State {
                         Entry {
                             loc,
                             value,
-                            store: StoreTag { id, src },
+                            store: StoreTag { id, src, func },
                         },
                     ),
                 }
@@ -768,6 +803,16 @@ impl State {
                         Some(old.wrapping_add(val_or_fault!(e, EventKind::Failed)))
                     }
                     RmwOp::Xchg(e) => Some(val_or_fault!(e, EventKind::Failed)),
+                    RmwOp::Fetch { op, value, bits } => {
+                        let v = val_or_fault!(value, EventKind::Failed);
+                        match op.eval(old, v) {
+                            Some(w) => Some(fencer_ir::UnOp::Sext(*bits).eval(w)),
+                            None => {
+                                let f = arith(self);
+                                return (ev(EventKind::Failed), Status::Fault(f));
+                            }
+                        }
+                    }
                 };
                 if let Some(w) = written {
                     self.write(loc, w, id);
@@ -889,8 +934,25 @@ impl State {
             | Op::Branch { .. }
             | Op::Call { .. }
             | Op::Return(_)
-            | Op::Assert { .. } => unreachable!("local instructions run inside run_locals"),
+            | Op::Assert { .. }
+            | Op::Exit
+            | Op::ThreadId { .. }
+            | Op::LoopHead { .. }
+            | Op::SpinBack { .. } => unreachable!("local instructions run inside run_locals"),
         };
+        // Events whose removal leaves a valid execution with the same state: loads, fences,
+        // assumes, and read-modify-writes that wrote back the value they read (a failing
+        // test-and-set in a spin lock).
+        let pure = match &kind {
+            EventKind::Load { .. } | EventKind::Fence | EventKind::Assume => true,
+            EventKind::Rmw { read, written, .. } => written.is_none_or(|w| w == *read),
+            _ => false,
+        };
+        if !pure {
+            let sp = &mut self.threads[t as usize].spin;
+            sp.pure = false;
+            sp.impure_upto = id.index + 1;
+        }
         self.threads[t as usize]
             .frames
             .last_mut()
@@ -956,6 +1018,17 @@ impl State {
                         },
                         _ => unreachable!(),
                     };
+                    if to <= fr.pc {
+                        let key = (fr.func, fr.pc, depth as u32);
+                        let sp = &mut th.spin;
+                        if sp.pure && sp.at == Some(key) && sp.regs == fr.regs {
+                            sp.blocked = true;
+                            return Local::Ready;
+                        }
+                        sp.at = Some(key);
+                        sp.regs.clone_from(&fr.regs);
+                        sp.pure = true;
+                    }
                     if to <= fr.pc && unroll != u32::MAX {
                         let key = (fr.func, fr.pc);
                         let n = match th.back_edges.iter_mut().find(|e| (e.0, e.1) == key) {
@@ -1028,6 +1101,46 @@ impl State {
                         caller.regs[r as usize] = v;
                     }
                     caller.pc += 1;
+                }
+                Op::Exit => {
+                    th.frames.truncate(1);
+                    let root = &mut th.frames[0];
+                    root.pc = prog.functions[root.func as usize].body.len() as u32;
+                    th.finished = true;
+                    return Local::Ready;
+                }
+                Op::ThreadId { dst } => {
+                    fr.regs[*dst as usize] = t as Value;
+                    fr.pc += 1;
+                }
+                Op::LoopHead { dst } => {
+                    fr.regs[*dst as usize] = th.events as Value;
+                    fr.pc += 1;
+                }
+                Op::SpinBack { to, start } => {
+                    if th.spin.impure_upto as Value <= fr.regs[*start as usize] {
+                        th.spin.blocked = true;
+                        return Local::Ready;
+                    }
+                    let to = *to;
+                    if unroll != u32::MAX {
+                        let key = (fr.func, fr.pc);
+                        let n = match th.back_edges.iter_mut().find(|e| (e.0, e.1) == key) {
+                            Some(e) => {
+                                e.2 += 1;
+                                e.2
+                            }
+                            None => {
+                                th.back_edges.push((key.0, key.1, 1));
+                                1
+                            }
+                        };
+                        if n > unroll {
+                            return Local::Cut(CutKind::Unroll);
+                        }
+                    }
+                    let fr = th.frames.last_mut().expect("frame");
+                    fr.pc = to;
                 }
                 _ => return Local::Ready,
             }
@@ -1125,6 +1238,9 @@ impl State {
         };
         TraceLine {
             step: step_no,
+            function: prog
+                .source_trace
+                .then(|| prog.functions[e.func as usize].name.clone()),
             thread,
             file: prog.file_name(e.src).to_string(),
             line: e.src.line,
@@ -1139,10 +1255,9 @@ impl State {
 
 /// `x`, `a[3]`, or `heap#5[0]` for a cell.
 pub fn loc_name(prog: &Program, l: Loc) -> String {
-    match prog.objects.get(l.obj as usize) {
-        Some(o) if o.is_array => format!("{}[{}]", o.name, l.index),
-        Some(o) if l.index == 0 => o.name.clone(),
-        Some(o) => format!("{}+{}", o.name, l.index),
-        None => format!("heap#{}[{}]", l.obj, l.index),
+    if (l.obj as usize) < prog.objects.len() {
+        prog.cell_name(l.obj, l.index)
+    } else {
+        format!("heap#{}[{}]", l.obj, l.index)
     }
 }

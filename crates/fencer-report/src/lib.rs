@@ -40,6 +40,9 @@ pub struct TraceLine {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// The function the event's instruction is in (C programs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
     /// Human-readable operation, e.g. `store x = 1 (buffered)` or `load y -> 0`.
     pub op: String,
     /// The memory location acted on, if any.
@@ -250,22 +253,64 @@ pub fn render_counterexample(c: &Counterexample) -> String {
         .max()
         .unwrap_or(6)
         .max(6);
-    let _ = writeln!(
-        s,
-        "  {:>4}  {:<tw$}  {:<8}  operation",
-        "#", "thread", "line"
-    );
-    for e in &c.events {
-        let pos = if e.line == 0 {
-            "-".to_string()
-        } else {
-            format!("{}:{}", e.line, e.column)
+    if c.events.iter().any(|e| e.function.is_some()) {
+        // C programs: each event names its source file, line and function.
+        let base = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+        let pos = |e: &TraceLine| {
+            if e.line == 0 {
+                "-".to_string()
+            } else {
+                format!("{}:{}", base(&e.file), e.line)
+            }
         };
+        let pw = c
+            .events
+            .iter()
+            .map(|e| pos(e).len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let fw = c
+            .events
+            .iter()
+            .map(|e| e.function.as_deref().unwrap_or("-").len())
+            .max()
+            .unwrap_or(8)
+            .max(8);
         let _ = writeln!(
             s,
-            "  {:>4}  {:<tw$}  {:<8}  {}",
-            e.step, e.thread, pos, e.op
+            "  {:>4}  {:<tw$}  {:<pw$}  {:<fw$}  operation",
+            "#", "thread", "source", "function"
         );
+        for e in &c.events {
+            let _ = writeln!(
+                s,
+                "  {:>4}  {:<tw$}  {:<pw$}  {:<fw$}  {}",
+                e.step,
+                e.thread,
+                pos(e),
+                e.function.as_deref().unwrap_or("-"),
+                e.op
+            );
+        }
+    } else {
+        let _ = writeln!(
+            s,
+            "  {:>4}  {:<tw$}  {:<8}  operation",
+            "#", "thread", "line"
+        );
+        for e in &c.events {
+            let pos = if e.line == 0 {
+                "-".to_string()
+            } else {
+                format!("{}:{}", e.line, e.column)
+            };
+            let _ = writeln!(
+                s,
+                "  {:>4}  {:<tw$}  {:<8}  {}",
+                e.step, e.thread, pos, e.op
+            );
+        }
     }
     if let Some(fs) = &c.final_state {
         let parts: Vec<String> = fs.iter().map(|(n, v)| format!("{n}={v}")).collect();

@@ -137,6 +137,8 @@ impl<'a> Lowerer<'a> {
             threads,
             cond,
             observe: Vec::new(),
+            observe_explicit: false,
+            source_trace: false,
         })
     }
 
@@ -149,6 +151,7 @@ impl<'a> Lowerer<'a> {
             kind,
             init,
             is_array,
+            cell_names: Vec::new(),
             loc,
         });
     }

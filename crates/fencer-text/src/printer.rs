@@ -176,6 +176,10 @@ pub fn print_expr(e: &Expr) -> String {
                 UnOp::Neg => "-",
                 UnOp::Not => "!",
                 UnOp::BitNot => "~",
+                // The text parser never builds these (only the C front-end does); printed
+                // as the cast they stand for.
+                UnOp::Sext(_) => "(signed)",
+                UnOp::Zext(_) => "(unsigned)",
             };
             match a.kind {
                 ExprKind::Bin(..) => format!("{sym}({})", print_expr(a)),

@@ -1,0 +1,225 @@
+//! The C front-end: C files are compiled by clang-14 to LLVM IR, which is lowered to the
+//! program IR. Like Nidhugg and GenMC, fencer reuses a mature C semantics (clang's) instead of
+//! writing its own; what it adds is the memory model of every access.
+//!
+//! Compilation: `clang-14 -O0 -g -S -emit-llvm`. `-O0` because every optimisation level
+//! above it may merge, hoist or delete accesses to non-volatile shared variables, and the
+//! verdicts must be about the accesses the source makes. The price of `-O0`, a stack slot
+//! for every local variable, is paid back by the lowering: a stack slot whose address never
+//! escapes (every use is a load or store of it) becomes a register, so it costs no event.
+//! `.ll` files are read as they are; `.bc` files are disassembled with `llvm-dis-14`. The
+//! textual IR is what is read because the LLVM C API hides inline-assembly strings, which
+//! the lowering needs to recognise fences.
+//!
+//! See [`lower`] for what each construct becomes and the memory-model mapping.
+
+mod layout;
+pub mod lower;
+
+use fencer_ir::Program;
+use fencer_memory::ModelKind;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How to compile a C file.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// The clang to run; by default `$FENCER_CLANG`, else `clang-14`, else
+    /// `/usr/lib/llvm-14/bin/clang`.
+    pub clang: Option<PathBuf>,
+    /// Extra compiler flags (`-DN=3`, `-Iinclude`, `-std=c11`, ...), passed as they are.
+    pub flags: Vec<String>,
+}
+
+/// Why a C program could not be loaded. `line` is 0 when no source position is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Error {
+    fn plain(file: &str, message: impl Into<String>, help: Option<String>) -> Error {
+        Error {
+            file: file.to_string(),
+            line: 0,
+            col: 0,
+            message: message.into(),
+            help,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.col) {
+            (0, _) => write!(f, "{}: error: {}", self.file, self.message)?,
+            (l, 0) => write!(f, "{}:{l}: error: {}", self.file, self.message)?,
+            (l, c) => write!(f, "{}:{l}:{c}: error: {}", self.file, self.message)?,
+        }
+        if let Some(h) = &self.help {
+            write!(f, "\n  help: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether the path names a file this front-end reads (`.c`, `.i`, `.ll`, `.bc`).
+pub fn handles(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("c" | "i" | "h" | "ll" | "bc")
+    )
+}
+
+const INSTALL_HELP: &str = "install clang 14 (Debian/Ubuntu: `apt-get install clang-14`), or \
+    name a clang 14 with FENCER_CLANG=/path/to/clang; fencer reads LLVM 14 IR, so other clang \
+    versions are not used";
+
+fn find_tool(explicit: Option<&Path>, env: &str, names: &[&str]) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return Some(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os(env) {
+        return Some(PathBuf::from(p));
+    }
+    for n in names {
+        let p = Path::new(n);
+        if p.is_absolute() {
+            if p.exists() {
+                return Some(p.to_path_buf());
+            }
+            continue;
+        }
+        if let Some(paths) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&paths) {
+                let c = dir.join(n);
+                if c.is_file() {
+                    return Some(c);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The textual LLVM IR of a source file, compiled or disassembled as its extension says.
+pub fn llvm_text(path: &Path, opts: &CompileOptions) -> Result<String, Error> {
+    let file = path.display().to_string();
+    if !path.exists() {
+        return Err(Error::plain(
+            &file,
+            "cannot read the file: it does not exist",
+            None,
+        ));
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let output = match ext {
+        "ll" => {
+            return std::fs::read_to_string(path)
+                .map_err(|e| Error::plain(&file, format!("cannot read the file: {e}"), None))
+        }
+        "bc" => {
+            let dis = find_tool(
+                None,
+                "FENCER_LLVM_DIS",
+                &["llvm-dis-14", "/usr/lib/llvm-14/bin/llvm-dis"],
+            )
+            .ok_or_else(|| {
+                Error::plain(
+                    &file,
+                    "llvm-dis-14 is needed to read LLVM bitcode and was not found",
+                    Some(
+                        "install it with `apt-get install llvm-14`, or pass the .c or .ll file"
+                            .into(),
+                    ),
+                )
+            })?;
+            Command::new(dis).arg(path).arg("-o").arg("-").output()
+        }
+        _ => {
+            let clang = find_tool(
+                opts.clang.as_deref(),
+                "FENCER_CLANG",
+                &["clang-14", "/usr/lib/llvm-14/bin/clang"],
+            )
+            .ok_or_else(|| {
+                Error::plain(
+                    &file,
+                    "clang 14 is needed to compile C and was not found",
+                    Some(INSTALL_HELP.into()),
+                )
+            })?;
+            Command::new(&clang)
+                .args(["-O0", "-g", "-S", "-emit-llvm", "-fno-discard-value-names"])
+                .args(["-D__FENCER__=1", "-Wno-everything"])
+                .args(&opts.flags)
+                .arg(path)
+                .args(["-o", "-"])
+                .output()
+                .map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("cannot run {}: {e}", clang.display()))
+                })
+        }
+    };
+    let output =
+        output.map_err(|e| Error::plain(&file, e.to_string(), Some(INSTALL_HELP.into())))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(Error::plain(
+            &file,
+            format!(
+                "the C compiler rejected the program:\n{}",
+                stderr.trim_end()
+            ),
+            None,
+        ));
+    }
+    String::from_utf8(output.stdout)
+        .map_err(|_| Error::plain(&file, "the compiler's output is not UTF-8 text", None))
+}
+
+/// Compiles (or reads) a C program and lowers it for the given memory model. The model
+/// matters because C11 atomics map to different fences on x86-TSO and on PSO.
+pub fn load(path: &Path, opts: &CompileOptions, model: ModelKind) -> Result<Program, Error> {
+    let text = llvm_text(path, opts)?;
+    load_llvm_text(path, &text, model)
+}
+
+/// Lowers textual LLVM 14 IR; `path` names the program in reports and errors.
+pub fn load_llvm_text(path: &Path, text: &str, model: ModelKind) -> Result<Program, Error> {
+    let file = path.display().to_string();
+    // llvm-ir reads from a file; a private temporary one keeps concurrent runs apart.
+    let dir = std::env::temp_dir().join(format!(
+        "fencer-c-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Error::plain(
+            &file,
+            format!("cannot create a temporary folder: {e}"),
+            None,
+        )
+    })?;
+    let ll = dir.join("program.ll");
+    let module = std::fs::write(&ll, text)
+        .map_err(|e| e.to_string())
+        .and_then(|_| llvm_ir::Module::from_ir_path(&ll));
+    let _ = std::fs::remove_dir_all(&dir);
+    let module = module.map_err(|e| {
+        Error::plain(
+            &file,
+            format!("cannot read the LLVM IR: {}", e.trim_end()),
+            Some("fencer reads LLVM 14 IR (typed pointers), as clang-14 writes it".into()),
+        )
+    })?;
+    lower::lower(&module, text, &file, model)
+}

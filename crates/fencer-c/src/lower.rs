@@ -1,0 +1,1770 @@
+//! LLVM IR to program IR.
+//!
+//! Values: integers narrower than 64 bits are held sign-extended (`i1` as 0 or 1), so every
+//! arithmetic result is brought back to its width; unsigned operations look at the
+//! zero-extended bits. Pointers are the IR's encoded pointers; memory is a row of byte cells
+//! per object and a scalar lives in the cell of its first byte (accesses of different widths
+//! that overlap at different offsets are not modelled: see ARCHITECTURE.md).
+//!
+//! Memory-model mapping (the standard C11 mappings to x86-TSO and to SPARC PSO):
+//! - plain, volatile, relaxed, acquire and seq_cst loads: a load;
+//! - plain, volatile and relaxed stores: a store (through the store buffers);
+//! - release stores: PSO a fence then the store (stores may overtake stores), TSO a store;
+//! - seq_cst stores: the store then a fence (TSO); a fence, the store, a fence (PSO);
+//! - read-modify-writes (`cmpxchg`, `atomicrmw`, the `__sync_*` and `__atomic_*` builtins):
+//!   one indivisible event on memory; it drains the thread's buffers under TSO (x86 locked
+//!   instructions), and under PSO also when its order is release or stronger (every
+//!   `__sync_*` builtin is: GCC documents them as full barriers);
+//! - fences: seq_cst (`__sync_synchronize`, `atomic_thread_fence(seq_cst)`, `asm("mfence")`)
+//!   a full fence; release and acq_rel a fence under PSO only; acquire nothing;
+//! - mutex lock/unlock, thread creation and exit drain the buffers (the machine's rules).
+//!
+//! Under SC every fence is left out: it changes nothing there and would cost an event.
+
+use crate::layout::{Layout, Leaf};
+use crate::Error;
+use fencer_ir::{
+    Addr, BinOp, Expr, FuncId, Function, Instr, ObjId, ObjKind, Object, Op, Program, Ptr, Reg,
+    RmwOp, SrcLoc, ThreadDecl, UnOp, Value,
+};
+use fencer_memory::ModelKind;
+use llvm_ir::constant::Constant;
+use llvm_ir::instruction::{Atomicity, MemoryOrdering, RMWBinOp};
+use llvm_ir::terminator::Terminator;
+use llvm_ir::types::Typed;
+use llvm_ir::{DebugLoc, Instruction, IntPredicate, Module, Name, Operand, Type, TypeRef};
+use std::collections::HashMap;
+
+/// The external functions the lowering knows, for the error that lists them.
+const KNOWN: &str =
+    "pthread_create/join/exit/self, pthread_mutex_init/lock/trylock/unlock/destroy, \
+    pthread_cond_init/wait/signal/broadcast/destroy, malloc, calloc, free, assert, abort, exit, \
+    __VERIFIER_error/assume/atomic_begin/atomic_end, printf and puts (ignored)";
+
+struct Ctx<'m> {
+    m: &'m Module,
+    layout: Layout<'m>,
+    model: ModelKind,
+    main_file: String,
+    files: Vec<String>,
+    objects: Vec<Object>,
+    globals: HashMap<String, ObjId>,
+    funcs: HashMap<String, FuncId>,
+    facts: HashMap<String, TextFacts>,
+    /// The hidden mutex of `__VERIFIER_atomic_begin`/`end` and `__VERIFIER_atomic_*`.
+    atomic_mutex: Option<ObjId>,
+}
+
+fn name_str(n: &Name) -> String {
+    match n {
+        Name::Name(s) => s.to_string(),
+        Name::Number(k) => k.to_string(),
+    }
+}
+
+/// Brings a 64-bit result back to a `bits`-wide integer.
+fn wrap(e: Expr, bits: u32) -> Expr {
+    match bits {
+        64.. => e,
+        1 => Expr::Un(UnOp::Zext(1), Box::new(e)),
+        b => Expr::Un(UnOp::Sext(b as u8), Box::new(e)),
+    }
+}
+
+fn zext(e: Expr, bits: u32) -> Expr {
+    if bits >= 64 || bits == 1 {
+        e
+    } else {
+        Expr::Un(UnOp::Zext(bits as u8), Box::new(e))
+    }
+}
+
+fn canon(bits: u32, value: u64) -> Value {
+    match bits {
+        1 => (value & 1) as Value,
+        b if b >= 64 => value as Value,
+        b => UnOp::Sext(b as u8).eval(value as Value),
+    }
+}
+
+fn add(a: Expr, b: Expr) -> Expr {
+    match (&a, &b) {
+        (Expr::Const(x), Expr::Const(y)) => Expr::Const(x.wrapping_add(*y)),
+        (_, Expr::Const(0)) => a,
+        (Expr::Const(0), _) => b,
+        _ => Expr::bin(BinOp::Add, a, b),
+    }
+}
+
+fn mul(a: Expr, k: i64) -> Expr {
+    match a {
+        Expr::Const(x) => Expr::Const(x.wrapping_mul(k)),
+        _ if k == 1 => a,
+        _ => Expr::bin(BinOp::Mul, a, Expr::Const(k)),
+    }
+}
+
+/// What the LLVM C API does not tell reliably, read from the textual IR per function, in
+/// order of appearance: inline-assembly strings (hidden by the API) and each fence's scope
+/// and order (LLVM 14's `LLVMGetOrdering` and `LLVMIsAtomicSingleThread` read a fence as if
+/// it were another kind of instruction, and return garbage).
+#[derive(Default, Clone)]
+struct TextFacts {
+    asm: Vec<String>,
+    fences: Vec<(bool, MemoryOrdering)>,
+}
+
+fn scan_text(text: &str) -> HashMap<String, TextFacts> {
+    let mut out: HashMap<String, TextFacts> = HashMap::new();
+    let mut current = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("define ") {
+            current = rest.find('@').map(|i| {
+                let name = &rest[i + 1..];
+                let end = name.find('(').unwrap_or(name.len());
+                name[..end].trim_matches('"').to_string()
+            });
+            continue;
+        }
+        let Some(f) = &current else { continue };
+        let code = line.split(", !dbg").next().unwrap_or(line).trim_start();
+        if code.starts_with("fence ") {
+            let ord = if code.contains("seq_cst") {
+                MemoryOrdering::SequentiallyConsistent
+            } else if code.contains("acq_rel") {
+                MemoryOrdering::AcquireRelease
+            } else if code.contains("release") {
+                MemoryOrdering::Release
+            } else {
+                MemoryOrdering::Acquire
+            };
+            out.entry(f.clone())
+                .or_default()
+                .fences
+                .push((code.contains("syncscope(\"singlethread\")"), ord));
+        }
+        for marker in [" asm sideeffect ", " asm inteldialect ", " asm "] {
+            if let Some(i) = line.find(marker) {
+                let rest = &line[i + marker.len()..];
+                let rest = rest.trim_start_matches(|c: char| c != '"');
+                let body = rest.get(1..).unwrap_or("");
+                let end = body.find('"').unwrap_or(body.len());
+                out.entry(f.clone())
+                    .or_default()
+                    .asm
+                    .push(unescape(&body[..end]));
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 2 < b.len() + 1 {
+            if let Some(v) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Program, Error> {
+    let mut cx = Ctx {
+        m,
+        layout: Layout { types: &m.types },
+        model,
+        main_file: file.to_string(),
+        files: vec![file.to_string()],
+        objects: Vec::new(),
+        globals: HashMap::new(),
+        funcs: HashMap::new(),
+        facts: scan_text(text),
+        atomic_mutex: None,
+    };
+    let gerr = |name: &str, msg: String| Error {
+        file: file.to_string(),
+        line: 0,
+        col: 0,
+        message: format!("global `{name}`: {msg}"),
+        help: None,
+    };
+    // Objects first (initialisers may point at any global), then their initial values.
+    for g in &m.global_vars {
+        let name = name_str(&g.name);
+        let Type::PointerType { pointee_type, .. } = g.ty.as_ref() else {
+            return Err(gerr(&name, "not a pointer-typed global".into()));
+        };
+        let size = cx.layout.size(pointee_type).map_err(|e| gerr(&name, e))?;
+        let mut leaves = Vec::new();
+        cx.layout
+            .leaves(pointee_type, 0, "", &mut leaves)
+            .map_err(|e| gerr(&name, e))?;
+        let mut cell_names = vec![String::new(); size.max(1) as usize];
+        for l in &leaves {
+            if let Some(c) = cell_names.get_mut(l.offset as usize) {
+                *c = format!("{name}{}", l.path);
+            }
+        }
+        cx.globals.insert(name.clone(), cx.objects.len() as ObjId);
+        cx.objects.push(Object {
+            name,
+            kind: ObjKind::Shared,
+            init: vec![0; size.max(1) as usize],
+            is_array: false,
+            cell_names,
+            loc: SrcLoc::NONE,
+        });
+    }
+    for (i, g) in m.global_vars.iter().enumerate() {
+        if let Some(c) = &g.initializer {
+            let mut cells = std::mem::take(&mut cx.objects[i].init);
+            let r = cx.init_const(c, 0, &mut cells);
+            cx.objects[i].init = cells;
+            r.map_err(|e| gerr(&name_str(&g.name), e))?;
+        }
+    }
+    let defined: Vec<&llvm_ir::Function> = m
+        .functions
+        .iter()
+        .filter(|f| !f.basic_blocks.is_empty())
+        .collect();
+    for (i, f) in defined.iter().enumerate() {
+        cx.funcs.insert(f.name.clone(), i as FuncId);
+    }
+    let mut functions = Vec::new();
+    for f in &defined {
+        functions.push(FnLower::new(&mut cx, f).run()?);
+    }
+    let Some(&main) = cx.funcs.get("main") else {
+        return Err(Error {
+            file: file.to_string(),
+            line: 0,
+            col: 0,
+            message: "the program has no `main` function".into(),
+            help: Some(
+                "fencer runs `main` as the first thread; it creates the others with pthread_create"
+                    .into(),
+            ),
+        });
+    };
+    // Final states show the scalar globals the program declares.
+    let mut observe = Vec::new();
+    for (i, g) in m.global_vars.iter().enumerate() {
+        let name = name_str(&g.name);
+        if g.is_constant || name.starts_with('.') || name.starts_with("__") || name.contains('.') {
+            continue;
+        }
+        if let Type::PointerType { pointee_type, .. } = g.ty.as_ref() {
+            if matches!(
+                pointee_type.as_ref(),
+                Type::IntegerType { .. } | Type::PointerType { .. }
+            ) {
+                observe.push(fencer_ir::CondVar::Cell {
+                    obj: i as ObjId,
+                    index: 0,
+                });
+            }
+        }
+    }
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(file)
+        .to_string();
+    Ok(Program {
+        name: stem,
+        files: cx.files,
+        objects: cx.objects,
+        functions,
+        threads: vec![ThreadDecl {
+            name: "main".into(),
+            func: main,
+            arg: 0,
+        }],
+        cond: None,
+        observe,
+        observe_explicit: true,
+        source_trace: true,
+    })
+}
+
+impl<'m> Ctx<'m> {
+    fn file_index(&mut self, d: &DebugLoc) -> u16 {
+        let name = match &d.directory {
+            Some(dir) if !d.filename.starts_with('/') && !dir.is_empty() => {
+                // Relative to the compiler's directory: shown as written when it is the
+                // file the user named.
+                if self.main_file.ends_with(&d.filename) {
+                    self.main_file.clone()
+                } else {
+                    format!("{dir}/{}", d.filename)
+                }
+            }
+            _ => d.filename.clone(),
+        };
+        match self.files.iter().position(|f| *f == name) {
+            Some(i) => i as u16,
+            None => {
+                self.files.push(name);
+                (self.files.len() - 1) as u16
+            }
+        }
+    }
+
+    fn pointee(&self, ty: &Type) -> Result<TypeRef, String> {
+        match ty {
+            Type::PointerType { pointee_type, .. } => Ok(pointee_type.clone()),
+            t => Err(format!("expected a pointer, found a value of type `{t}`")),
+        }
+    }
+
+    /// The value of a constant (scalars, addresses of globals, constant expressions).
+    fn const_value(&self, c: &Constant) -> Result<Value, String> {
+        Ok(match c {
+            Constant::Int { bits, value } => canon(*bits, *value),
+            Constant::Null(_) | Constant::AggregateZero(_) => 0,
+            Constant::Undef(_) | Constant::Poison(_) => 0,
+            Constant::GlobalReference { name, ty } => {
+                let n = name_str(name);
+                match self.globals.get(&n) {
+                    Some(&obj) => Ptr { obj, offset: 0 }.encode(),
+                    None if matches!(ty.as_ref(), Type::FuncType { .. }) => {
+                        return Err(format!(
+                            "the address of function `{n}` is used as a value; fencer supports \
+                             functions called directly and thread functions named in pthread_create"
+                        ))
+                    }
+                    None => return Err(format!("unknown global `{n}`")),
+                }
+            }
+            Constant::BitCast(b) => self.const_value(&b.operand)?,
+            Constant::AddrSpaceCast(b) => self.const_value(&b.operand)?,
+            Constant::PtrToInt(b) => self.const_value(&b.operand)?,
+            Constant::IntToPtr(b) => self.const_value(&b.operand)?,
+            Constant::GetElementPtr(g) => {
+                let base = self.const_value(&g.address)?;
+                let ty = g.address.get_type(&self.m.types);
+                let mut off = 0i64;
+                let mut cur = self.pointee(&ty)?;
+                for (k, idx) in g.indices.iter().enumerate() {
+                    let i = self.const_value(idx)?;
+                    if k == 0 {
+                        off += i * self.layout.size(&cur)? as i64;
+                        continue;
+                    }
+                    if let Type::StructType { .. } | Type::NamedStructType { .. } =
+                        self.resolve(&cur)
+                    {
+                        off += self.layout.field_offset(&cur, i as usize)? as i64;
+                    } else {
+                        let e = self.layout.element(&cur, 0)?;
+                        off += i * self.layout.size(&e)? as i64;
+                    }
+                    cur = self.layout.element(&cur, i as usize)?;
+                }
+                base.wrapping_add(off)
+            }
+            Constant::Add(a) => self
+                .const_value(&a.operand0)?
+                .wrapping_add(self.const_value(&a.operand1)?),
+            Constant::Sub(a) => self
+                .const_value(&a.operand0)?
+                .wrapping_sub(self.const_value(&a.operand1)?),
+            Constant::Float(_) => return Err("floating point is not supported".into()),
+            c => return Err(format!("the constant expression `{c}` is not supported")),
+        })
+    }
+
+    fn resolve<'a>(&'a self, t: &'a TypeRef) -> &'a Type {
+        match t.as_ref() {
+            Type::NamedStructType { name } => match self.m.types.named_struct_def(name) {
+                Some(llvm_ir::types::NamedStructDef::Defined(d)) => d.as_ref(),
+                _ => t.as_ref(),
+            },
+            other => other,
+        }
+    }
+
+    /// Writes a constant's scalars into byte cells from `off`.
+    fn init_const(&self, c: &Constant, off: u64, cells: &mut [Value]) -> Result<(), String> {
+        match c {
+            Constant::Struct { values, .. } => {
+                let ty = c.get_type(&self.m.types);
+                for (k, v) in values.iter().enumerate() {
+                    let fo = self.layout.field_offset(&ty, k)?;
+                    self.init_const(v, off + fo, cells)?;
+                }
+            }
+            Constant::Array {
+                element_type,
+                elements,
+            } => {
+                let s = self.layout.size(element_type)?;
+                for (i, v) in elements.iter().enumerate() {
+                    self.init_const(v, off + i as u64 * s, cells)?;
+                }
+            }
+            Constant::Vector(elements) => {
+                for (i, v) in elements.iter().enumerate() {
+                    let s = self.layout.size(&v.get_type(&self.m.types))?;
+                    self.init_const(v, off + i as u64 * s, cells)?;
+                }
+            }
+            Constant::AggregateZero(_)
+            | Constant::Null(_)
+            | Constant::Undef(_)
+            | Constant::Poison(_) => {}
+            c => {
+                let v = self.const_value(c)?;
+                if let Some(cell) = cells.get_mut(off as usize) {
+                    *cell = v;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The NUL-terminated string a constant pointer points at (assertion texts).
+    fn c_string(&self, v: Value) -> Option<String> {
+        let p = Ptr::decode(v)?;
+        let o = self.objects.get(p.obj as usize)?;
+        let bytes: Vec<u8> = o
+            .init
+            .get(p.offset as usize..)?
+            .iter()
+            .take_while(|&&b| b != 0)
+            .map(|&b| b as u8)
+            .collect();
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn hidden_mutex(&mut self) -> ObjId {
+        if let Some(o) = self.atomic_mutex {
+            return o;
+        }
+        let id = self.objects.len() as ObjId;
+        self.objects.push(Object {
+            name: "__VERIFIER_atomic".into(),
+            kind: ObjKind::Mutex,
+            init: vec![0],
+            is_array: false,
+            cell_names: Vec::new(),
+            loc: SrcLoc::NONE,
+        });
+        self.atomic_mutex = Some(id);
+        id
+    }
+}
+
+/// A jump target before the layout is known.
+#[derive(Clone, Copy)]
+enum Target {
+    Block(usize),
+    Stub(usize),
+}
+
+#[derive(Clone, Copy)]
+enum Slot {
+    Jump,
+    Then,
+    Else,
+}
+
+struct FnLower<'a, 'm> {
+    cx: &'a mut Ctx<'m>,
+    f: &'m llvm_ir::Function,
+    reg_names: Vec<String>,
+    regs: HashMap<Name, Reg>,
+    /// Stack slots whose address never escapes: held in a register.
+    promoted: HashMap<Name, Reg>,
+    /// Registers holding the stack objects to free on return.
+    stack: Vec<Reg>,
+    defs: HashMap<Name, &'m Instruction>,
+    block_index: HashMap<Name, usize>,
+    body: Vec<Instr>,
+    fixups: Vec<(usize, Slot, Target)>,
+    /// Phi copies of each edge that needs them: (pred block, succ block, copies).
+    stubs: Vec<(usize, Vec<(Reg, Expr)>)>,
+    /// For each `cmpxchg`: the registers of the old value and of success.
+    cmpxchg: HashMap<Name, (Reg, Reg)>,
+    loc: SrcLoc,
+    asm_next: usize,
+    fence_next: usize,
+    stub_count: usize,
+}
+
+impl<'a, 'm> FnLower<'a, 'm> {
+    fn new(cx: &'a mut Ctx<'m>, f: &'m llvm_ir::Function) -> Self {
+        let mut s = FnLower {
+            cx,
+            f,
+            reg_names: Vec::new(),
+            regs: HashMap::new(),
+            promoted: HashMap::new(),
+            stack: Vec::new(),
+            defs: HashMap::new(),
+            block_index: HashMap::new(),
+            body: Vec::new(),
+            fixups: Vec::new(),
+            stubs: Vec::new(),
+            cmpxchg: HashMap::new(),
+            loc: SrcLoc::NONE,
+            asm_next: 0,
+            fence_next: 0,
+            stub_count: 0,
+        };
+        if let Some(d) = &f.debugloc {
+            let file = s.cx.file_index(d);
+            s.loc = SrcLoc::new(file, d.line, d.col.unwrap_or(0));
+        }
+        for p in &f.parameters {
+            s.reg(&p.name);
+        }
+        s
+    }
+
+    fn err(&self, message: impl Into<String>) -> Error {
+        Error {
+            file: self.cx.files[self.loc.file as usize].clone(),
+            line: self.loc.line,
+            col: self.loc.col,
+            message: format!("in function `{}`: {}", self.f.name, message.into()),
+            help: None,
+        }
+    }
+
+    fn new_reg(&mut self, name: String) -> Reg {
+        self.reg_names.push(name);
+        (self.reg_names.len() - 1) as Reg
+    }
+
+    fn reg(&mut self, n: &Name) -> Reg {
+        if let Some(&r) = self.regs.get(n) {
+            return r;
+        }
+        let r = self.new_reg(format!("%{}", name_str(n)));
+        self.regs.insert(n.clone(), r);
+        r
+    }
+
+    fn emit(&mut self, op: Op) {
+        self.body.push(Instr { op, loc: self.loc });
+    }
+
+    fn set_loc(&mut self, d: &Option<DebugLoc>) {
+        if let Some(d) = d {
+            let file = self.cx.file_index(d);
+            self.loc = SrcLoc::new(file, d.line, d.col.unwrap_or(0));
+        }
+    }
+
+    fn ty(&self, op: &Operand) -> TypeRef {
+        self.cx.m.type_of(op)
+    }
+
+    fn bits(&self, op: &Operand) -> u32 {
+        match self.ty(op).as_ref() {
+            Type::IntegerType { bits } => *bits,
+            _ => 64,
+        }
+    }
+
+    fn operand(&mut self, op: &Operand) -> Result<Expr, Error> {
+        match op {
+            Operand::LocalOperand { name, .. } => {
+                if self.promoted.contains_key(name) {
+                    return Err(self.err(format!(
+                        "internal: the stack slot {name} is used as a value"
+                    )));
+                }
+                Ok(Expr::Reg(self.reg(name)))
+            }
+            Operand::ConstantOperand(c) => self
+                .cx
+                .const_value(c)
+                .map(Expr::Const)
+                .map_err(|e| self.err(e)),
+            Operand::MetadataOperand => Err(self.err("metadata used as a value")),
+        }
+    }
+
+    /// A function named by a call or by pthread_create.
+    fn callee_name(op: &Operand) -> Option<String> {
+        let Operand::ConstantOperand(c) = op else {
+            return None;
+        };
+        let mut c: &Constant = c;
+        loop {
+            match c {
+                Constant::GlobalReference { name, .. } => return Some(name_str(name)),
+                Constant::BitCast(b) => c = &b.operand,
+                _ => return None,
+            }
+        }
+    }
+
+    fn is_null(op: &Operand) -> bool {
+        matches!(op, Operand::ConstantOperand(c) if matches!(c.as_ref(), Constant::Null(_))
+            || matches!(c.as_ref(), Constant::Int { value: 0, .. }))
+    }
+
+    /// Every operand of the instructions the lowering accepts (for escape analysis).
+    fn operands(i: &Instruction) -> Vec<&Operand> {
+        use Instruction as I;
+        match i {
+            I::Add(x) => vec![&x.operand0, &x.operand1],
+            I::Sub(x) => vec![&x.operand0, &x.operand1],
+            I::Mul(x) => vec![&x.operand0, &x.operand1],
+            I::UDiv(x) => vec![&x.operand0, &x.operand1],
+            I::SDiv(x) => vec![&x.operand0, &x.operand1],
+            I::URem(x) => vec![&x.operand0, &x.operand1],
+            I::SRem(x) => vec![&x.operand0, &x.operand1],
+            I::And(x) => vec![&x.operand0, &x.operand1],
+            I::Or(x) => vec![&x.operand0, &x.operand1],
+            I::Xor(x) => vec![&x.operand0, &x.operand1],
+            I::Shl(x) => vec![&x.operand0, &x.operand1],
+            I::LShr(x) => vec![&x.operand0, &x.operand1],
+            I::AShr(x) => vec![&x.operand0, &x.operand1],
+            I::ICmp(x) => vec![&x.operand0, &x.operand1],
+            I::Load(x) => vec![&x.address],
+            I::Store(x) => vec![&x.address, &x.value],
+            I::CmpXchg(x) => vec![&x.address, &x.expected, &x.replacement],
+            I::AtomicRMW(x) => vec![&x.address, &x.value],
+            I::GetElementPtr(x) => {
+                let mut v = vec![&x.address];
+                v.extend(x.indices.iter());
+                v
+            }
+            I::Trunc(x) => vec![&x.operand],
+            I::ZExt(x) => vec![&x.operand],
+            I::SExt(x) => vec![&x.operand],
+            I::PtrToInt(x) => vec![&x.operand],
+            I::IntToPtr(x) => vec![&x.operand],
+            I::BitCast(x) => vec![&x.operand],
+            I::AddrSpaceCast(x) => vec![&x.operand],
+            I::Freeze(x) => vec![&x.operand],
+            I::Select(x) => vec![&x.condition, &x.true_value, &x.false_value],
+            I::Phi(x) => x.incoming_values.iter().map(|(o, _)| o).collect(),
+            I::ExtractValue(x) => vec![&x.aggregate],
+            I::Call(x) => x.arguments.iter().map(|(o, _)| o).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn find_promotable(&mut self) {
+        let mut candidates: HashMap<Name, TypeRef> = HashMap::new();
+        for bb in &self.f.basic_blocks {
+            for i in &bb.instrs {
+                if let Instruction::Alloca(a) = i {
+                    let one = matches!(&a.num_elements, Operand::ConstantOperand(c)
+                        if matches!(c.as_ref(), Constant::Int { value: 1, .. }));
+                    if one
+                        && matches!(
+                            a.allocated_type.as_ref(),
+                            Type::IntegerType { bits: 1..=64 } | Type::PointerType { .. }
+                        )
+                    {
+                        candidates.insert(a.dest.clone(), a.allocated_type.clone());
+                    }
+                }
+            }
+        }
+        let mut escaped = Vec::new();
+        let mut check = |op: &Operand, ok: bool| {
+            if let Operand::LocalOperand { name, .. } = op {
+                if !ok && candidates.contains_key(name) {
+                    escaped.push(name.clone());
+                }
+            }
+        };
+        for bb in &self.f.basic_blocks {
+            for i in &bb.instrs {
+                match i {
+                    Instruction::Load(l) => check(&l.address, true),
+                    Instruction::Store(s) => {
+                        check(&s.address, true);
+                        check(&s.value, false);
+                    }
+                    Instruction::Call(c) => {
+                        let name = c.function.as_ref().right().and_then(Self::callee_name);
+                        for (k, (a, _)) in c.arguments.iter().enumerate() {
+                            // pthread_create's thread-id out-parameter is an assignment.
+                            check(a, k == 0 && name.as_deref() == Some("pthread_create"));
+                        }
+                    }
+                    other => {
+                        for op in Self::operands(other) {
+                            check(op, false);
+                        }
+                    }
+                }
+            }
+            if let Terminator::Ret(r) = &bb.term {
+                if let Some(op) = &r.return_operand {
+                    check(op, false);
+                }
+            }
+            if let Terminator::CondBr(c) = &bb.term {
+                check(&c.condition, false);
+            }
+            if let Terminator::Switch(s) = &bb.term {
+                check(&s.operand, false);
+            }
+        }
+        for e in escaped {
+            candidates.remove(&e);
+        }
+        let mut names: Vec<(Name, TypeRef)> = candidates.into_iter().collect();
+        names.sort_by_key(|(n, _)| n.to_string());
+        for (n, _) in names {
+            let s = name_str(&n);
+            let var = s.strip_suffix(".addr").unwrap_or(&s).to_string();
+            let r = self.new_reg(var);
+            self.promoted.insert(n, r);
+        }
+    }
+
+    fn run(mut self) -> Result<Function, Error> {
+        let f = self.f;
+        if f.is_var_arg {
+            return Err(self.err("functions with variable arguments are not supported"));
+        }
+        for (k, bb) in f.basic_blocks.iter().enumerate() {
+            self.block_index.insert(bb.name.clone(), k);
+            for i in &bb.instrs {
+                if let Some(d) = i.try_get_result() {
+                    self.defs.insert(d.clone(), i);
+                }
+            }
+        }
+        self.find_promotable();
+        let mut starts = Vec::new();
+        let mut stub_starts = Vec::new();
+        for (k, bb) in f.basic_blocks.iter().enumerate() {
+            starts.push(self.body.len());
+            for i in &bb.instrs {
+                self.set_loc(&llvm_ir::HasDebugLoc::get_debug_loc(i).clone());
+                self.instr(i)?;
+            }
+            self.set_loc(&llvm_ir::HasDebugLoc::get_debug_loc(&bb.term).clone());
+            self.terminator(k, &bb.term)?;
+            // Edge stubs (the phi copies of an edge, then a jump to its block) right after
+            // their block, so that a jump backwards is a loop's back edge and nothing else:
+            // loop bounds and spin pruning count back edges.
+            let stubs = std::mem::take(&mut self.stubs);
+            for (succ, copies) in stubs {
+                stub_starts.push(self.body.len());
+                self.emit_copies(copies);
+                self.fixups
+                    .push((self.body.len(), Slot::Jump, Target::Block(succ)));
+                self.emit(Op::Jump(0));
+            }
+        }
+        for (pc, slot, target) in std::mem::take(&mut self.fixups) {
+            let to = match target {
+                Target::Block(b) => starts[b],
+                Target::Stub(s) => stub_starts[s],
+            } as u32;
+            match (&mut self.body[pc].op, slot) {
+                (Op::Jump(t), Slot::Jump) => *t = to,
+                (Op::Branch { then_to, .. }, Slot::Then) => *then_to = to,
+                (Op::Branch { else_to, .. }, Slot::Else) => *else_to = to,
+                _ => unreachable!("fixups name the slot they were made for"),
+            }
+        }
+        Ok(Function {
+            name: f.name.clone(),
+            params: f.parameters.len() as u32,
+            reg_names: self.reg_names,
+            body: self.body,
+            loc: f
+                .debugloc
+                .as_ref()
+                .map(|d| SrcLoc::new(0, d.line, d.col.unwrap_or(0)))
+                .unwrap_or(SrcLoc::NONE),
+        })
+    }
+
+    fn emit_copies(&mut self, copies: Vec<(Reg, Expr)>) {
+        if copies.is_empty() {
+            return;
+        }
+        if copies.len() == 1 {
+            let (dst, e) = copies.into_iter().next().expect("one");
+            self.emit(Op::Local { dst, expr: e });
+            return;
+        }
+        // A parallel copy: a phi may read another phi of the same block.
+        let tmps: Vec<Reg> = copies
+            .iter()
+            .map(|_| self.new_reg("%phi.tmp".into()))
+            .collect();
+        for (t, (_, e)) in tmps.iter().zip(&copies) {
+            self.emit(Op::Local {
+                dst: *t,
+                expr: e.clone(),
+            });
+        }
+        for (t, (dst, _)) in tmps.iter().zip(&copies) {
+            self.emit(Op::Local {
+                dst: *dst,
+                expr: Expr::Reg(*t),
+            });
+        }
+    }
+
+    /// The target of an edge; a stub when the successor starts with phis.
+    fn target(&mut self, from: usize, to: &Name) -> Result<Target, Error> {
+        self.target_with(from, to, false)
+    }
+
+    /// A conditional edge: a backward one goes through a stub, so that every back edge is
+    /// an unconditional jump (the shape the spin-loop passes recognise).
+    fn cond_target(&mut self, from: usize, to: &Name) -> Result<Target, Error> {
+        self.target_with(from, to, true)
+    }
+
+    fn target_with(&mut self, from: usize, to: &Name, conditional: bool) -> Result<Target, Error> {
+        let Some(&succ) = self.block_index.get(to) else {
+            return Err(self.err(format!("branch to unknown block {to}")));
+        };
+        let pred_name = &self.f.basic_blocks[from].name;
+        let mut copies = Vec::new();
+        for i in &self.f.basic_blocks[succ].instrs {
+            let Instruction::Phi(p) = i else { break };
+            let Some((v, _)) = p.incoming_values.iter().find(|(_, b)| b == pred_name) else {
+                return Err(self.err(format!("phi {} has no value for its predecessor", p.dest)));
+            };
+            let e = self.operand(v)?;
+            let dst = self.reg(&p.dest);
+            copies.push((dst, e));
+        }
+        if copies.is_empty() && !(conditional && succ <= from) {
+            return Ok(Target::Block(succ));
+        }
+        self.stubs.push((succ, copies));
+        self.stub_count += 1;
+        Ok(Target::Stub(self.stub_count - 1))
+    }
+
+    fn jump(&mut self, t: Target) {
+        self.fixups.push((self.body.len(), Slot::Jump, t));
+        self.emit(Op::Jump(0));
+    }
+
+    fn terminator(&mut self, k: usize, t: &Terminator) -> Result<(), Error> {
+        match t {
+            Terminator::Ret(r) => {
+                let v = match &r.return_operand {
+                    Some(o) => Some(self.operand(o)?),
+                    None => None,
+                };
+                for s in self.stack.clone().into_iter().rev() {
+                    self.emit(Op::Free(Expr::Reg(s)));
+                }
+                self.emit(Op::Return(v));
+            }
+            Terminator::Br(b) => {
+                let t = self.target(k, &b.dest)?;
+                self.jump(t);
+            }
+            Terminator::CondBr(c) => {
+                let cond = self.operand(&c.condition)?;
+                let a = self.cond_target(k, &c.true_dest)?;
+                let b = self.cond_target(k, &c.false_dest)?;
+                let pc = self.body.len();
+                self.fixups.push((pc, Slot::Then, a));
+                self.fixups.push((pc, Slot::Else, b));
+                self.emit(Op::Branch {
+                    cond,
+                    then_to: 0,
+                    else_to: 0,
+                });
+            }
+            Terminator::Switch(s) => {
+                let v = self.operand(&s.operand)?;
+                for (c, dest) in &s.dests {
+                    let cv = self.cx.const_value(c).map_err(|e| self.err(e))?;
+                    let t = self.cond_target(k, dest)?;
+                    let pc = self.body.len();
+                    self.fixups.push((pc, Slot::Then, t));
+                    self.emit(Op::Branch {
+                        cond: Expr::bin(BinOp::Eq, v.clone(), Expr::Const(cv)),
+                        then_to: 0,
+                        else_to: pc as u32 + 1,
+                    });
+                }
+                let t = self.target(k, &s.default_dest)?;
+                self.jump(t);
+            }
+            Terminator::Unreachable(_) => {
+                // Reached only after calls that do not return (assert, abort, exit), whose
+                // lowering already ends the thread; reaching it otherwise is undefined
+                // behaviour, reported as a violation.
+                self.emit(Op::Assert {
+                    cond: Expr::Const(0),
+                    text: "unreachable code is not reached".into(),
+                });
+            }
+            other => return Err(self.err(format!("the terminator `{other}` is not supported"))),
+        }
+        Ok(())
+    }
+
+    fn addr(&mut self, op: &Operand) -> Result<Addr, Error> {
+        Ok(Addr::Ptr(self.operand(op)?))
+    }
+
+    fn pso_fence(&mut self) {
+        if self.cx.model == ModelKind::Pso {
+            self.emit(Op::Fence);
+        }
+    }
+
+    fn full_fence(&mut self) {
+        if self.cx.model != ModelKind::Sc {
+            self.emit(Op::Fence);
+        }
+    }
+
+    /// A fence before a read-modify-write of this order: PSO needs one for release or
+    /// stronger (TSO read-modify-writes drain the buffer by themselves).
+    fn rmw_fence(&mut self, a: &Atomicity) {
+        if matches!(
+            a.mem_ordering,
+            MemoryOrdering::Release
+                | MemoryOrdering::AcquireRelease
+                | MemoryOrdering::SequentiallyConsistent
+        ) {
+            self.pso_fence();
+        }
+    }
+
+    fn local(&mut self, dest: &Name, expr: Expr) {
+        let dst = self.reg(dest);
+        self.emit(Op::Local { dst, expr });
+    }
+
+    fn binop(
+        &mut self,
+        dest: &Name,
+        op: BinOp,
+        a: &Operand,
+        b: &Operand,
+        how: Arith,
+    ) -> Result<(), Error> {
+        let bits = self.bits(a);
+        let (x, y) = (self.operand(a)?, self.operand(b)?);
+        let e = match how {
+            Arith::Wrap => wrap(Expr::bin(op, x, y), bits),
+            Arith::Exact => Expr::bin(op, x, y),
+            Arith::Unsigned => wrap(Expr::bin(op, zext(x, bits), zext(y, bits)), bits),
+        };
+        self.local(dest, e);
+        Ok(())
+    }
+
+    fn instr(&mut self, i: &'m Instruction) -> Result<(), Error> {
+        use Instruction as I;
+        match i {
+            I::Add(x) => self.binop(&x.dest, BinOp::Add, &x.operand0, &x.operand1, Arith::Wrap)?,
+            I::Sub(x) => self.binop(&x.dest, BinOp::Sub, &x.operand0, &x.operand1, Arith::Wrap)?,
+            I::Mul(x) => self.binop(&x.dest, BinOp::Mul, &x.operand0, &x.operand1, Arith::Wrap)?,
+            I::SDiv(x) => self.binop(&x.dest, BinOp::Div, &x.operand0, &x.operand1, Arith::Wrap)?,
+            I::SRem(x) => self.binop(&x.dest, BinOp::Rem, &x.operand0, &x.operand1, Arith::Wrap)?,
+            I::UDiv(x) => self.binop(
+                &x.dest,
+                BinOp::UDiv,
+                &x.operand0,
+                &x.operand1,
+                Arith::Unsigned,
+            )?,
+            I::URem(x) => self.binop(
+                &x.dest,
+                BinOp::URem,
+                &x.operand0,
+                &x.operand1,
+                Arith::Unsigned,
+            )?,
+            I::Shl(x) => self.binop(&x.dest, BinOp::Shl, &x.operand0, &x.operand1, Arith::Wrap)?,
+            I::AShr(x) => {
+                self.binop(&x.dest, BinOp::Shr, &x.operand0, &x.operand1, Arith::Exact)?
+            }
+            I::LShr(x) => {
+                let bits = self.bits(&x.operand0);
+                let (a, b) = (self.operand(&x.operand0)?, self.operand(&x.operand1)?);
+                let e = wrap(Expr::bin(BinOp::LShr, zext(a, bits), b), bits);
+                self.local(&x.dest, e);
+            }
+            I::And(x) => self.binop(&x.dest, BinOp::And, &x.operand0, &x.operand1, Arith::Exact)?,
+            I::Or(x) => self.binop(&x.dest, BinOp::Or, &x.operand0, &x.operand1, Arith::Exact)?,
+            I::Xor(x) => self.binop(&x.dest, BinOp::Xor, &x.operand0, &x.operand1, Arith::Exact)?,
+            I::ICmp(x) => {
+                // Sign extension keeps both the signed and the unsigned order of N-bit values.
+                let op = match x.predicate {
+                    IntPredicate::EQ => BinOp::Eq,
+                    IntPredicate::NE => BinOp::Ne,
+                    IntPredicate::SLT => BinOp::Lt,
+                    IntPredicate::SLE => BinOp::Le,
+                    IntPredicate::SGT => BinOp::Gt,
+                    IntPredicate::SGE => BinOp::Ge,
+                    IntPredicate::ULT => BinOp::ULt,
+                    IntPredicate::ULE => BinOp::ULe,
+                    IntPredicate::UGT => BinOp::UGt,
+                    IntPredicate::UGE => BinOp::UGe,
+                };
+                self.binop(&x.dest, op, &x.operand0, &x.operand1, Arith::Exact)?
+            }
+            I::Trunc(x) => {
+                let bits = match x.to_type.as_ref() {
+                    Type::IntegerType { bits } => *bits,
+                    _ => 64,
+                };
+                let e = self.operand(&x.operand)?;
+                self.local(&x.dest, wrap(e, bits));
+            }
+            I::ZExt(x) => {
+                let bits = self.bits(&x.operand);
+                let e = self.operand(&x.operand)?;
+                self.local(&x.dest, zext(e, bits));
+            }
+            I::SExt(x) => {
+                let bits = self.bits(&x.operand);
+                let e = self.operand(&x.operand)?;
+                let e = if bits == 1 {
+                    Expr::Un(UnOp::Neg, Box::new(e))
+                } else {
+                    e
+                };
+                self.local(&x.dest, e);
+            }
+            I::PtrToInt(x) => {
+                let e = self.operand(&x.operand)?;
+                let bits = match x.to_type.as_ref() {
+                    Type::IntegerType { bits } => *bits,
+                    _ => 64,
+                };
+                self.local(&x.dest, wrap(e, bits));
+            }
+            I::IntToPtr(x) => {
+                let e = self.operand(&x.operand)?;
+                self.local(&x.dest, e);
+            }
+            I::BitCast(x) => {
+                let e = self.operand(&x.operand)?;
+                self.local(&x.dest, e);
+            }
+            I::AddrSpaceCast(x) => {
+                let e = self.operand(&x.operand)?;
+                self.local(&x.dest, e);
+            }
+            I::Freeze(x) => {
+                let e = self.operand(&x.operand)?;
+                self.local(&x.dest, e);
+            }
+            I::Select(x) => {
+                // b + c * (a - b), with c 0 or 1: one local expression for `c ? a : b`.
+                let c = self.operand(&x.condition)?;
+                let a = self.operand(&x.true_value)?;
+                let b = self.operand(&x.false_value)?;
+                let e = Expr::bin(
+                    BinOp::Add,
+                    b.clone(),
+                    Expr::bin(BinOp::Mul, c, Expr::bin(BinOp::Sub, a, b)),
+                );
+                self.local(&x.dest, e);
+            }
+            I::Phi(_) => {}
+            I::Alloca(a) => {
+                if self.promoted.contains_key(&a.dest) {
+                    return Ok(());
+                }
+                let size = self
+                    .cx
+                    .layout
+                    .size(&a.allocated_type)
+                    .map_err(|e| self.err(e))?;
+                let n = self.operand(&a.num_elements)?;
+                let dst = self.reg(&a.dest);
+                self.emit(Op::Alloc {
+                    dst,
+                    size: mul(n, size.max(1) as i64),
+                });
+                self.stack.push(dst);
+            }
+            I::Load(l) => {
+                let dst = self.reg(&l.dest);
+                if let Operand::LocalOperand { name, .. } = &l.address {
+                    if let Some(&p) = self.promoted.get(name) {
+                        self.emit(Op::Local {
+                            dst,
+                            expr: Expr::Reg(p),
+                        });
+                        return Ok(());
+                    }
+                }
+                let ty = self
+                    .cx
+                    .pointee(&self.ty(&l.address))
+                    .map_err(|e| self.err(e))?;
+                let bits = match ty.as_ref() {
+                    Type::IntegerType { bits } => *bits,
+                    Type::PointerType { .. } => 64,
+                    t => {
+                        return Err(
+                            self.err(format!("loads of values of type `{t}` are not supported"))
+                        )
+                    }
+                };
+                let addr = self.addr(&l.address)?;
+                self.emit(Op::Load { dst, addr });
+                if bits < 64 {
+                    // A narrower load of a wider stored value reads its low bytes.
+                    self.emit(Op::Local {
+                        dst,
+                        expr: wrap(Expr::Reg(dst), bits),
+                    });
+                }
+            }
+            I::Store(s) => {
+                if let Operand::LocalOperand { name, .. } = &s.address {
+                    if let Some(&p) = self.promoted.get(name) {
+                        let v = self.operand(&s.value)?;
+                        self.emit(Op::Local { dst: p, expr: v });
+                        return Ok(());
+                    }
+                }
+                match self.ty(&s.value).as_ref() {
+                    Type::IntegerType { .. } | Type::PointerType { .. } => {}
+                    t => {
+                        return Err(
+                            self.err(format!("stores of values of type `{t}` are not supported"))
+                        )
+                    }
+                }
+                let value = self.operand(&s.value)?;
+                let addr = self.addr(&s.address)?;
+                let ord = s.atomicity.as_ref().map(|a| a.mem_ordering);
+                let release = matches!(
+                    ord,
+                    Some(MemoryOrdering::Release | MemoryOrdering::SequentiallyConsistent)
+                );
+                if release {
+                    self.pso_fence();
+                }
+                self.emit(Op::Store { addr, value });
+                if ord == Some(MemoryOrdering::SequentiallyConsistent) {
+                    self.full_fence();
+                }
+            }
+            I::Fence(_) => {
+                let Some((single, ord)) = self
+                    .cx
+                    .facts
+                    .get(&self.f.name)
+                    .and_then(|f| f.fences.get(self.fence_next).copied())
+                else {
+                    return Err(self.err("a fence whose order cannot be read"));
+                };
+                self.fence_next += 1;
+                if single {
+                    // atomic_signal_fence: orders against signal handlers only.
+                    return Ok(());
+                }
+                match ord {
+                    MemoryOrdering::SequentiallyConsistent => self.full_fence(),
+                    MemoryOrdering::Release | MemoryOrdering::AcquireRelease => self.pso_fence(),
+                    _ => {}
+                }
+            }
+            I::CmpXchg(x) => {
+                self.rmw_fence(&x.atomicity);
+                let addr = self.addr(&x.address)?;
+                let expected = self.operand(&x.expected)?;
+                let new = self.operand(&x.replacement)?;
+                let name = name_str(&x.dest);
+                let old = self.new_reg(format!("%{name}.old"));
+                let ok = self.new_reg(format!("%{name}.ok"));
+                self.emit(Op::Rmw {
+                    dst: old,
+                    addr,
+                    op: RmwOp::Cas {
+                        expected: expected.clone(),
+                        new,
+                    },
+                });
+                self.emit(Op::Local {
+                    dst: ok,
+                    expr: Expr::bin(BinOp::Eq, Expr::Reg(old), expected),
+                });
+                self.cmpxchg.insert(x.dest.clone(), (old, ok));
+            }
+            I::AtomicRMW(x) => {
+                self.rmw_fence(&x.atomicity);
+                let bits = self.bits(&x.value);
+                let addr = self.addr(&x.address)?;
+                let value = self.operand(&x.value)?;
+                let dst = self.reg(&x.dest);
+                let fetch = |op| RmwOp::Fetch {
+                    op,
+                    value: value.clone(),
+                    bits: bits as u8,
+                };
+                let op = match x.operation {
+                    RMWBinOp::Xchg => RmwOp::Xchg(value.clone()),
+                    RMWBinOp::Add if bits == 64 => RmwOp::FetchAdd(value.clone()),
+                    RMWBinOp::Add => fetch(BinOp::Add),
+                    RMWBinOp::Sub => fetch(BinOp::Sub),
+                    RMWBinOp::And => fetch(BinOp::And),
+                    RMWBinOp::Nand => fetch(BinOp::Nand),
+                    RMWBinOp::Or => fetch(BinOp::Or),
+                    RMWBinOp::Xor => fetch(BinOp::Xor),
+                    RMWBinOp::Max => fetch(BinOp::Max),
+                    RMWBinOp::Min => fetch(BinOp::Min),
+                    RMWBinOp::UMax => fetch(BinOp::UMax),
+                    RMWBinOp::UMin => fetch(BinOp::UMin),
+                    other => {
+                        return Err(
+                            self.err(format!("the atomic operation `{other:?}` is not supported"))
+                        )
+                    }
+                };
+                self.emit(Op::Rmw { dst, addr, op });
+            }
+            I::ExtractValue(x) => {
+                let src = match &x.aggregate {
+                    Operand::LocalOperand { name, .. } => self.cmpxchg.get(name).copied(),
+                    _ => None,
+                };
+                let Some((old, ok)) = src else {
+                    return Err(self.err(
+                        "aggregate values (structs passed by value) are not supported, except \
+                         the result of a compare-and-swap",
+                    ));
+                };
+                let r = if x.indices.first() == Some(&0) {
+                    old
+                } else {
+                    ok
+                };
+                self.local(&x.dest, Expr::Reg(r));
+            }
+            I::GetElementPtr(g) => {
+                let base = self.operand(&g.address)?;
+                let mut cur = self
+                    .cx
+                    .pointee(&self.ty(&g.address))
+                    .map_err(|e| self.err(e))?;
+                let mut e = base;
+                for (k, idx) in g.indices.iter().enumerate() {
+                    let ix = self.operand(idx)?;
+                    if k > 0 {
+                        let is_struct = matches!(
+                            self.cx.resolve(&cur),
+                            Type::StructType { .. } | Type::NamedStructType { .. }
+                        );
+                        if is_struct {
+                            let Expr::Const(fi) = ix else {
+                                return Err(self.err("a struct field chosen at run time"));
+                            };
+                            let off = self
+                                .cx
+                                .layout
+                                .field_offset(&cur, fi as usize)
+                                .map_err(|m| self.err(m))?;
+                            e = add(e, Expr::Const(off as i64));
+                            cur = self
+                                .cx
+                                .layout
+                                .element(&cur, fi as usize)
+                                .map_err(|m| self.err(m))?;
+                            continue;
+                        }
+                        cur = self.cx.layout.element(&cur, 0).map_err(|m| self.err(m))?;
+                    }
+                    let size = self.cx.layout.size(&cur).map_err(|m| self.err(m))?;
+                    e = add(e, mul(ix, size as i64));
+                }
+                self.local(&g.dest, e);
+            }
+            I::Call(c) => self.call(c)?,
+            other => {
+                let what = match other {
+                    I::FAdd(_)
+                    | I::FSub(_)
+                    | I::FMul(_)
+                    | I::FDiv(_)
+                    | I::FRem(_)
+                    | I::FNeg(_)
+                    | I::FCmp(_)
+                    | I::FPToSI(_)
+                    | I::FPToUI(_)
+                    | I::SIToFP(_)
+                    | I::UIToFP(_)
+                    | I::FPExt(_)
+                    | I::FPTrunc(_) => {
+                        "floating point is not supported (fencer models integers and pointers)"
+                            .to_string()
+                    }
+                    o => format!("the instruction `{o}` is not supported"),
+                };
+                return Err(self.err(what));
+            }
+        }
+        Ok(())
+    }
+
+    fn arg(&mut self, c: &llvm_ir::instruction::Call, k: usize) -> Result<Expr, Error> {
+        match c.arguments.get(k) {
+            Some((o, _)) => self.operand(o),
+            None => Err(self.err(format!("expected at least {} arguments", k + 1))),
+        }
+    }
+
+    fn set_result(&mut self, c: &llvm_ir::instruction::Call, e: Expr) {
+        if let Some(d) = &c.dest {
+            self.local(d, e);
+        }
+    }
+
+    fn call(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let callee = match &c.function {
+            either::Either::Left(_) => return self.inline_asm(),
+            either::Either::Right(op) => Self::callee_name(op),
+        };
+        let Some(name) = callee else {
+            return Err(self.err("calls through function pointers are not supported"));
+        };
+        if name.starts_with("llvm.dbg.")
+            || name.starts_with("llvm.lifetime.")
+            || name.starts_with("llvm.stacksave")
+            || name.starts_with("llvm.stackrestore")
+        {
+            return Ok(());
+        }
+        if name.starts_with("llvm.expect.") {
+            let e = self.arg(c, 0)?;
+            self.set_result(c, e);
+            return Ok(());
+        }
+        if name.starts_with("llvm.memcpy.") || name.starts_with("llvm.memmove.") {
+            return self.memcpy(c);
+        }
+        if name.starts_with("llvm.memset.") {
+            return self.memset(c);
+        }
+        if let Some(&fid) = self.cx.funcs.get(&name) {
+            let callee = self
+                .cx
+                .m
+                .functions
+                .iter()
+                .find(|f| f.name == name)
+                .expect("defined");
+            if callee.parameters.len() != c.arguments.len() {
+                return Err(self.err(format!(
+                    "`{name}` takes {} arguments and is called with {}",
+                    callee.parameters.len(),
+                    c.arguments.len()
+                )));
+            }
+            let mut args = Vec::new();
+            for k in 0..c.arguments.len() {
+                args.push(self.arg(c, k)?);
+            }
+            let dst = c.dest.as_ref().map(|d| self.reg(d));
+            let atomic = name.starts_with("__VERIFIER_atomic_");
+            let m = atomic.then(|| self.cx.hidden_mutex());
+            if let Some(m) = m {
+                self.emit(Op::Lock(Addr::scalar(m)));
+            }
+            self.emit(Op::Call {
+                dst,
+                func: fid,
+                args,
+            });
+            if let Some(m) = m {
+                self.emit(Op::Unlock(Addr::scalar(m)));
+            }
+            return Ok(());
+        }
+        self.external(c, &name)
+    }
+
+    fn inline_asm(&mut self) -> Result<(), Error> {
+        let list = self
+            .cx
+            .facts
+            .get(&self.f.name)
+            .map(|f| f.asm.clone())
+            .unwrap_or_default();
+        let Some(text) = list.get(self.asm_next).cloned() else {
+            return Err(self.err("inline assembly whose text cannot be read"));
+        };
+        self.asm_next += 1;
+        let norm: String = text
+            .to_ascii_lowercase()
+            .split([';', '\n'])
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(";");
+        match norm.as_str() {
+            "" => {}
+            "mfence"
+            | "lock addl $0,0(%%rsp)"
+            | "lock; addl $0,0(%%rsp)"
+            | "lock orl $0,(%%rsp)" => self.full_fence(),
+            "sfence" => self.pso_fence(),
+            "lfence" => {}
+            _ => return Err(Error {
+                help: Some(
+                    "fencer understands `asm volatile(\"mfence\")`, `sfence`, `lfence` and empty \
+                         compiler barriers `asm volatile(\"\" ::: \"memory\")`; use \
+                         __sync_synchronize() or <stdatomic.h> for anything else"
+                        .into(),
+                ),
+                ..self.err(format!("inline assembly `{text}` is not supported"))
+            }),
+        }
+        Ok(())
+    }
+
+    /// The scalar leaves a pointer operand points at, when its type is known.
+    fn pointed_leaves(&self, op: &Operand) -> Option<Vec<Leaf>> {
+        let mut op = op;
+        while let Operand::LocalOperand { name, .. } = op {
+            match self.defs.get(name) {
+                Some(Instruction::BitCast(b)) => op = &b.operand,
+                _ => break,
+            }
+        }
+        let ty = self.cx.pointee(&self.ty(op)).ok()?;
+        if matches!(ty.as_ref(), Type::IntegerType { bits: 8 }) {
+            return None;
+        }
+        let mut out = Vec::new();
+        self.cx.layout.leaves(&ty, 0, "", &mut out).ok()?;
+        Some(out)
+    }
+
+    fn const_len(&mut self, c: &llvm_ir::instruction::Call) -> Result<u64, Error> {
+        match self.arg(c, 2)? {
+            Expr::Const(n) if n >= 0 => Ok(n as u64),
+            _ => {
+                Err(self.err("memcpy/memset with a length known only at run time is not supported"))
+            }
+        }
+    }
+
+    fn memcpy(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let n = self.const_len(c)?;
+        let dst = self.arg(c, 0)?;
+        let src = self.arg(c, 1)?;
+        let leaves = self
+            .pointed_leaves(&c.arguments[0].0)
+            .or_else(|| self.pointed_leaves(&c.arguments[1].0));
+        let offsets: Vec<u64> = match leaves {
+            Some(ls) => ls.iter().map(|l| l.offset).filter(|&o| o < n).collect(),
+            None => (0..n).collect(),
+        };
+        let tmp = self.new_reg("%memcpy".into());
+        for o in offsets {
+            self.emit(Op::Load {
+                dst: tmp,
+                addr: Addr::Ptr(add(src.clone(), Expr::Const(o as i64))),
+            });
+            self.emit(Op::Store {
+                addr: Addr::Ptr(add(dst.clone(), Expr::Const(o as i64))),
+                value: Expr::Reg(tmp),
+            });
+        }
+        Ok(())
+    }
+
+    fn memset(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let n = self.const_len(c)?;
+        let dst = self.arg(c, 0)?;
+        let byte = self.arg(c, 1)?;
+        let leaves: Vec<(u64, u64)> = match self.pointed_leaves(&c.arguments[0].0) {
+            Some(ls) => ls
+                .iter()
+                .filter(|l| l.offset < n)
+                .map(|l| (l.offset, l.size))
+                .collect(),
+            None => (0..n).map(|o| (o, 1)).collect(),
+        };
+        for (o, size) in leaves {
+            let value = match &byte {
+                Expr::Const(b) => {
+                    let b = (*b as u64) & 0xff;
+                    let mut v = 0u64;
+                    for _ in 0..size {
+                        v = (v << 8) | b;
+                    }
+                    Expr::Const(canon(size as u32 * 8, v))
+                }
+                e if size == 1 => wrap(e.clone(), 8),
+                _ => {
+                    return Err(
+                        self.err("memset of a wide object with a value known only at run time")
+                    )
+                }
+            };
+            self.emit(Op::Store {
+                addr: Addr::Ptr(add(dst.clone(), Expr::Const(o as i64))),
+                value,
+            });
+        }
+        Ok(())
+    }
+
+    fn external(&mut self, c: &'m llvm_ir::instruction::Call, name: &str) -> Result<(), Error> {
+        match name {
+            "pthread_create" => {
+                let Some(func) = c.arguments.get(2).and_then(|(o, _)| Self::callee_name(o)) else {
+                    return Err(self.err("pthread_create's thread function must be named directly"));
+                };
+                let Some(&fid) = self.cx.funcs.get(&func) else {
+                    return Err(self.err(format!(
+                        "thread function `{func}` is not defined in the program"
+                    )));
+                };
+                let arg = self.arg(c, 3)?;
+                let tid = self.new_reg("%tid".into());
+                self.emit(Op::Spawn {
+                    dst: tid,
+                    func: fid,
+                    arg,
+                });
+                let out = &c.arguments[0].0;
+                match out {
+                    Operand::LocalOperand { name, .. } if self.promoted.contains_key(name) => {
+                        let p = self.promoted[name];
+                        self.emit(Op::Local {
+                            dst: p,
+                            expr: Expr::Reg(tid),
+                        });
+                    }
+                    _ => {
+                        let addr = self.addr(out)?;
+                        self.emit(Op::Store {
+                            addr,
+                            value: Expr::Reg(tid),
+                        });
+                    }
+                }
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_join" => {
+                if !c.arguments.get(1).is_some_and(|(o, _)| Self::is_null(o)) {
+                    return Err(Error {
+                        help: Some(
+                            "pass NULL, and hand results back through a global or the argument"
+                                .into(),
+                        ),
+                        ..self.err("pthread_join with a result pointer is not supported")
+                    });
+                }
+                let t = self.arg(c, 0)?;
+                self.emit(Op::Join(t));
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_exit" => self.emit(Op::Exit),
+            "exit" | "_exit" => self.emit(Op::Exit),
+            "pthread_self" => {
+                if let Some(d) = &c.dest {
+                    let dst = self.reg(d);
+                    self.emit(Op::ThreadId { dst });
+                }
+            }
+            "pthread_mutex_lock" => {
+                let a = self.addr(&c.arguments[0].0)?;
+                self.emit(Op::Lock(a));
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_mutex_unlock" => {
+                let a = self.addr(&c.arguments[0].0)?;
+                self.emit(Op::Unlock(a));
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_mutex_trylock" => {
+                // A compare-and-swap of free (0) to held by this thread (id + 1), with the
+                // full barrier of a lock; EBUSY (16) when the mutex is held.
+                let a = self.addr(&c.arguments[0].0)?;
+                let me = self.new_reg("%self".into());
+                let old = self.new_reg("%trylock".into());
+                self.emit(Op::ThreadId { dst: me });
+                self.full_fence();
+                self.emit(Op::Rmw {
+                    dst: old,
+                    addr: a,
+                    op: RmwOp::Cas {
+                        expected: Expr::Const(0),
+                        new: Expr::bin(BinOp::Add, Expr::Reg(me), Expr::Const(1)),
+                    },
+                });
+                self.set_result(
+                    c,
+                    Expr::bin(
+                        BinOp::Mul,
+                        Expr::bin(BinOp::Ne, Expr::Reg(old), Expr::Const(0)),
+                        Expr::Const(16),
+                    ),
+                );
+            }
+            "pthread_mutex_init" => {
+                let a = self.addr(&c.arguments[0].0)?;
+                self.emit(Op::Store {
+                    addr: a,
+                    value: Expr::Const(0),
+                });
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_mutex_destroy"
+            | "pthread_cond_init"
+            | "pthread_cond_destroy"
+            | "pthread_mutexattr_init"
+            | "pthread_mutexattr_destroy"
+            | "pthread_attr_init"
+            | "pthread_attr_destroy"
+            | "sched_yield"
+            | "usleep"
+            | "sleep"
+            | "printf"
+            | "puts"
+            | "putchar"
+            | "fprintf"
+            | "fflush" => self.set_result(c, Expr::Const(0)),
+            "pthread_cond_signal" | "pthread_cond_broadcast" => {
+                // The condition variable's first cell counts signals; waiters wait for it to
+                // change (a signal may wake every waiter, which POSIX allows).
+                let a = self.addr(&c.arguments[0].0)?;
+                let old = self.new_reg("%signals".into());
+                self.full_fence();
+                self.emit(Op::Rmw {
+                    dst: old,
+                    addr: a,
+                    op: RmwOp::Fetch {
+                        op: BinOp::Add,
+                        value: Expr::Const(1),
+                        bits: 32,
+                    },
+                });
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_cond_wait" => {
+                let cv = self.addr(&c.arguments[0].0)?;
+                let m = self.addr(&c.arguments[1].0)?;
+                let before = self.new_reg("%signals.before".into());
+                let after = self.new_reg("%signals.after".into());
+                self.emit(Op::Load {
+                    dst: before,
+                    addr: cv.clone(),
+                });
+                self.emit(Op::Unlock(m.clone()));
+                self.emit(Op::Load {
+                    dst: after,
+                    addr: cv,
+                });
+                self.emit(Op::Assume(Expr::bin(
+                    BinOp::Ne,
+                    Expr::Reg(after),
+                    Expr::Reg(before),
+                )));
+                self.emit(Op::Lock(m));
+                self.set_result(c, Expr::Const(0));
+            }
+            "__assert_fail" | "__assert" | "__assert_rtn" => {
+                let text = match self.arg(c, 0)? {
+                    Expr::Const(p) => self.cx.c_string(p).unwrap_or_else(|| "assertion".into()),
+                    _ => "assertion".into(),
+                };
+                self.emit(Op::Assert {
+                    cond: Expr::Const(0),
+                    text,
+                });
+            }
+            "__VERIFIER_error" | "reach_error" => self.emit(Op::Assert {
+                cond: Expr::Const(0),
+                text: format!("{name}() is not reached"),
+            }),
+            "abort" => self.emit(Op::Assert {
+                cond: Expr::Const(0),
+                text: "abort() is not called".into(),
+            }),
+            "__VERIFIER_assume" => {
+                let e = self.arg(c, 0)?;
+                self.emit(Op::Assume(Expr::bin(BinOp::Ne, e, Expr::Const(0))));
+            }
+            "__VERIFIER_atomic_begin" => {
+                let m = self.cx.hidden_mutex();
+                self.emit(Op::Lock(Addr::scalar(m)));
+            }
+            "__VERIFIER_atomic_end" => {
+                let m = self.cx.hidden_mutex();
+                self.emit(Op::Unlock(Addr::scalar(m)));
+            }
+            "malloc" => {
+                let n = self.arg(c, 0)?;
+                let dst = self.reg(c.dest.as_ref().expect("malloc returns a value"));
+                self.emit(Op::Alloc { dst, size: n });
+            }
+            "calloc" => {
+                let n = self.arg(c, 0)?;
+                let s = self.arg(c, 1)?;
+                let dst = self.reg(c.dest.as_ref().expect("calloc returns a value"));
+                self.emit(Op::Alloc {
+                    dst,
+                    size: Expr::bin(BinOp::Mul, n, s),
+                });
+            }
+            "free" => {
+                let p = self.arg(c, 0)?;
+                self.emit(Op::Free(p));
+            }
+            n if n.starts_with("__VERIFIER_nondet") => {
+                return Err(Error {
+                    help: Some(
+                        "fencer explores schedules and memory-model behaviours, not input values: \
+                         give the variable a fixed value (or check each value with -D)"
+                            .into(),
+                    ),
+                    ..self.err(format!("nondeterministic input `{n}()` is not supported"))
+                })
+            }
+            _ => {
+                return Err(Error {
+                    help: Some(format!("fencer knows these library functions: {KNOWN}")),
+                    ..self.err(format!(
+                    "call to `{name}`, which the program does not define and fencer does not know"
+                ))
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Arith {
+    /// The result is brought back to the operands' width.
+    Wrap,
+    /// The result already fits (bitwise operations, comparisons, arithmetic shift right).
+    Exact,
+    /// Unsigned: the operands are zero-extended first.
+    Unsigned,
+}
