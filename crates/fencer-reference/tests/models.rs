@@ -339,9 +339,10 @@ thread p { i = 0; while (i < 3) { x = x + 1; i = i + 1; } }
 thread q { r = x; }
 forall (x == 3)";
     expect(src, false, false, false);
-    // An unbounded spin loop hits the depth bound: incomplete, not safe.
+    // An unbounded loop hits the depth bound: incomplete, not safe. (The counter keeps the
+    // machine from pruning the iterations as repeats of a pure one.)
     let spin = "shared f = 0;
-thread p { while (f == 0) { } }";
+thread p { c = 0; while (f == 0) { c = c + 1; } }";
     let prog = fencer_text::parse_program("t.fen", spin).unwrap();
     let opts = Options {
         max_depth: 50,
