@@ -204,6 +204,25 @@ pub struct ThreadState {
     pub spin: SpinTrack,
 }
 
+/// Counts a backward jump from `pc` of `func` for `--unroll`; false when taking it would
+/// exceed the bound.
+fn take_back_edge(edges: &mut Vec<(FuncId, u32, u32)>, func: FuncId, pc: u32, unroll: u32) -> bool {
+    if unroll == u32::MAX {
+        return true;
+    }
+    let n = match edges.iter_mut().find(|e| (e.0, e.1) == (func, pc)) {
+        Some(e) => {
+            e.2 += 1;
+            e.2
+        }
+        None => {
+            edges.push((func, pc, 1));
+            1
+        }
+    };
+    n <= unroll
+}
+
 /// Dynamic spin-loop pruning. When a thread takes a backward jump, comes back to the same
 /// jump having done nothing visible but loads, and finds its registers as they were, the
 /// iteration in between changed nothing: dropping it leaves a valid execution with the same
@@ -1029,21 +1048,8 @@ impl State {
                         sp.regs.clone_from(&fr.regs);
                         sp.pure = true;
                     }
-                    if to <= fr.pc && unroll != u32::MAX {
-                        let key = (fr.func, fr.pc);
-                        let n = match th.back_edges.iter_mut().find(|e| (e.0, e.1) == key) {
-                            Some(e) => {
-                                e.2 += 1;
-                                e.2
-                            }
-                            None => {
-                                th.back_edges.push((key.0, key.1, 1));
-                                1
-                            }
-                        };
-                        if n > unroll {
-                            return Local::Cut(CutKind::Unroll);
-                        }
+                    if to <= fr.pc && !take_back_edge(&mut th.back_edges, fr.func, fr.pc, unroll) {
+                        return Local::Cut(CutKind::Unroll);
                     }
                     let fr = th.frames.last_mut().expect("frame");
                     fr.pc = to;
@@ -1123,21 +1129,8 @@ impl State {
                         return Local::Ready;
                     }
                     let to = *to;
-                    if unroll != u32::MAX {
-                        let key = (fr.func, fr.pc);
-                        let n = match th.back_edges.iter_mut().find(|e| (e.0, e.1) == key) {
-                            Some(e) => {
-                                e.2 += 1;
-                                e.2
-                            }
-                            None => {
-                                th.back_edges.push((key.0, key.1, 1));
-                                1
-                            }
-                        };
-                        if n > unroll {
-                            return Local::Cut(CutKind::Unroll);
-                        }
+                    if !take_back_edge(&mut th.back_edges, fr.func, fr.pc, unroll) {
+                        return Local::Cut(CutKind::Unroll);
                     }
                     let fr = th.frames.last_mut().expect("frame");
                     fr.pc = to;
