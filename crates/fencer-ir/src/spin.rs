@@ -1,25 +1,42 @@
-//! Spin-loop replacement (section 4 of the chronological-traces paper): a loop whose
-//! iterations only read shared memory and compute locally is replaced by one iteration
-//! followed by an `assume` of its exit condition.
+//! Spin-loop pruning (section 4 of the chronological-traces paper): an iteration of a
+//! waiting loop that only reads shared memory changes nothing another iteration would not
+//! redo, so it can be dropped from any execution.
 //!
-//! Why this is sound: such an iteration changes nothing but registers it rewrites from
-//! scratch, so an execution that spins k times and then leaves is equivalent to one that
-//! runs only the last iteration; executions that spin forever are livelocks, which
-//! safety checking ignores. Why it matters: every failed iteration would be a new load
-//! racing with the writes the thread waits for, and DPOR would explore them all.
+//! The loops taken are regions `head..=back` whose only backward jump is `back: jump head`,
+//! entered only at the head, without calls or returns, where no register the loop writes
+//! is live at the head: read before being written on some path from the head, around the
+//! loop *or after it* (registers that final states report count as read when the thread
+//! ends). The back edge becomes [`Op::SpinBack`], which blocks the thread for good when
+//! the iteration just run was pure (loads, fences, failed compare-and-swaps; see the
+//! machine), and the head gets an [`Op::LoopHead`] that notes where the iteration started.
 //!
-//! The loops recognised are the shape front-ends emit for `while (c) {}`:
-//! `head: straight-line loads and local computations; branch c -> back | exit; back: jump head`,
-//! entered only at `head`, where the straight-line part reads no register before writing it
-//! unless the loop never writes that register.
+//! Why this is sound: a pure iteration leaves memory and buffers as they were and writes
+//! only registers that are dead at the head, so the execution without it reaches the same
+//! states from there on; an execution that spins k times and then leaves is equivalent to
+//! one that runs only the last iteration. Executions in which a thread stays blocked so
+//! are discarded, unless the engines find that the loop can never leave (a hang, judged on
+//! the final memory by the machine's collector). Why it matters: every failed
+//! iteration would be a new load racing with the writes the thread waits for, and DPOR
+//! would explore them all.
 
-use crate::{Expr, Function, Op, Program, UnOp};
+use crate::{Function, Op, Program};
 
 /// Rewrites every spin loop of the program; returns how many were rewritten.
 pub fn spin_assume(prog: &mut Program) -> usize {
+    // Registers that final states read: they are live when a thread's root function ends.
+    let mut exit_live: Vec<Vec<crate::Reg>> = vec![Vec::new(); prog.functions.len()];
+    for v in prog.reported_vars() {
+        if let crate::CondVar::Reg { thread, reg } = v {
+            let f = prog.threads[thread as usize].func as usize;
+            if !exit_live[f].contains(&reg) {
+                exit_live[f].push(reg);
+            }
+        }
+    }
     prog.functions
         .iter_mut()
-        .map(|f| rewrite_function(f) + rewrite_branchy(f))
+        .zip(&exit_live)
+        .map(|(f, live)| rewrite_loops(f, live))
         .sum()
 }
 
@@ -33,88 +50,66 @@ fn targets(op: &Op) -> Vec<u32> {
     }
 }
 
-fn rewrite_function(f: &mut Function) -> usize {
-    let mut count = 0;
-    for j in 0..f.body.len() {
-        let Op::Jump(h) = f.body[j].op else { continue };
-        let (h, j) = (h as usize, j);
-        if h >= j || j < 1 {
-            continue;
+/// The instructions control may reach after `pc` (`None` stands for leaving the function).
+fn successors(f: &Function, pc: usize, out: &mut Vec<Option<usize>>) {
+    out.clear();
+    let at = |t: u32| (t as usize) < f.body.len();
+    match &f.body[pc].op {
+        Op::Jump(t) | Op::SpinBack { to: t, .. } => out.push(at(*t).then_some(*t as usize)),
+        Op::Branch {
+            then_to, else_to, ..
+        } => {
+            out.push(at(*then_to).then_some(*then_to as usize));
+            out.push(at(*else_to).then_some(*else_to as usize));
         }
-        let b = j - 1;
-        let exit = j as u32 + 1;
-        // The branch right before the back edge: one way stays, the other leaves.
-        let (cond, stay_on_true) = match &f.body[b].op {
-            Op::Branch {
-                cond,
-                then_to,
-                else_to,
-            } if *then_to == j as u32 && *else_to == exit => (cond.clone(), true),
-            Op::Branch {
-                cond,
-                then_to,
-                else_to,
-            } if *else_to == j as u32 && *then_to == exit => (cond.clone(), false),
-            _ => continue,
-        };
-        // Straight-line loads and local computations from the head to the branch.
-        let straight = f.body[h..b]
-            .iter()
-            .all(|i| matches!(i.op, Op::Load { .. } | Op::Local { .. }));
-        if !straight {
-            continue;
-        }
-        // Entered only at the head.
-        let enters_inside = f.body.iter().enumerate().any(|(k, i)| {
-            (k < h || k > j)
-                && targets(&i.op)
-                    .iter()
-                    .any(|&t| t as usize > h && t as usize <= j)
-        });
-        if enters_inside {
-            continue;
-        }
-        // No value carried from one iteration to the next.
-        let mut written = Vec::new();
-        for i in &f.body[h..b] {
-            if let Op::Load { dst, .. } | Op::Local { dst, .. } = &i.op {
-                written.push(*dst);
-            }
-        }
-        let mut defined = Vec::new();
-        let mut carried = false;
-        for i in &f.body[h..=b] {
-            let mut reads = Vec::new();
-            match &i.op {
-                Op::Load { addr, .. } => addr_regs(addr, &mut reads),
-                Op::Local { expr, .. } => expr.regs(&mut reads),
-                Op::Branch { cond, .. } => cond.regs(&mut reads),
-                _ => {}
-            }
-            if reads
-                .iter()
-                .any(|r| written.contains(r) && !defined.contains(r))
-            {
-                carried = true;
-                break;
-            }
-            if let Op::Load { dst, .. } | Op::Local { dst, .. } = &i.op {
-                defined.push(*dst);
-            }
-        }
-        if carried {
-            continue;
-        }
-        let leave = if stay_on_true {
-            Expr::Un(UnOp::Not, Box::new(cond))
-        } else {
-            cond
-        };
-        f.body[b].op = Op::Assume(leave);
-        f.body[j].op = Op::Jump(exit);
-        count += 1;
+        Op::Return(_) | Op::Exit => out.push(None),
+        _ => out.push((pc + 1 < f.body.len()).then_some(pc + 1)),
     }
-    count
+}
+
+/// The registers live before each instruction: read on some path before being written.
+/// `exit_live` are read after the function ends (a thread's registers in final states).
+fn liveness(f: &Function, exit_live: &[crate::Reg]) -> Vec<Vec<u64>> {
+    let words = f.num_regs().div_ceil(64).max(1);
+    let n = f.body.len();
+    let mut exit = vec![0u64; words];
+    for &r in exit_live {
+        exit[r as usize / 64] |= 1 << (r % 64);
+    }
+    let mut live = vec![vec![0u64; words]; n];
+    let mut succ = Vec::new();
+    let mut reads = Vec::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..n).rev() {
+            let mut out = vec![0u64; words];
+            successors(f, pc, &mut succ);
+            for s in &succ {
+                let src = match s {
+                    Some(s) => &live[*s],
+                    None => &exit,
+                };
+                for (o, w) in out.iter_mut().zip(src) {
+                    *o |= w;
+                }
+            }
+            let op = &f.body[pc].op;
+            if let Some(d) = dst(op) {
+                out[d as usize / 64] &= !(1 << (d % 64));
+            }
+            reads.clear();
+            op_reads(op, &mut reads);
+            for &r in &reads {
+                out[r as usize / 64] |= 1 << (r % 64);
+            }
+            if out != live[pc] {
+                live[pc] = out;
+                changed = true;
+            }
+        }
+    }
+    live
 }
 
 /// Loops the rewrite above cannot take (branches inside, as `while (a == 1 && b == 1) {}`
@@ -126,11 +121,11 @@ fn rewrite_function(f: &mut Function) -> usize {
 /// one with the same outcome. So the back edge becomes [`Op::SpinBack`], which blocks the
 /// thread when the iteration was pure, and the head gets an [`Op::LoopHead`] that notes
 /// where the iteration started.
-fn rewrite_branchy(f: &mut Function) -> usize {
+fn rewrite_loops(f: &mut Function, exit_live: &[crate::Reg]) -> usize {
     let mut count = 0;
     let mut j = 0;
     while j < f.body.len() {
-        if let Some(h) = stateless_loop(f, j) {
+        if let Some(h) = stateless_loop(f, j, exit_live) {
             let start = f.reg_names.len() as crate::Reg;
             f.reg_names.push(format!("%iter{count}"));
             // Insert the head marker at h; jumps to h land on it, later targets shift.
@@ -174,7 +169,7 @@ fn rewrite_branchy(f: &mut Function) -> usize {
 }
 
 /// The head of the loop whose back edge is `j`, if the loop qualifies (see above).
-fn stateless_loop(f: &Function, j: usize) -> Option<usize> {
+fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<usize> {
     let Op::Jump(h) = f.body[j].op else {
         return None;
     };
@@ -254,6 +249,17 @@ fn stateless_loop(f: &Function, j: usize) -> Option<usize> {
         }
     }
     must[n - 1].as_ref()?;
+    // Dropping an iteration must leave nothing behind that is read later, after the loop
+    // too: no register the loop writes may be live at its head. (`b = 1; while (x == 0)
+    // { b = 0; } assert(b == 1);` carries nothing around the loop, but the assertion reads
+    // what the dropped iteration wrote.)
+    let live = liveness(f, exit_live);
+    if written_in_loop
+        .iter()
+        .any(|&r| live[h][r as usize / 64] & (1 << (r % 64)) != 0)
+    {
+        return None;
+    }
     Some(h)
 }
 
@@ -264,7 +270,9 @@ fn dst(op: &Op) -> Option<crate::Reg> {
         | Op::Rmw { dst, .. }
         | Op::Alloc { dst, .. }
         | Op::Spawn { dst, .. }
-        | Op::ThreadId { dst } => Some(*dst),
+        | Op::ThreadId { dst }
+        | Op::LoopHead { dst }
+        | Op::Call { dst: Some(dst), .. } => Some(*dst),
         _ => None,
     }
 }
@@ -292,7 +300,11 @@ fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
         }
         Op::Lock(a) | Op::Unlock(a) => addr_regs(a, out),
         Op::Spawn { arg, .. } => arg.regs(out),
-        Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } => e.regs(out),
+        Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => {
+            e.regs(out)
+        }
+        Op::Call { args, .. } => args.iter().for_each(|a| a.regs(out)),
+        Op::SpinBack { start, .. } => out.push(*start),
         _ => {}
     }
 }
