@@ -1602,29 +1602,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.set_result(c, Expr::Const(0));
             }
             "pthread_mutex_trylock" => {
-                // A compare-and-swap of free (0) to held by this thread (id + 1), with the
-                // full barrier of a lock; EBUSY (16) when the mutex is held.
+                // EBUSY (16) when the mutex is held. Its own operation rather than a
+                // compare-and-swap, so that the engines see an acquisition (which races
+                // with the other acquisitions) or a read of a held mutex.
                 let a = self.addr(&c.arguments[0].0)?;
-                let me = self.new_reg("%self".into());
-                let old = self.new_reg("%trylock".into());
-                self.emit(Op::ThreadId { dst: me });
-                self.full_fence();
-                self.emit(Op::Rmw {
-                    dst: old,
-                    addr: a,
-                    op: RmwOp::Cas {
-                        expected: Expr::Const(0),
-                        new: Expr::bin(BinOp::Add, Expr::Reg(me), Expr::Const(1)),
-                    },
-                });
-                self.set_result(
-                    c,
-                    Expr::bin(
-                        BinOp::Mul,
-                        Expr::bin(BinOp::Ne, Expr::Reg(old), Expr::Const(0)),
-                        Expr::Const(16),
-                    ),
-                );
+                let busy = self.new_reg("%trylock".into());
+                self.emit(Op::TryLock { dst: busy, addr: a });
+                self.set_result(c, Expr::bin(BinOp::Mul, Expr::Reg(busy), Expr::Const(16)));
             }
             "pthread_mutex_init" => {
                 let a = self.addr(&c.arguments[0].0)?;

@@ -192,7 +192,8 @@ struct CheckArgs {
     /// Stop after this many complete executions (exit code 3).
     #[arg(long, value_name = "N")]
     max_executions: Option<u64>,
-    /// Cut executions longer than this many steps; the result then holds up to the bound.
+    /// Most events one thread may execute in one execution: a thread that reaches it is
+    /// stopped while the others go on, and the result then holds up to that bound.
     #[arg(long, value_name = "N", default_value_t = 100_000)]
     max_depth: usize,
     /// Cut executions that run any loop more than N times (by counting each backward

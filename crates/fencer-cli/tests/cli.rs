@@ -207,7 +207,7 @@ fn limits_exit_3_with_statistics() {
     assert_eq!(v["verdict"], "incomplete");
     assert_eq!(v["stopped_by"], "max-executions");
     assert_eq!(v["executions"], 1);
-    let out = fencer(&["check", sb.to_str().unwrap(), "--max-depth", "5"]);
+    let out = fencer(&["check", sb.to_str().unwrap(), "--max-depth", "2"]);
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8(out.stdout)
         .unwrap()

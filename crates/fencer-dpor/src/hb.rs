@@ -34,8 +34,26 @@ struct BufRec {
     load: Option<usize>,
 }
 
+/// Where allocation order is recorded: every allocation reads and writes it.
+const ALLOCATOR: Loc = Loc {
+    obj: u32::MAX,
+    index: 0,
+};
+
+/// The location that stands for a heap object's life: every access to the object reads it
+/// (the access faults once the object is freed) and `free` writes it, so that a free races
+/// with the accesses it could follow or precede.
+fn life(obj: u32) -> Loc {
+    Loc {
+        obj,
+        index: u32::MAX,
+    }
+}
+
 #[derive(Default)]
 pub struct Hb {
+    /// Objects from this one on are heap objects (allocated at run time, may be freed).
+    heap_from: u32,
     /// Dense process numbers, stable across executions.
     procs: HashMap<Step, u32>,
     /// The update processes of each thread.
@@ -69,6 +87,13 @@ fn join(dst: &mut Vec<u32>, src: &[u32]) {
 }
 
 impl Hb {
+    pub fn new(heap_from: u32) -> Hb {
+        Hb {
+            heap_from,
+            ..Hb::default()
+        }
+    }
+
     /// Forgets the current execution (keeps process numbers and allocations).
     pub fn reset(&mut self) {
         for e in self.ev.drain(..) {
@@ -239,11 +264,14 @@ impl Hb {
                 }
             }
             EventKind::Fence => self.join_aux(&mut c, tid, None),
-            EventKind::Lock { loc, .. } => {
+            EventKind::Lock { loc, trylock, .. } => {
                 self.join_aux(&mut c, tid, None);
                 let info = self.locs.entry(*loc).or_default();
                 let (ll, lu) = (info.last_lock, info.last_unlock);
                 info.last_lock = Some(pos);
+                // The mutex's value, as a failed trylock reads it: held from here on.
+                info.last_write = Some(pos);
+                info.readers.clear();
                 // Consecutive acquisitions race unless ordered otherwise than through the
                 // release between them.
                 if let Some(l) = ll {
@@ -255,15 +283,43 @@ impl Hb {
                         self.lock_clock.push((pos, saved));
                     }
                 }
-                if let Some(u) = lu {
-                    let uc = std::mem::take(&mut self.ev[u].clock);
-                    join(&mut c, &uc);
-                    self.ev[u].clock = uc;
+                match lu {
+                    // A trylock that took the mutex just released could have run before
+                    // the release, and failed: a race with the unlock, reversible because
+                    // a trylock never waits.
+                    Some(u) if *trylock && other(self, u) => cand.push(u),
+                    Some(u) => {
+                        let uc = std::mem::take(&mut self.ev[u].clock);
+                        join(&mut c, &uc);
+                        self.ev[u].clock = uc;
+                    }
+                    None => {}
                 }
             }
             EventKind::Unlock { loc, .. } => {
                 self.join_aux(&mut c, tid, None);
-                self.locs.entry(*loc).or_default().last_unlock = Some(pos);
+                // A failed trylock that found the mutex held races with its release.
+                let info = self.locs.entry(*loc).or_default();
+                for &r in &info.readers {
+                    if family(self.ev[r].step) != tid {
+                        cand.push(r);
+                    }
+                }
+                info.last_unlock = Some(pos);
+                info.last_write = Some(pos);
+                info.readers.clear();
+            }
+            EventKind::TryLockFailed { loc, .. } => {
+                self.join_aux(&mut c, tid, None);
+                // It read the acquisition that holds the mutex, and races with it: taken
+                // first, the trylock would have succeeded.
+                let w = self.locs.entry(*loc).or_default().last_write;
+                if let Some(w) = w {
+                    if other(self, w) {
+                        cand.push(w);
+                    }
+                }
+                self.add_reader(*loc, tid, pos);
             }
             EventKind::Spawn { .. } => self.join_aux(&mut c, tid, None),
             EventKind::Join { child } => {
@@ -276,7 +332,62 @@ impl Hb {
             EventKind::Alloc { .. }
             | EventKind::Free { .. }
             | EventKind::Assume
-            | EventKind::Failed => {}
+            | EventKind::Failed
+            | EventKind::FreedAccess { .. } => {}
+        }
+        match &e.kind {
+            EventKind::Load { loc, .. }
+            | EventKind::Store { loc, .. }
+            | EventKind::Rmw { loc, .. }
+            | EventKind::Lock { loc, .. }
+            | EventKind::Unlock { loc, .. }
+                if loc.obj >= self.heap_from =>
+            {
+                let l = life(loc.obj);
+                let w = self.locs.entry(l).or_default().last_write;
+                if let Some(w) = w {
+                    if other(self, w) && !cand.contains(&w) {
+                        cand.push(w);
+                    }
+                }
+                self.add_reader(l, tid, pos);
+            }
+            EventKind::FreedAccess { loc } => {
+                // Had the free come later, this would have accessed the cell: it depends
+                // on the cell's writers as a load would (a dependence that holds in some
+                // state is a dependence).
+                if loc.index != u32::MAX {
+                    let w = self.locs.entry(*loc).or_default().last_write;
+                    if let Some(w) = w {
+                        if other(self, w) && !cand.contains(&w) {
+                            cand.push(w);
+                        }
+                    }
+                    self.add_reader(*loc, tid, pos);
+                }
+                let l = life(loc.obj);
+                let w = self.locs.entry(l).or_default().last_write;
+                if let Some(w) = w {
+                    if other(self, w) && !cand.contains(&w) {
+                        cand.push(w);
+                    }
+                }
+                self.add_reader(l, tid, pos);
+            }
+            EventKind::Free { obj: Some(o) } => {
+                let l = life(*o);
+                self.write_cands(l, tid, &mut cand);
+                let info = self.locs.entry(l).or_default();
+                info.last_write = Some(pos);
+                info.readers.clear();
+            }
+            EventKind::Alloc { .. } => {
+                self.write_cands(ALLOCATOR, tid, &mut cand);
+                let info = self.locs.entry(ALLOCATOR).or_default();
+                info.last_write = Some(pos);
+                info.readers.clear();
+            }
+            _ => {}
         }
         // A candidate races with this event unless another predecessor already orders it.
         let mut found = std::mem::take(&mut self.found_buf);
@@ -315,6 +426,57 @@ impl Hb {
         }
         self.cand_buf = cand;
         self.found_buf = found;
+    }
+
+    /// An execution ended with thread `tid` waiting to lock `loc`, which another thread
+    /// holds: the attempt races with that acquisition, although it never happened.
+    /// Appends the attempt as a virtual last event (its clock is the thread's, after its
+    /// buffers) and returns the positions of the acquisition and the attempt, unless the
+    /// acquisition happens before the attempt anyway.
+    pub fn blocked_lock(&mut self, tid: u32, loc: Loc) -> Option<(usize, usize)> {
+        let step = Step::Thread(tid);
+        let l = self.locs.get(&loc)?.last_lock?;
+        if family(self.ev[l].step) == tid {
+            return None;
+        }
+        let p = self.proc(step);
+        let idx = self.pcount[p as usize] + 1;
+        let mut c = self.spare.pop().unwrap_or_default();
+        c.clear();
+        c.extend_from_slice(&self.pclock[p as usize]);
+        if c.len() <= p as usize {
+            c.resize(p as usize + 1, 0);
+        }
+        c[p as usize] = idx;
+        self.join_aux(&mut c, tid, None);
+        if self.covered(l, &c) {
+            self.spare.push(c);
+            return None;
+        }
+        let pos = self.ev.len();
+        let mut saved = self.spare.pop().unwrap_or_default();
+        saved.clear();
+        saved.extend_from_slice(&c);
+        self.lock_clock.push((pos, saved));
+        self.ev.push(Ev {
+            step,
+            proc: p,
+            idx,
+            clock: c,
+        });
+        Some((l, pos))
+    }
+
+    /// Forgets the virtual event [`Hb::blocked_lock`] appended at `pos`.
+    pub fn drop_virtual(&mut self, pos: usize) {
+        debug_assert_eq!(pos + 1, self.ev.len());
+        if let Some(e) = self.ev.pop() {
+            self.spare.push(e.clock);
+        }
+        if let Some(k) = self.lock_clock.iter().position(|(p, _)| *p == pos) {
+            let (_, c) = self.lock_clock.swap_remove(k);
+            self.spare.push(c);
+        }
     }
 
     fn add_reader(&mut self, loc: Loc, tid: u32, pos: usize) {

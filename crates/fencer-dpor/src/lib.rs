@@ -54,7 +54,10 @@ pub struct Options {
     pub max_executions: Option<u64>,
     /// Cut executions that take any backward jump more than this many times.
     pub unroll: Option<u32>,
-    /// Most steps in one execution; longer executions are cut (the result is then bounded).
+    /// Most visible events one thread may execute in one execution: a thread that reaches
+    /// it is cut while the others go on (the result is then bounded). Executions longer
+    /// than 64 times this (only programs that spawn threads without bound get there) are
+    /// cut whole.
     pub max_depth: usize,
     /// Stop at the first violation (the normal use); `false` explores everything, so that
     /// the final states can be compared with the reference explorer.
@@ -185,7 +188,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             prog,
             opts,
             col: Collector::new(prog),
-            hb: Hb::default(),
+            hb: Hb::new(prog.objects.len() as u32),
             pos: Vec::new(),
             schedule: Vec::new(),
             events: Vec::new(),
@@ -256,25 +259,34 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// Runs one execution: replays the first `replay` steps of the schedule, then takes a
     /// new step at position `replay` and continues to the end.
     fn execute(&mut self, replay: usize) {
-        let (mut state, status) =
-            State::initial_bounded(self.prog, self.opts.unroll.unwrap_or(u32::MAX));
+        let (mut state, status) = State::initial_limited(
+            self.prog,
+            self.opts.unroll.unwrap_or(u32::MAX),
+            self.opts.max_depth.min(u32::MAX as usize) as u32,
+        );
         self.hb.reset();
         self.events.clear();
         self.pending.clear();
         if let Status::Fault(f) = &status {
             self.col.fault(&state, f, &[]);
-            return;
+            if self.opts.stop_on_violation {
+                return;
+            }
+            state.threads[f.thread as usize].faulted = true;
         }
         for d in 0..replay {
             let step = self.schedule[d];
-            let (ev, _) = state.step::<M>(self.prog, step);
+            let (ev, status) = state.step::<M>(self.prog, step);
+            if let Status::Fault(f) = status {
+                state.threads[f.thread as usize].faulted = true;
+            }
             self.hb.record::<M>(step, &ev, None);
             self.events.push(ev);
         }
         let mut d = replay;
         let mut found = Vec::new();
         loop {
-            if d >= self.opts.max_depth {
+            if d >= self.opts.max_depth.saturating_mul(64) {
                 self.col.stats.blocked += 1;
                 self.col.stats.depth_cut += 1;
                 return;
@@ -286,6 +298,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             let Some((step, subtree)) = self.choose(d) else {
                 if self.enabled.is_empty() {
+                    self.blocked_locks(&state, d);
                     if let Some(t) = &mut self.traces {
                         if state.is_complete() {
                             let mut h = fencer_machine::trace::TraceHash::default();
@@ -295,7 +308,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                             t.push(h.value());
                         }
                     }
-                    self.col.end(&state, &self.events);
+                    self.col.end::<M>(&state, &self.events);
                 } else {
                     // Every enabled process sleeps: this execution would repeat another.
                     self.sleep_blocked += 1;
@@ -340,7 +353,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             if let Status::Fault(f) = status {
                 self.col.fault(&state, &f, &self.events);
-                return;
+                if self.opts.stop_on_violation {
+                    return;
+                }
+                // Exploring everything: the faulting thread stops, the others go on, so
+                // that the races of the events they have yet to run are seen.
+                state.threads[f.thread as usize].faulted = true;
             }
             d += 1;
             if d == self.pos.len() {
@@ -349,6 +367,43 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.pos[d].reset(child_sleep, subtree);
             if self.limit_hit() {
                 return;
+            }
+        }
+    }
+
+    /// The execution ended with threads waiting for mutexes that others hold (for good: a
+    /// holder that never unlocks). Each attempt races with the acquisition that blocks
+    /// it, and the race must be reversed like any other, or the executions in which the
+    /// waiting thread gets the mutex first are never explored.
+    fn blocked_locks(&mut self, state: &State, end: usize) {
+        for t in 0..state.threads.len() as u32 {
+            let th = &state.threads[t as usize];
+            if th.finished || th.cut.is_some() || th.spin.blocked {
+                continue;
+            }
+            let (fr, ins) = state.current(self.prog, t);
+            let fencer_ir::Op::Lock(addr) = &ins.op else {
+                continue;
+            };
+            let Ok(loc) = state.resolve(self.prog, fr, addr) else {
+                continue;
+            };
+            if state.cell_value(loc) == 0 {
+                continue;
+            }
+            // Each attempt is reversed on its own and then forgotten: another blocked
+            // thread's attempt must not appear in its reversal (it never ran).
+            if let Some((i, j)) = self.hb.blocked_lock(t, loc) {
+                debug_assert!(i < end && j >= end);
+                self.races += 1;
+                match self.opts.algo {
+                    Algo::Source => self.add_backtrack(i, j),
+                    Algo::Optimal => {
+                        let mut v = Vec::new();
+                        self.reverse_race(i, j, &mut v);
+                    }
+                }
+                self.hb.drop_virtual(j);
             }
         }
     }
@@ -396,23 +451,27 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         let pending = std::mem::take(&mut self.pending);
         let mut v = Vec::new();
         for &(i, j) in &pending {
-            self.hb.notdep(i, j, &mut v);
-            let ev = Current { hb: &self.hb, j };
-            let p = &mut self.pos[i];
-            let taken = self.schedule[i];
-            let redundant = p
-                .sleep
-                .iter()
-                .chain(p.done.iter())
-                .filter(|&&q| q != taken)
-                .any(|&q| wut::initial(&ev, &v, q).is_some());
-            if !redundant {
-                self.reversed += 1;
-                wut::insert(&ev, &mut p.wut, v.clone());
-            }
+            self.reverse_race(i, j, &mut v);
         }
         self.pending = pending;
         self.pending.clear();
+    }
+
+    fn reverse_race(&mut self, i: usize, j: usize, v: &mut Vec<usize>) {
+        self.hb.notdep(i, j, v);
+        let ev = Current { hb: &self.hb, j };
+        let p = &mut self.pos[i];
+        let taken = self.schedule[i];
+        let redundant = p
+            .sleep
+            .iter()
+            .chain(p.done.iter())
+            .filter(|&&q| q != taken)
+            .any(|&q| wut::initial(&ev, v, q).is_some());
+        if !redundant {
+            self.reversed += 1;
+            wut::insert(&ev, &mut p.wut, v.clone());
+        }
     }
 
     /// Reverses the race between the events at positions `i` and `j` (Source-DPOR): makes

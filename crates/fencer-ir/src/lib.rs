@@ -349,6 +349,12 @@ pub enum Op {
     },
     Lock(Addr),
     Unlock(Addr),
+    /// Takes the mutex if it is free (`dst` = 0), else leaves it (`dst` = 1); never waits
+    /// for it, but, like `lock`, waits for the thread's store buffers.
+    TryLock {
+        dst: Reg,
+        addr: Addr,
+    },
     /// Starts a new thread running `func(arg)`; `dst` receives its thread id.
     Spawn {
         dst: Reg,

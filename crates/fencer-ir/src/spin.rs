@@ -272,6 +272,7 @@ fn dst(op: &Op) -> Option<crate::Reg> {
         | Op::Spawn { dst, .. }
         | Op::ThreadId { dst }
         | Op::LoopHead { dst }
+        | Op::TryLock { dst, .. }
         | Op::Call { dst: Some(dst), .. } => Some(*dst),
         _ => None,
     }
@@ -298,11 +299,9 @@ fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
                 crate::RmwOp::Fetch { value, .. } => value.regs(out),
             }
         }
-        Op::Lock(a) | Op::Unlock(a) => addr_regs(a, out),
+        Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } => addr_regs(a, out),
         Op::Spawn { arg, .. } => arg.regs(out),
-        Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => {
-            e.regs(out)
-        }
+        Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => e.regs(out),
         Op::Call { args, .. } => args.iter().for_each(|a| a.regs(out)),
         Op::SpinBack { start, .. } => out.push(*start),
         _ => {}

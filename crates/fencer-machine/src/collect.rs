@@ -3,8 +3,8 @@
 //! visit, never in how an execution's outcome is judged, so the judging lives here.
 
 use crate::{CutKind, Event, EventKind, Fault, State};
-use fencer_ir::{CondVar, Op, Program, Quantifier};
-use fencer_memory::Loc;
+use fencer_ir::{CondVar, Op, Program, Quantifier, SrcLoc};
+use fencer_memory::{Loc, MemoryModel};
 use fencer_report::{Counterexample, Limit, Report, Stats, TraceLine, Verdict};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -58,7 +58,8 @@ impl<'a> Collector<'a> {
         }
         let mut ls = self.lines(s, path);
         // The faulting instruction is shown by a line of its own.
-        if matches!(path.last(), Some(e) if e.kind == EventKind::Failed) {
+        if matches!(path.last(), Some(e) if matches!(e.kind, EventKind::Failed | EventKind::FreedAccess { .. }))
+        {
             ls.pop();
         }
         let thread = s.thread_name(self.prog, f.thread);
@@ -131,23 +132,52 @@ impl<'a> Collector<'a> {
         self.stats.blocked += 1;
         match kind {
             CutKind::Unroll => self.stats.unroll_cut += 1,
-            CutKind::LocalLoop | CutKind::Recursion => self.stats.depth_cut += 1,
+            CutKind::Depth => self.stats.depth_cut += 1,
+            CutKind::Recursion => self.stats.recursion_cut += 1,
+            CutKind::LocalLoop => self.stats.local_loop_cut += 1,
         }
     }
 
     /// Records an execution that cannot go on: complete, blocked by a false `assume`
     /// (discarded), or deadlocked.
-    pub fn end(&mut self, s: &State, path: &[Event]) {
-        if let Some(k) = s.cut() {
+    pub fn end<M: MemoryModel>(&mut self, s: &State, path: &[Event]) {
+        if s.threads.iter().any(|t| t.faulted) {
+            // The fault was recorded when it happened.
+        } else if let Some(k) = s.cut() {
             self.cut(k);
         } else if s.is_complete() {
             self.complete(s, path);
+        } else if let Some((t, at)) = s.hang::<M>(self.prog) {
+            self.hang(s, t, at, path);
         } else if s.assume_blocked(self.prog) {
             self.stats.blocked += 1;
             self.stats.assume_blocked += 1;
         } else {
             self.deadlock(s, path);
         }
+    }
+
+    /// Records a hang: thread `t` waits in the loop at `at` for something no thread will
+    /// ever do.
+    pub fn hang(&mut self, s: &State, t: u32, at: SrcLoc, path: &[Event]) {
+        self.stats.blocked += 1;
+        if self.cex.is_some() {
+            return;
+        }
+        let name = s.thread_name(self.prog, t);
+        self.cex = Some(Counterexample {
+            kind: "hang".into(),
+            message: format!(
+                "hang: {name} waits forever in the loop at line {}: every other thread has \
+                 finished or is blocked, and what the loop reads in final memory never lets it leave",
+                at.line
+            ),
+            file: Some(self.prog.file_name(at).to_string()),
+            line: Some(at.line),
+            column: Some(at.col),
+            events: self.lines(s, path),
+            final_state: None,
+        });
     }
 
     /// Records a deadlock: nothing can move, but some thread has not finished.
@@ -201,6 +231,12 @@ impl<'a> Collector<'a> {
         }
         if self.stopped.is_none() && self.stats.unroll_cut > 0 {
             self.stopped = Some(Limit::Unroll);
+        }
+        if self.stopped.is_none() && self.stats.recursion_cut > 0 {
+            self.stopped = Some(Limit::Recursion);
+        }
+        if self.stopped.is_none() && self.stats.local_loop_cut > 0 {
+            self.stopped = Some(Limit::LocalLoop);
         }
         let verdict = if self.cex.is_some() {
             Verdict::Violation

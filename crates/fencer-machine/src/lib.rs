@@ -77,8 +77,15 @@ pub enum EventKind {
     Lock {
         loc: Loc,
         from: ReadFrom,
+        /// Taken by a `trylock`, which could also have run while the mutex was held.
+        trylock: bool,
     },
     Unlock {
+        loc: Loc,
+        from: ReadFrom,
+    },
+    /// A `trylock` that found the mutex held: it only read it.
+    TryLockFailed {
         loc: Loc,
         from: ReadFrom,
     },
@@ -100,16 +107,37 @@ pub enum EventKind {
     Assume,
     /// The instruction faulted (the step's status says how); it had no effect.
     Failed,
+    /// An access to, or a free of, a heap object that was freed: it faulted. Whether it
+    /// does depends on the free, another thread's event, so it races with it.
+    FreedAccess {
+        /// The cell it would have accessed (index `u32::MAX` for a free).
+        loc: Loc,
+    },
 }
 
 impl EventKind {
+    /// Whether removing the event leaves a valid execution with the same state: loads,
+    /// fences, assumes, failed trylocks, and read-modify-writes that wrote back the value
+    /// they read (a failing test-and-set in a spin lock).
+    pub fn is_pure(&self) -> bool {
+        match self {
+            EventKind::Load { .. }
+            | EventKind::Fence
+            | EventKind::Assume
+            | EventKind::TryLockFailed { .. } => true,
+            EventKind::Rmw { read, written, .. } => written.is_none_or(|w| w == *read),
+            _ => false,
+        }
+    }
+
     /// The location the event reads, if it reads memory (or a buffer).
     pub fn read_loc(&self) -> Option<(Loc, ReadFrom)> {
         match self {
             EventKind::Load { loc, from, .. }
             | EventKind::Rmw { loc, from, .. }
-            | EventKind::Lock { loc, from }
-            | EventKind::Unlock { loc, from } => Some((*loc, *from)),
+            | EventKind::Lock { loc, from, .. }
+            | EventKind::Unlock { loc, from }
+            | EventKind::TryLockFailed { loc, from } => Some((*loc, *from)),
             _ => None,
         }
     }
@@ -175,6 +203,8 @@ pub enum CutKind {
     LocalLoop,
     /// A thread's call stack grew past [`MAX_FRAMES`].
     Recursion,
+    /// A thread executed as many visible events as the depth bound allows.
+    Depth,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -202,6 +232,9 @@ pub struct ThreadState {
     pub cut: Option<CutKind>,
     /// Pure-iteration tracking (see [`SpinTrack`]).
     pub spin: SpinTrack,
+    /// The thread faulted (a violation, already reported); when an engine explores on
+    /// after a violation, the other threads go on so that their races are still seen.
+    pub faulted: bool,
 }
 
 /// Counts a backward jump from `pc` of `func` for `--unroll`; false when taking it would
@@ -266,6 +299,8 @@ pub struct State {
     pub bufs: Vec<Buffers<StoreTag>>,
     /// Most times a thread may take one backward jump (`--unroll`); `u32::MAX` for no bound.
     pub unroll: u32,
+    /// Most visible events one thread may execute (`--max-depth`); `u32::MAX` for no bound.
+    pub max_events: u32,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -293,6 +328,13 @@ impl State {
     /// The initial state, with loops bounded to `unroll` iterations: an execution that
     /// would take one backward jump more often has that thread cut ([`ThreadState::cut`]).
     pub fn initial_bounded(prog: &Program, unroll: u32) -> (State, Status) {
+        Self::initial_limited(prog, unroll, u32::MAX)
+    }
+
+    /// The initial state with loops bounded to `unroll` iterations and every thread to
+    /// `max_events` visible events: a thread that reaches either bound is cut
+    /// ([`ThreadState::cut`]) while the others go on.
+    pub fn initial_limited(prog: &Program, unroll: u32, max_events: u32) -> (State, Status) {
         let mem = prog
             .objects
             .iter()
@@ -314,6 +356,7 @@ impl State {
             mem,
             bufs: Vec::new(),
             unroll,
+            max_events,
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -345,6 +388,7 @@ impl State {
             back_edges: Vec::new(),
             cut: None,
             spin: SpinTrack::default(),
+            faulted: false,
         });
         self.bufs.push(Buffers::default());
         match self.run_locals(prog, tid) {
@@ -392,6 +436,7 @@ impl State {
             if !th.finished
                 && th.cut.is_none()
                 && !th.spin.blocked
+                && !th.faulted
                 && self.thread_enabled::<M>(prog, t as u32)
             {
                 out.push(Step::Thread(t as u32));
@@ -418,7 +463,7 @@ impl State {
         let (fr, ins) = self.current(prog, t);
         let buf = &self.bufs[t as usize];
         match &ins.op {
-            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) => buf.is_empty(),
+            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) | Op::TryLock { .. } => buf.is_empty(),
             Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
                 Ok(loc) => buf.drained(M::rmw_drain(loc)),
                 Err(_) => true,
@@ -453,6 +498,72 @@ impl State {
         })
     }
 
+    /// Whether this execution, which cannot go on, ends in a *hang*: a thread blocked in a
+    /// waiting loop that could never leave it. Such a thread was blocked because an
+    /// iteration read nothing new; that alone proves nothing (it may have read too early,
+    /// and another execution lets it read later). So each waiting thread is run once more,
+    /// alone, on the final memory: if it comes back to its loop having again done nothing
+    /// but read, nothing can ever release it. Returns the thread and its loop's position.
+    /// A thread stopped by a false `assume` the user wrote means the execution is
+    /// discarded instead.
+    pub fn hang<M: MemoryModel>(&self, prog: &Program) -> Option<(u32, SrcLoc)> {
+        let mut waiting = Vec::new();
+        for (t, th) in self.threads.iter().enumerate() {
+            if th.finished {
+                continue;
+            }
+            if th.cut.is_some() {
+                return None;
+            }
+            if th.spin.blocked {
+                waiting.push(t as u32);
+            } else if matches!(&self.current(prog, t as u32).1.op, Op::Assume(_)) {
+                return None;
+            }
+        }
+        let mut s = self.clone();
+        let mut first = None;
+        for &t in &waiting {
+            let (fr, ins) = s.current(prog, t);
+            let (at, to) = match ins.op {
+                Op::SpinBack { to, .. } => {
+                    let body = &prog.functions[fr.func as usize].body;
+                    (body[to as usize].loc, Some(to))
+                }
+                _ => (ins.loc, None),
+            };
+            first.get_or_insert((t, at));
+            let th = &mut s.threads[t as usize];
+            th.spin.blocked = false;
+            th.spin.at = None;
+            if let Some(to) = to {
+                th.frames.last_mut().expect("frame").pc = to;
+            }
+            if !matches!(s.run_locals(prog, t), Local::Ready) {
+                return None;
+            }
+            let mut steps = 0;
+            loop {
+                let th = &s.threads[t as usize];
+                if th.spin.blocked {
+                    break;
+                }
+                steps += 1;
+                if th.finished || th.cut.is_some() || steps > 10_000 {
+                    return None;
+                }
+                if !s.thread_enabled::<M>(prog, t) {
+                    return None;
+                }
+                let (ev, status) = s.step::<M>(prog, Step::Thread(t));
+                if status != Status::Ok || !ev.kind.is_pure() {
+                    return None;
+                }
+            }
+        }
+        first
+    }
+
     /// What `step` would do if taken now (see [`Access`]).
     pub fn next_access<M: MemoryModel>(&self, prog: &Program, step: Step) -> Access {
         match step {
@@ -473,13 +584,13 @@ impl State {
                             if M::channel(l).is_some()
                                 && self.bufs[t as usize].forward(l).is_some() =>
                         {
-                            Access::Local
+                            Access::Buffered(l)
                         }
                         Some(l) => Access::Read(l),
                         None => Access::Any,
                     },
                     Op::Store { addr, .. } => match at(addr) {
-                        Some(l) if M::channel(l).is_some() => Access::Local,
+                        Some(l) if M::channel(l).is_some() => Access::Buffered(l),
                         Some(l) => Access::Write(l),
                         None => Access::Any,
                     },
@@ -492,6 +603,11 @@ impl State {
                         (Some(l), _) => Access::Rmw(l),
                     },
                     Op::Lock(a) | Op::Unlock(a) => at(a).map_or(Access::Any, Access::Mutex),
+                    Op::TryLock { addr, .. } => match at(addr) {
+                        Some(l) if self.cell_value(l) != 0 => Access::MutexRead(l),
+                        Some(l) => Access::Mutex(l),
+                        None => Access::Any,
+                    },
                     Op::Fence | Op::Spawn { .. } => Access::Barrier,
                     Op::Join(e) => match eval(e, &fr.regs) {
                         Some(c) if c >= 0 && (c as usize) < self.threads.len() => {
@@ -499,7 +615,14 @@ impl State {
                         }
                         _ => Access::Any,
                     },
-                    Op::Assume(_) | Op::Alloc { .. } => Access::Local,
+                    Op::Assume(_) => Access::Local,
+                    Op::Free(e) => match eval(e, &fr.regs).and_then(Ptr::decode) {
+                        Some(p) if self.mem.get(p.obj as usize).is_some_and(|o| o.heap) => {
+                            Access::Free(p.obj)
+                        }
+                        _ => Access::Any,
+                    },
+                    Op::Alloc { .. } => Access::Alloc,
                     _ => Access::Any,
                 }
             }
@@ -552,10 +675,20 @@ pub enum Access {
     RmwRead(Loc),
     /// Lock or unlock; it also waits for the thread's buffers.
     Mutex(Loc),
+    /// A trylock that would fail now: a read of the mutex that waits for the thread's
+    /// buffers.
+    MutexRead(Loc),
     /// Waits for the thread's own buffers (fence, spawn).
     Barrier,
     /// Waits for a thread to finish.
     Join(u32),
+    /// Allocates: the next object's identity depends on the allocations before it.
+    Alloc,
+    /// A store into the thread's buffer or a load from it: nothing another thread sees,
+    /// but it faults if the object has been freed.
+    Buffered(Loc),
+    /// Frees a heap object: every access to it depends on this.
+    Free(u32),
     /// Unknown (the step faults): treated as dependent with everything.
     Any,
 }
@@ -567,7 +700,8 @@ impl Access {
             | Access::Write(l)
             | Access::Rmw(l)
             | Access::RmwRead(l)
-            | Access::Mutex(l) => Some(l),
+            | Access::Mutex(l)
+            | Access::MutexRead(l) => Some(l),
             _ => None,
         }
     }
@@ -606,7 +740,7 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
                     Drain::All => true,
                     Drain::Chan(c) => c == chan,
                 },
-                Access::Mutex(_) | Access::Barrier => true,
+                Access::Mutex(_) | Access::MutexRead(_) | Access::Barrier => true,
                 _ => false,
             }
         };
@@ -621,6 +755,24 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
     }
     if let Access::Join(t) = ab {
         if family(sa) == t {
+            return true;
+        }
+    }
+    if aa == Access::Alloc && ab == Access::Alloc {
+        return true;
+    }
+    let object = |x: Access| match x {
+        Access::Buffered(l) => Some(l.obj),
+        Access::Free(o) => Some(o),
+        x => x.loc().map(|l| l.obj),
+    };
+    if let Access::Free(o) = aa {
+        if object(ab) == Some(o) && !matches!(sb, Step::Update(..)) {
+            return true;
+        }
+    }
+    if let Access::Free(o) = ab {
+        if object(aa) == Some(o) && !matches!(sa, Step::Update(..)) {
             return true;
         }
     }
@@ -709,6 +861,17 @@ impl State {
         }
     }
 
+    /// The cell of a freed heap object an address points to, if it does.
+    fn freed_object(&self, fr: &Frame, addr: &Addr) -> Option<Loc> {
+        let Addr::Ptr(e) = addr else { return None };
+        let p = Ptr::decode(eval(e, &fr.regs)?)?;
+        let o = self.mem.get(p.obj as usize)?;
+        (o.heap && !o.alive).then_some(Loc {
+            obj: p.obj,
+            index: p.offset,
+        })
+    }
+
     fn read(&self, loc: Loc) -> (Value, ReadFrom) {
         let c = self.mem[loc.obj as usize].cells[loc.index as usize];
         (c.value, c.writer.map_or(ReadFrom::Init, ReadFrom::Store))
@@ -757,7 +920,11 @@ impl State {
                     Ok(l) => l,
                     Err(m) => {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
-                        return (ev($kind), Status::Fault(f));
+                        let kind = match self.freed_object(fr, $addr) {
+                            Some(loc) => EventKind::FreedAccess { loc },
+                            None => $kind,
+                        };
+                        return (ev(kind), Status::Fault(f));
                     }
                 }
             };
@@ -853,7 +1020,27 @@ impl State {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
                 let (_, from) = self.read(loc);
                 self.write(loc, t as Value + 1, id);
-                EventKind::Lock { loc, from }
+                EventKind::Lock {
+                    loc,
+                    from,
+                    trylock: false,
+                }
+            }
+            Op::TryLock { dst, addr } => {
+                let loc = loc_or_fault!(addr, EventKind::Failed);
+                let (held, from) = self.read(loc);
+                if held == 0 {
+                    self.write(loc, t as Value + 1, id);
+                    self.set_reg(t, *dst, 0);
+                    EventKind::Lock {
+                        loc,
+                        from,
+                        trylock: true,
+                    }
+                } else {
+                    self.set_reg(t, *dst, 1);
+                    EventKind::TryLockFailed { loc, from }
+                }
             }
             Op::Unlock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
@@ -941,7 +1128,23 @@ impl State {
                     };
                     if let Some(m) = err {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
-                        return (ev(EventKind::Failed), Status::Fault(f));
+                        let kind = match Ptr::decode(v) {
+                            Some(p)
+                                if self
+                                    .mem
+                                    .get(p.obj as usize)
+                                    .is_some_and(|o| o.heap && !o.alive) =>
+                            {
+                                EventKind::FreedAccess {
+                                    loc: Loc {
+                                        obj: p.obj,
+                                        index: u32::MAX,
+                                    },
+                                }
+                            }
+                            _ => EventKind::Failed,
+                        };
+                        return (ev(kind), Status::Fault(f));
                     }
                     let obj = Ptr::decode(v).expect("checked").obj;
                     self.mem[obj as usize].alive = false;
@@ -959,15 +1162,7 @@ impl State {
             | Op::LoopHead { .. }
             | Op::SpinBack { .. } => unreachable!("local instructions run inside run_locals"),
         };
-        // Events whose removal leaves a valid execution with the same state: loads, fences,
-        // assumes, and read-modify-writes that wrote back the value they read (a failing
-        // test-and-set in a spin lock).
-        let pure = match &kind {
-            EventKind::Load { .. } | EventKind::Fence | EventKind::Assume => true,
-            EventKind::Rmw { read, written, .. } => written.is_none_or(|w| w == *read),
-            _ => false,
-        };
-        if !pure {
+        if !kind.is_pure() {
             let sp = &mut self.threads[t as usize].spin;
             sp.pure = false;
             sp.impure_upto = id.index + 1;
@@ -985,6 +1180,10 @@ impl State {
                 Status::Ok
             }
         };
+        let th = &mut self.threads[t as usize];
+        if th.events >= self.max_events && !th.finished && th.cut.is_none() {
+            th.cut = Some(CutKind::Depth);
+        }
         (ev(kind), status)
     }
 
@@ -1210,7 +1409,20 @@ impl State {
                 Some(written.unwrap_or(*read)),
             ),
             EventKind::Fence => ("fence".into(), None, None),
-            EventKind::Lock { loc, .. } => (format!("lock {}", name(*loc)), Some(name(*loc)), None),
+            EventKind::Lock { loc, trylock, .. } => (
+                format!(
+                    "{} {}",
+                    if *trylock { "trylock" } else { "lock" },
+                    name(*loc)
+                ),
+                Some(name(*loc)),
+                None,
+            ),
+            EventKind::TryLockFailed { loc, .. } => (
+                format!("trylock {} (held: not taken)", name(*loc)),
+                Some(name(*loc)),
+                None,
+            ),
             EventKind::Unlock { loc, .. } => {
                 (format!("unlock {}", name(*loc)), Some(name(*loc)), None)
             }
@@ -1227,7 +1439,7 @@ impl State {
             EventKind::Alloc { size, .. } => (format!("alloc {size} cells"), None, None),
             EventKind::Free { .. } => ("free".into(), None, None),
             EventKind::Assume => ("assume (holds)".into(), None, None),
-            EventKind::Failed => ("fails".into(), None, None),
+            EventKind::Failed | EventKind::FreedAccess { .. } => ("fails".into(), None, None),
         };
         TraceLine {
             step: step_no,

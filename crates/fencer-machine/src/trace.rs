@@ -66,6 +66,11 @@ impl TraceHash {
             };
             self.sum = self.sum.wrapping_add(h128(&("so", loc, n, id)));
         }
+        if let EventKind::Alloc { obj, .. } = e.kind {
+            // Allocations are ordered (each gets the next object): which one an event got
+            // is part of the trace.
+            self.sum = self.sum.wrapping_add(h128(&("alloc", e.id, obj)));
+        }
         if let Step::Thread(_) = e.step {
             let rf: Option<(Loc, Option<EventId>)> = e.kind.read_loc().map(|(l, r)| {
                 (

@@ -28,7 +28,8 @@ pub struct Options {
     pub max_executions: Option<u64>,
     /// Cut executions that take any backward jump more than this many times.
     pub unroll: Option<u32>,
-    /// Most steps (updates included) in one execution; longer ones are cut.
+    /// Most visible events one thread may execute in one execution; a thread that
+    /// reaches it is cut while the others go on.
     pub max_depth: usize,
     /// Most distinct (state, trace) pairs to remember.
     pub max_states: Option<u64>,
@@ -112,8 +113,11 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
     }
 
     fn run(mut self) -> Outcome {
-        let (state, status) =
-            State::initial_bounded(self.prog, self.opts.unroll.unwrap_or(u32::MAX));
+        let (state, status) = State::initial_limited(
+            self.prog,
+            self.opts.unroll.unwrap_or(u32::MAX),
+            self.opts.max_depth.min(u32::MAX as usize) as u32,
+        );
         let root = Node {
             state,
             trace: TraceHash::default(),
@@ -150,7 +154,9 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                     path.pop();
                     continue;
                 }
-                if path.len() > self.opts.max_depth {
+                // Per-thread bounds cut threads in the machine; this only stops programs
+                // that spawn threads without bound.
+                if path.len() > self.opts.max_depth.saturating_mul(64) {
                     self.col.stats.blocked += 1;
                     self.col.stats.depth_cut += 1;
                     path.pop();
@@ -223,6 +229,6 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         if node.state.is_complete() {
             self.traces.insert(node.trace.value());
         }
-        self.col.end(&node.state, path);
+        self.col.end::<M>(&node.state, path);
     }
 }

@@ -74,10 +74,15 @@ pub enum Limit {
     Timeout,
     MaxExecutions,
     MaxStates,
-    /// Some execution was longer than the depth bound, or a thread ran too many local steps.
+    /// Some thread executed more events than `--max-depth` allows in one execution.
     Depth,
     /// Some execution ran a loop more often than `--unroll` allows.
     Unroll,
+    /// Some thread's call stack grew past the recursion bound.
+    Recursion,
+    /// Some thread ran the local-step bound without a visible event (a loop that touches
+    /// no memory).
+    LocalLoop,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -93,6 +98,10 @@ pub struct Stats {
     pub depth_cut: u64,
     /// Of those, executions cut by the loop bound `--unroll`.
     pub unroll_cut: u64,
+    /// Of those, executions cut by the recursion bound.
+    pub recursion_cut: u64,
+    /// Of those, executions cut by the bound on local steps between two events.
+    pub local_loop_cut: u64,
     /// Distinct Shasha-Snir traces among the complete executions, when counted.
     pub traces: Option<u64>,
     /// Events executed, updates included.
@@ -149,6 +158,9 @@ impl Report {
     pub fn to_text(&self, verbose: bool) -> String {
         let mut s = String::new();
         let verdict = match self.verdict {
+            Verdict::Safe if self.stats.executions == 0 => {
+                "SAFE, but vacuously: no execution completed (every one was discarded by an assume or blocked)"
+            }
             Verdict::Safe => "SAFE: no violation in any execution",
             Verdict::Violation => "VIOLATION",
             Verdict::Incomplete => "INCOMPLETE: stopped by a limit before exploring everything",
@@ -170,7 +182,13 @@ impl Report {
                 Limit::MaxExecutions => "--max-executions was reached",
                 Limit::MaxStates => "--max-states was reached",
                 Limit::Depth => {
-                    "some executions exceeded --max-depth (the result holds up to that bound)"
+                    "some thread ran more events than --max-depth allows in one execution (the result holds up to that bound)"
+                }
+                Limit::Recursion => {
+                    "some thread's calls nested deeper than the recursion bound of 256 frames (the result holds up to that bound)"
+                }
+                Limit::LocalLoop => {
+                    "some thread ran 100000 local steps without touching memory (a loop that never ends?); the result holds up to that bound"
                 }
                 Limit::Unroll => {
                     "some executions ran a loop more often than --unroll allows (the result holds up to that bound)"
@@ -220,6 +238,12 @@ impl Report {
         }
         if st.unroll_cut > 0 {
             let _ = write!(s, "  unroll-cut: {}", st.unroll_cut);
+        }
+        if st.recursion_cut > 0 {
+            let _ = write!(s, "  recursion-cut: {}", st.recursion_cut);
+        }
+        if st.local_loop_cut > 0 {
+            let _ = write!(s, "  local-loop-cut: {}", st.local_loop_cut);
         }
         let _ = write!(s, "\ntime: {} ms", st.elapsed_ms);
         if let Some(k) = st.peak_rss_kib {

@@ -2,6 +2,9 @@
 //! holding the engines to the reference explorer. Text (not IR) so that a failing case can
 //! be printed, saved as a `.fen` regression file, and run with the CLI.
 
+mod heap;
+pub use heap::{heap_program, listing};
+
 /// SplitMix64: tiny, fast, and the same sequence on every platform for a seed.
 pub struct Rng(u64);
 
@@ -122,8 +125,12 @@ fn looped(r: &mut Rng, locs: &[String], regs: &mut u32) -> String {
         0 => return format!("while ({x} == {v}) {{ }}"),
         _ => *regs += 1,
     }
-    match r.range(0, 1) {
+    match r.range(0, 3) {
         0 => format!("{reg} = {x}; while ({reg} != {v}) {{ {reg} = {x}; }}"),
+        // The body writes a register that is read after the loop (by the final state, or
+        // by an assertion): the iterations are not all alike.
+        1 => format!("{reg} = 1; while ({x} == {v}) {{ {reg} = 0; }}"),
+        2 => format!("{reg} = 1; while ({x} == {v}) {{ {reg} = 2; }} assert({reg} == 1);"),
         _ => {
             let w = r.range(1, 3);
             format!("{reg} = 0; while ({reg} == 0) {{ {reg} = cas({x}, {v}, {w}); }}")
