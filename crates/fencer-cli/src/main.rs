@@ -210,9 +210,22 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            if !e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(0);
+            }
+            // A script that asked for JSON gets JSON, even when its arguments are wrong.
+            if std::env::args_os().any(|a| a == "--json") {
+                let msg = e.render().to_string();
+                let first = msg
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ");
+                return usage_error(true, first, None);
+            }
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(EXIT_USAGE);
         }
     };
     match cli.command {
@@ -266,21 +279,50 @@ fn usage_error(json: bool, msg: &str, diag: Option<&fencer_text::Diagnostic>) ->
     ExitCode::from(EXIT_USAGE)
 }
 
-/// `--timeout SECS` as a duration; a usage error unless positive and finite.
+/// `--timeout SECS` as a duration; a usage error unless positive and finite. A timeout too
+/// long for a `Duration` (centuries) is no limit at all.
 fn timeout_arg(t: Option<f64>) -> Result<Option<Duration>, &'static str> {
     match t {
         Some(t) if !(t.is_finite() && t > 0.0) => {
             Err("error: --timeout expects a positive number of seconds")
         }
-        t => Ok(t.map(Duration::from_secs_f64)),
+        Some(t) => Ok(Duration::try_from_secs_f64(t).ok()),
+        None => Ok(None),
     }
 }
 
-fn is_c(path: &std::path::Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("c" | "i" | "ll" | "bc")
-    )
+/// The front-ends `check` reads, by file extension.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Text,
+    Litmus,
+    C,
+}
+
+const EXTENSIONS: &str = "`.fen` (fencer's text format), `.litmus` (herd7 X86 litmus tests), \
+    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR)";
+
+fn input_kind(path: &std::path::Path) -> Option<Input> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("fen") => Some(Input::Text),
+        Some("litmus") => Some(Input::Litmus),
+        Some("c" | "i" | "ll" | "bc") => Some(Input::C),
+        _ => None,
+    }
+}
+
+fn load_litmus(args: &CheckArgs) -> Result<fencer_ir::Program, ExitCode> {
+    let path = args.file.display().to_string();
+    let src = std::fs::read_to_string(&args.file).map_err(|e| {
+        usage_error(
+            args.json,
+            &format!("{path}: error: cannot read the file: {e}"),
+            None,
+        )
+    })?;
+    fencer_litmus::parse_litmus(&path, &src)
+        .map(|l| l.program)
+        .map_err(|d| usage_error(args.json, &d.render(&src), Some(&d)))
 }
 
 fn load_text(args: &CheckArgs) -> Result<fencer_ir::Program, ExitCode> {
@@ -362,21 +404,46 @@ fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, Exi
 
 fn check(args: CheckArgs) -> ExitCode {
     let model: ModelKind = args.model.into();
-    let mut prog = if is_c(&args.file) {
-        match load_c(&args, model) {
-            Ok(p) => p,
-            Err(code) => return code,
-        }
-    } else {
-        match load_text(&args) {
-            Ok(p) => p,
-            Err(code) => return code,
-        }
-    };
+    let started = Instant::now();
     let timeout = match timeout_arg(args.timeout) {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    let Some(kind) = input_kind(&args.file) else {
+        return usage_error(
+            args.json,
+            &format!(
+                "{}: error: fencer does not know this kind of file\n  help: fencer reads {EXTENSIONS}",
+                args.file.display()
+            ),
+            None,
+        );
+    };
+    // Loading (clang, parsing, lowering) counts against --timeout too: it runs on a thread
+    // of its own so that a slow compile still stops on time.
+    let args = Arc::new(args);
+    let loaded = {
+        let args = args.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = match kind {
+                Input::C => load_c(&args, model),
+                Input::Litmus => load_litmus(&args),
+                Input::Text => load_text(&args),
+            };
+            let _ = tx.send(r);
+        });
+        match timeout {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.recv().ok(),
+        }
+    };
+    let mut prog = match loaded {
+        Some(Ok(p)) => p,
+        Some(Err(code)) => return code,
+        None => return stopped_while_loading(&args, model, started),
+    };
+    let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
     let spin_loops = if args.no_spin_assume {
         0
     } else {
@@ -418,6 +485,49 @@ fn check(args: CheckArgs) -> ExitCode {
         out(&format!("{}\n", report.to_json()));
     } else {
         out(&report.to_text(args.verbose));
+    }
+    ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+/// `--timeout` ran out before the program was even loaded: nothing was explored.
+fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -> ExitCode {
+    let ms = started.elapsed().as_millis() as u64;
+    let report = Report {
+        verdict: fencer_report::Verdict::Incomplete,
+        model: model.name().to_string(),
+        engine: match args.engine {
+            EngineArg::Dpor => "dpor".into(),
+            EngineArg::Reference => "reference".into(),
+        },
+        algo: None,
+        program: args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        executions: 0,
+        blocked: 0,
+        elapsed_ms: ms,
+        stats: fencer_report::Stats {
+            elapsed_ms: ms,
+            peak_rss_kib: peak_rss_kib(),
+            ..Default::default()
+        },
+        condition: None,
+        final_vars: Vec::new(),
+        final_states: None,
+        final_state_executions: None,
+        counterexample: None,
+        stopped_by: Some(fencer_report::Limit::Timeout),
+    };
+    if args.json {
+        out(&format!("{}\n", report.to_json()));
+    } else {
+        out(&report.to_text(args.verbose));
+        eprintln!(
+            "{}: the --timeout ran out while loading the program",
+            args.file.display()
+        );
     }
     ExitCode::from(report.verdict.exit_code() as u8)
 }

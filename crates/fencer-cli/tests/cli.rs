@@ -322,3 +322,53 @@ fn litmus_bad_input_exits_2_with_a_position() {
         "{err}"
     );
 }
+
+#[test]
+fn a_huge_timeout_is_no_limit() {
+    let sb = root().join("examples/sb.fen");
+    let out = fencer(&["check", sb.to_str().unwrap(), "--timeout", "1e300"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn an_unknown_extension_lists_what_fencer_reads() {
+    let out = fencer(&["check", "notes.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("notes.txt"), "{err}");
+    for ext in [".fen", ".litmus", ".c", ".ll", ".bc"] {
+        assert!(err.contains(ext), "{err}");
+    }
+}
+
+#[test]
+fn usage_errors_with_json_are_json() {
+    for args in [
+        &["check", "--json", "--frobnicate", "x.fen"][..],
+        &["check", "--json", "x.txt"][..],
+        &["check", "--json"][..],
+    ] {
+        let out = fencer(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out:?}"));
+        assert!(v["error"]["message"].is_string(), "{v}");
+    }
+}
+
+#[test]
+fn check_reads_litmus_tests() {
+    let dir = std::env::temp_dir().join(format!("fencer-cli-lit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("SB.litmus");
+    std::fs::write(
+        &f,
+        "X86 SB\n{ x=0; y=0; }\n P0 | P1 ;\n MOV [x],$1 | MOV [y],$1 ;\n MOV EAX,[y] | MOV EAX,[x] ;\nexists (0:EAX=0 /\\ 1:EAX=0)\n",
+    )
+    .unwrap();
+    let sc = fencer(&["check", f.to_str().unwrap(), "--model", "sc"]);
+    let tso = fencer(&["check", f.to_str().unwrap(), "--model", "tso"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(sc.status.code(), Some(0), "{sc:?}");
+    assert_eq!(tso.status.code(), Some(1), "{tso:?}");
+}
