@@ -290,7 +290,7 @@ fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
                 crate::RmwOp::Fetch { value, .. } => value.regs(out),
             }
         }
-        Op::Lock(a) | Op::Unlock(a) => addr_regs(a, out),
+        Op::Lock(a) | Op::Unlock(a) | Op::MutexDestroy(a) => addr_regs(a, out),
         Op::Spawn { arg, .. } => arg.regs(out),
         Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } => e.regs(out),
         _ => {}

@@ -15,14 +15,19 @@ pub mod trace;
 use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
 use fencer_memory::{Buffers, Chan, Drain, Entry, Loc, MemoryModel};
 use fencer_report::TraceLine;
+use std::collections::BTreeMap;
 
 /// Local instructions a thread may run between two visible ones before the step is cut as
 /// a non-terminating local loop.
 pub const LOCAL_FUEL: u32 = 100_000;
 /// Deepest call stack a thread may have.
 pub const MAX_FRAMES: usize = 256;
-/// Largest heap object, in cells.
-pub const MAX_ALLOC: i64 = 1 << 20;
+/// Largest heap object, in cells (see [`fencer_ir::MAX_CELLS`]).
+pub const MAX_ALLOC: i64 = fencer_ir::MAX_CELLS;
+/// Objects of at most this many cells are stored densely; larger ones keep only the cells
+/// that differ from their initial state, so memory follows what a program touches rather
+/// than what it declares.
+pub const DENSE_MAX: u32 = 4096;
 
 /// A visible event of a real thread: the `index`-th of thread `thread`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -74,9 +79,12 @@ pub enum EventKind {
         written: Option<Value>,
     },
     Fence,
+    /// An acquisition of a mutex; with `destroy`, `pthread_mutex_destroy`, which orders
+    /// against the mutex's other acquisitions as an acquisition never released does.
     Lock {
         loc: Loc,
         from: ReadFrom,
+        destroy: bool,
     },
     Unlock {
         loc: Loc,
@@ -108,7 +116,7 @@ impl EventKind {
         match self {
             EventKind::Load { loc, from, .. }
             | EventKind::Rmw { loc, from, .. }
-            | EventKind::Lock { loc, from }
+            | EventKind::Lock { loc, from, .. }
             | EventKind::Unlock { loc, from } => Some((*loc, *from)),
             _ => None,
         }
@@ -143,6 +151,8 @@ pub enum FaultKind {
     Arithmetic,
     BadJoin,
     BadUnlock,
+    /// Use of a destroyed mutex, or destruction of a held one.
+    BadMutex,
 }
 
 impl FaultKind {
@@ -153,6 +163,7 @@ impl FaultKind {
             FaultKind::Arithmetic => "arithmetic",
             FaultKind::BadJoin => "bad-join",
             FaultKind::BadUnlock => "bad-unlock",
+            FaultKind::BadMutex => "bad-mutex",
         }
     }
 }
@@ -249,13 +260,95 @@ pub struct Cell {
     pub value: Value,
     /// The store (or read-modify-write, lock, unlock) whose value the cell holds.
     pub writer: Option<EventId>,
+    pub state: CellState,
+}
+
+/// Whether a cell holds a value a program may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellState {
+    Valid,
+    /// Never written, in an object that does not start zeroed (`malloc`, stack slots):
+    /// loading or read-modify-writing it is a fault; a store makes it valid.
+    Uninit,
+    /// A destroyed mutex (value 0, so that a lock of it is enabled and faults): locking,
+    /// unlocking or read-modify-writing it is a fault; a store re-initialises it.
+    Destroyed,
+}
+
+/// The cells of one object. Which representation an object uses depends on its size only,
+/// and a sparse map never holds a cell equal to the object's blank one, so equal contents
+/// are equal representations: derived `Eq` and `Hash` stay right for memoisation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Cells {
+    Dense(Vec<Cell>),
+    Sparse { size: u32, map: BTreeMap<u32, Cell> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ObjState {
-    pub cells: Vec<Cell>,
+    cells: Cells,
+    /// What every cell holds before it is first written.
+    blank: Cell,
     pub alive: bool,
     pub heap: bool,
+}
+
+impl ObjState {
+    /// An object of `size` cells, each 0 and valid if `zeroed`, else uninitialised.
+    pub fn new(size: u32, zeroed: bool, heap: bool) -> ObjState {
+        let blank = Cell {
+            value: 0,
+            writer: None,
+            state: if zeroed {
+                CellState::Valid
+            } else {
+                CellState::Uninit
+            },
+        };
+        let cells = if size <= DENSE_MAX {
+            Cells::Dense(vec![blank; size as usize])
+        } else {
+            Cells::Sparse {
+                size,
+                map: BTreeMap::new(),
+            }
+        };
+        ObjState {
+            cells,
+            blank,
+            alive: true,
+            heap,
+        }
+    }
+
+    /// Number of cells.
+    pub fn size(&self) -> u32 {
+        match &self.cells {
+            Cells::Dense(v) => v.len() as u32,
+            Cells::Sparse { size, .. } => *size,
+        }
+    }
+
+    /// Cell `i`, which must be below [`ObjState::size`].
+    pub fn get(&self, i: u32) -> Cell {
+        match &self.cells {
+            Cells::Dense(v) => v[i as usize],
+            Cells::Sparse { map, .. } => map.get(&i).copied().unwrap_or(self.blank),
+        }
+    }
+
+    /// Sets cell `i`, which must be below [`ObjState::size`].
+    pub fn set(&mut self, i: u32, c: Cell) {
+        match &mut self.cells {
+            Cells::Dense(v) => v[i as usize] = c,
+            Cells::Sparse { map, .. } if c == self.blank => {
+                map.remove(&i);
+            }
+            Cells::Sparse { map, .. } => {
+                map.insert(i, c);
+            }
+        }
+    }
 }
 
 /// A machine state: threads, memory, and every thread's store buffers.
@@ -296,17 +389,21 @@ impl State {
         let mem = prog
             .objects
             .iter()
-            .map(|o| ObjState {
-                cells: o
-                    .init
-                    .iter()
-                    .map(|&value| Cell {
-                        value,
-                        writer: None,
-                    })
-                    .collect(),
-                alive: true,
-                heap: false,
+            .map(|o| {
+                let mut m = ObjState::new(o.size, true, false);
+                for &(k, value) in &o.init {
+                    if k < o.size {
+                        m.set(
+                            k,
+                            Cell {
+                                value,
+                                writer: None,
+                                state: CellState::Valid,
+                            },
+                        );
+                    }
+                }
+                m
             })
             .collect();
         let mut s = State {
@@ -383,7 +480,7 @@ impl State {
     }
 
     pub fn cell_value(&self, loc: Loc) -> Value {
-        self.mem[loc.obj as usize].cells[loc.index as usize].value
+        self.mem[loc.obj as usize].get(loc.index).value
     }
 
     /// The steps enabled in this state, threads first, then updates; appended to `out`.
@@ -418,7 +515,7 @@ impl State {
         let (fr, ins) = self.current(prog, t);
         let buf = &self.bufs[t as usize];
         match &ins.op {
-            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) => buf.is_empty(),
+            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) | Op::MutexDestroy(_) => buf.is_empty(),
             Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
                 Ok(loc) => buf.drained(M::rmw_drain(loc)),
                 Err(_) => true,
@@ -513,10 +610,7 @@ impl State {
                 let e = self.bufs[t as usize]
                     .pop(chan)
                     .expect("an enabled update has an entry");
-                self.mem[e.loc.obj as usize].cells[e.loc.index as usize] = Cell {
-                    value: e.value,
-                    writer: Some(e.store.id),
-                };
+                self.write(e.loc, e.value, e.store.id);
                 (
                     Event {
                         step,
@@ -663,17 +757,35 @@ impl State {
         }
     }
 
+    fn uninit(&self, t: u32, src: SrcLoc) -> Fault {
+        self.fault(
+            t,
+            src,
+            FaultKind::MemoryError,
+            "read of uninitialised memory".into(),
+        )
+    }
+
+    fn destroyed(&self, t: u32, src: SrcLoc) -> Fault {
+        self.fault(
+            t,
+            src,
+            FaultKind::BadMutex,
+            "use of a destroyed mutex".into(),
+        )
+    }
+
     /// The cell an address denotes in frame `fr`, or why it denotes none.
     pub fn resolve(&self, prog: &Program, fr: &Frame, addr: &Addr) -> Result<Loc, String> {
         match addr {
             Addr::Global { obj, index } => {
                 let i = eval(index, &fr.regs).ok_or("division by zero in an index")?;
                 let o = &self.mem[*obj as usize];
-                if i < 0 || i as usize >= o.cells.len() {
+                if i < 0 || i >= o.size() as i64 {
                     return Err(format!(
                         "index {i} out of bounds of `{}` (size {})",
                         prog.objects[*obj as usize].name,
-                        o.cells.len()
+                        o.size()
                     ));
                 }
                 Ok(Loc {
@@ -694,11 +806,11 @@ impl State {
                 if !o.alive {
                     return Err("use after free".into());
                 }
-                if p.offset as usize >= o.cells.len() {
+                if p.offset >= o.size() {
                     return Err(format!(
                         "offset {} out of bounds of an object of size {}",
                         p.offset,
-                        o.cells.len()
+                        o.size()
                     ));
                 }
                 Ok(Loc {
@@ -710,15 +822,28 @@ impl State {
     }
 
     fn read(&self, loc: Loc) -> (Value, ReadFrom) {
-        let c = self.mem[loc.obj as usize].cells[loc.index as usize];
+        let c = self.mem[loc.obj as usize].get(loc.index);
         (c.value, c.writer.map_or(ReadFrom::Init, ReadFrom::Store))
     }
 
+    /// Whether the cell holds a value a program may read.
+    pub fn cell_state(&self, loc: Loc) -> CellState {
+        self.mem[loc.obj as usize].get(loc.index).state
+    }
+
     fn write(&mut self, loc: Loc, value: Value, id: EventId) {
-        self.mem[loc.obj as usize].cells[loc.index as usize] = Cell {
-            value,
-            writer: Some(id),
-        };
+        self.write_state(loc, value, id, CellState::Valid);
+    }
+
+    fn write_state(&mut self, loc: Loc, value: Value, id: EventId, state: CellState) {
+        self.mem[loc.obj as usize].set(
+            loc.index,
+            Cell {
+                value,
+                writer: Some(id),
+                state,
+            },
+        );
     }
 
     fn set_reg(&mut self, t: u32, r: Reg, v: Value) {
@@ -774,12 +899,15 @@ impl State {
             };
         }
         let kind = match &ins.op {
-            Op::Load { dst, addr } => {
+            Op::Load { dst, addr, copy } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
                 let fwd = M::channel(loc)
                     .and_then(|_| self.bufs[t as usize].forward(loc))
                     .map(|e| (e.value, ReadFrom::Store(e.store.id)));
                 let forwarded = fwd.is_some();
+                if !forwarded && !copy && self.cell_state(loc) == CellState::Uninit {
+                    return (ev(EventKind::Failed), Status::Fault(self.uninit(t, src)));
+                }
                 let (value, from) = fwd.unwrap_or_else(|| self.read(loc));
                 self.set_reg(t, *dst, value);
                 EventKind::Load {
@@ -811,6 +939,15 @@ impl State {
             }
             Op::Rmw { dst, addr, op } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                match self.cell_state(loc) {
+                    CellState::Valid => {}
+                    CellState::Uninit => {
+                        return (ev(EventKind::Failed), Status::Fault(self.uninit(t, src)))
+                    }
+                    CellState::Destroyed => {
+                        return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)))
+                    }
+                }
                 let (old, from) = self.read(loc);
                 let written = match &op {
                     RmwOp::Cas { expected, new } => {
@@ -851,12 +988,46 @@ impl State {
             }
             Op::Lock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                if self.cell_state(loc) == CellState::Destroyed {
+                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                }
                 let (_, from) = self.read(loc);
                 self.write(loc, t as Value + 1, id);
-                EventKind::Lock { loc, from }
+                EventKind::Lock {
+                    loc,
+                    from,
+                    destroy: false,
+                }
+            }
+            Op::MutexDestroy(addr) => {
+                let loc = loc_or_fault!(addr, EventKind::Failed);
+                let (held, from) = self.read(loc);
+                let err = match self.cell_state(loc) {
+                    CellState::Destroyed => Some(self.destroyed(t, src)),
+                    // An uninitialised mutex reads as free: only a held one is wrong here.
+                    _ if held != 0 => Some(self.fault(
+                        t,
+                        src,
+                        FaultKind::BadMutex,
+                        "destroy of a locked mutex".into(),
+                    )),
+                    _ => None,
+                };
+                if let Some(f) = err {
+                    return (ev(EventKind::Failed), Status::Fault(f));
+                }
+                self.write_state(loc, 0, id, CellState::Destroyed);
+                EventKind::Lock {
+                    loc,
+                    from,
+                    destroy: true,
+                }
             }
             Op::Unlock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                if self.cell_state(loc) == CellState::Destroyed {
+                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                }
                 let (held, from) = self.read(loc);
                 if held != t as Value + 1 {
                     let f = self.fault(
@@ -893,29 +1064,22 @@ impl State {
                 }
                 EventKind::Join { child: c as u32 }
             }
-            Op::Alloc { dst, size } => {
+            Op::Alloc { dst, size, zeroed } => {
                 let n = val_or_fault!(size, EventKind::Failed);
                 if !(1..=MAX_ALLOC).contains(&n) {
                     let f = self.fault(
                         t,
                         src,
                         FaultKind::MemoryError,
-                        format!("allocation of {n} cells (expected 1 to {MAX_ALLOC})"),
+                        format!(
+                            "allocation of {n} cells (fencer allows 1 to {MAX_ALLOC}: \
+                             offsets within an object are 32 bits)"
+                        ),
                     );
                     return (ev(EventKind::Failed), Status::Fault(f));
                 }
                 let obj = self.mem.len() as u32;
-                self.mem.push(ObjState {
-                    cells: vec![
-                        Cell {
-                            value: 0,
-                            writer: None
-                        };
-                        n as usize
-                    ],
-                    alive: true,
-                    heap: true,
-                });
+                self.mem.push(ObjState::new(n as u32, *zeroed, true));
                 self.set_reg(t, *dst, Ptr { obj, offset: 0 }.encode());
                 EventKind::Alloc {
                     obj,
@@ -1210,7 +1374,11 @@ impl State {
                 Some(written.unwrap_or(*read)),
             ),
             EventKind::Fence => ("fence".into(), None, None),
-            EventKind::Lock { loc, .. } => (format!("lock {}", name(*loc)), Some(name(*loc)), None),
+            EventKind::Lock { loc, destroy, .. } => (
+                format!("{} {}", if *destroy { "destroy" } else { "lock" }, name(*loc)),
+                Some(name(*loc)),
+                None,
+            ),
             EventKind::Unlock { loc, .. } => {
                 (format!("unlock {}", name(*loc)), Some(name(*loc)), None)
             }
