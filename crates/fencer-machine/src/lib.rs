@@ -1422,3 +1422,315 @@ pub fn loc_name(prog: &Program, l: Loc) -> String {
         format!("heap#{}[{}]", l.obj, l.index)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencer_ir::{Function, Instr, ObjKind, Object, ThreadDecl};
+    use fencer_memory::{Sc, Tso};
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+
+    fn ins(op: Op) -> Instr {
+        Instr {
+            op,
+            loc: SrcLoc::new(0, 1, 1),
+        }
+    }
+
+    /// One thread running `body` over registers r0..r3, and objects `objects`.
+    fn prog(objects: Vec<Object>, body: Vec<Op>) -> Program {
+        Program {
+            name: "t".into(),
+            files: vec!["t".into()],
+            objects,
+            functions: vec![Function {
+                name: "main".into(),
+                params: 0,
+                reg_names: (0..4).map(|i| format!("r{i}")).collect(),
+                body: body.into_iter().map(ins).collect(),
+                loc: SrcLoc::NONE,
+            }],
+            threads: vec![ThreadDecl {
+                name: "main".into(),
+                func: 0,
+                arg: 0,
+            }],
+            cond: None,
+            observe: Vec::new(),
+            observe_explicit: false,
+            source_trace: false,
+        }
+    }
+
+    fn object(name: &str, kind: ObjKind, size: u32, init: Vec<(u32, Value)>) -> Object {
+        Object {
+            name: name.into(),
+            kind,
+            size,
+            init,
+            is_array: size > 1,
+            cell_names: Vec::new(),
+            loc: SrcLoc::NONE,
+        }
+    }
+
+    /// Runs the only thread to the end (taking updates when it is blocked); the first
+    /// fault, if any.
+    fn run<M: MemoryModel>(p: &Program) -> (State, Option<Fault>) {
+        let (mut s, st) = State::initial(p);
+        if let Status::Fault(f) = st {
+            return (s, Some(f));
+        }
+        loop {
+            let mut en = Vec::new();
+            s.enabled::<M>(p, &mut en);
+            let Some(&step) = en.first() else {
+                return (s, None);
+            };
+            if let (_, Status::Fault(f)) = s.step::<M>(p, step) {
+                return (s, Some(f));
+            }
+        }
+    }
+
+    fn hash(s: &State) -> u64 {
+        let mut h = DefaultHasher::new();
+        s.hash(&mut h);
+        h.finish()
+    }
+
+    fn ptr(r: Reg, k: i64) -> Addr {
+        Addr::Ptr(Expr::bin(BinOp::Add, Expr::Reg(r), Expr::Const(k)))
+    }
+
+    fn alloc(size: i64, zeroed: bool) -> Op {
+        Op::Alloc {
+            dst: 0,
+            size: Expr::Const(size),
+            zeroed,
+        }
+    }
+
+    fn store(addr: Addr, v: Value) -> Op {
+        Op::Store {
+            addr,
+            value: Expr::Const(v),
+        }
+    }
+
+    fn load(addr: Addr) -> Op {
+        Op::Load {
+            dst: 1,
+            addr,
+            copy: false,
+        }
+    }
+
+    #[test]
+    fn a_huge_global_is_sparse_and_keeps_its_initial_values() {
+        let big = object("big", ObjKind::Shared, 1 << 30, vec![(5, 7), (1 << 29, 9)]);
+        let p = prog(
+            vec![big],
+            vec![
+                Op::Load {
+                    dst: 1,
+                    addr: Addr::Global {
+                        obj: 0,
+                        index: Expr::Const(1 << 29),
+                    },
+                    copy: false,
+                },
+                store(
+                    Addr::Global {
+                        obj: 0,
+                        index: Expr::Const((1 << 30) - 1),
+                    },
+                    3,
+                ),
+            ],
+        );
+        let (s, f) = run::<Sc>(&p);
+        assert_eq!(f, None);
+        assert_eq!(s.reg_value(0, 1), 9);
+        assert_eq!(s.cell_value(Loc { obj: 0, index: 5 }), 7);
+        assert_eq!(s.cell_value(Loc { obj: 0, index: 6 }), 0);
+        assert_eq!(
+            s.cell_value(Loc {
+                obj: 0,
+                index: (1 << 30) - 1
+            }),
+            3
+        );
+    }
+
+    #[test]
+    fn equal_contents_are_equal_states_whatever_the_order_of_writes() {
+        let (a, b) = (1, DENSE_MAX + 100);
+        let stores = |first: u32, second: u32| {
+            prog(
+                vec![],
+                vec![
+                    alloc(DENSE_MAX as i64 * 2, true),
+                    store(ptr(0, first as i64), 1),
+                    store(ptr(0, second as i64), 1),
+                ],
+            )
+        };
+        let (s1, _) = run::<Sc>(&stores(a, b));
+        let (s2, _) = run::<Sc>(&stores(b, a));
+        // Same cells, different writers: the states differ (as they must)...
+        assert_ne!(s1, s2);
+        // ...but the representation holds written cells only, keyed by index.
+        let mut o1 = s1.mem[0].clone();
+        let mut o2 = s2.mem[0].clone();
+        let c = Cell {
+            value: 1,
+            writer: None,
+            state: CellState::Valid,
+        };
+        for o in [&mut o1, &mut o2] {
+            o.set(a, c);
+            o.set(b, c);
+        }
+        assert_eq!(o1, o2);
+        // A cell set back to its blank state leaves no trace.
+        let fresh = ObjState::new(DENSE_MAX * 2, true, true);
+        o1.set(a, fresh.get(a));
+        o1.set(b, fresh.get(b));
+        assert_eq!(o1, fresh);
+        let mut h1 = DefaultHasher::new();
+        o1.hash(&mut h1);
+        let mut h2 = DefaultHasher::new();
+        fresh.hash(&mut h2);
+        assert_eq!(h1.finish(), h2.finish());
+        assert_eq!(hash(&s1), hash(&s1.clone()));
+    }
+
+    #[test]
+    fn allocations_up_to_the_offset_range_succeed() {
+        for n in [2 << 20, MAX_ALLOC] {
+            let p = prog(vec![], vec![alloc(n, false), store(ptr(0, n - 1), 1)]);
+            let (s, f) = run::<Sc>(&p);
+            assert_eq!(f, None, "{n}");
+            assert_eq!(s.mem[0].size() as i64, n);
+        }
+        for n in [0, -1, MAX_ALLOC + 1] {
+            let (_, f) = run::<Sc>(&prog(vec![], vec![alloc(n, false)]));
+            let f = f.expect("a fault");
+            assert_eq!(f.kind, FaultKind::MemoryError);
+            assert!(f.message.contains(&format!("allocation of {n} cells")), "{}", f.message);
+        }
+    }
+
+    #[test]
+    fn reading_a_cell_never_written_faults_unless_zeroed_or_copied() {
+        for (zeroed, size) in [(false, 4), (false, DENSE_MAX as i64 + 4)] {
+            let p = prog(vec![], vec![alloc(size, zeroed), load(ptr(0, 2))]);
+            let f = run::<Sc>(&p).1.expect("a fault");
+            assert_eq!(f.kind, FaultKind::MemoryError);
+            assert_eq!(f.message, "read of uninitialised memory");
+            let rmw = Op::Rmw {
+                dst: 1,
+                addr: ptr(0, 2),
+                op: RmwOp::FetchAdd(Expr::Const(1)),
+            };
+            let f = run::<Sc>(&prog(vec![], vec![alloc(size, zeroed), rmw]));
+            assert_eq!(f.1.expect("a fault").message, "read of uninitialised memory");
+        }
+        let ok = [
+            vec![alloc(4, true), load(ptr(0, 2))],
+            vec![alloc(4, false), store(ptr(0, 2), 5), load(ptr(0, 2))],
+            vec![
+                alloc(4, false),
+                Op::Load {
+                    dst: 1,
+                    addr: ptr(0, 2),
+                    copy: true,
+                },
+            ],
+        ];
+        for body in ok {
+            assert_eq!(run::<Sc>(&prog(vec![], body.clone())).1, None, "{body:?}");
+            assert_eq!(run::<Tso>(&prog(vec![], body)).1, None);
+        }
+    }
+
+    #[test]
+    fn a_buffered_store_initialises_for_its_thread_at_once_and_for_memory_on_update() {
+        let p = prog(
+            vec![],
+            vec![alloc(4, false), store(ptr(0, 1), 5), load(ptr(0, 1))],
+        );
+        let (mut s, _) = State::initial(&p);
+        s.step::<Tso>(&p, Step::Thread(0));
+        s.step::<Tso>(&p, Step::Thread(0));
+        let loc = Loc { obj: 0, index: 1 };
+        assert_eq!(s.cell_state(loc), CellState::Uninit);
+        let (e, st) = s.step::<Tso>(&p, Step::Thread(0));
+        assert_eq!(st, Status::Ok);
+        assert!(matches!(e.kind, EventKind::Load { forwarded: true, value: 5, .. }));
+        s.step::<Tso>(&p, Step::Update(0, Chan::Thread));
+        assert_eq!(s.cell_state(loc), CellState::Valid);
+    }
+
+    fn mutex_prog(after: Vec<Op>) -> Program {
+        let m = object("m", ObjKind::Mutex, 1, Vec::new());
+        let mut body = vec![
+            Op::Lock(Addr::scalar(0)),
+            Op::Unlock(Addr::scalar(0)),
+            Op::MutexDestroy(Addr::scalar(0)),
+        ];
+        body.extend(after);
+        prog(vec![m], body)
+    }
+
+    #[test]
+    fn a_destroyed_mutex_cannot_be_used_until_initialised_again() {
+        let trylock = Op::Rmw {
+            dst: 1,
+            addr: Addr::scalar(0),
+            op: RmwOp::Cas {
+                expected: Expr::Const(0),
+                new: Expr::Const(1),
+            },
+        };
+        for op in [
+            Op::Lock(Addr::scalar(0)),
+            Op::Unlock(Addr::scalar(0)),
+            Op::MutexDestroy(Addr::scalar(0)),
+            trylock,
+        ] {
+            for model in ["sc", "tso"] {
+                let p = mutex_prog(vec![op.clone()]);
+                let f = if model == "sc" {
+                    run::<Sc>(&p).1
+                } else {
+                    run::<Tso>(&p).1
+                };
+                let f = f.unwrap_or_else(|| panic!("{op:?} under {model}: no fault"));
+                assert_eq!(f.kind, FaultKind::BadMutex, "{op:?}");
+                assert_eq!(f.message, "use of a destroyed mutex");
+            }
+        }
+        let again = mutex_prog(vec![
+            store(Addr::scalar(0), 0),
+            Op::Lock(Addr::scalar(0)),
+            Op::Unlock(Addr::scalar(0)),
+        ]);
+        assert_eq!(run::<Sc>(&again).1, None);
+        assert_eq!(run::<Tso>(&again).1, None);
+    }
+
+    #[test]
+    fn destroying_a_held_mutex_faults() {
+        let m = object("m", ObjKind::Mutex, 1, Vec::new());
+        let p = prog(
+            vec![m],
+            vec![Op::Lock(Addr::scalar(0)), Op::MutexDestroy(Addr::scalar(0))],
+        );
+        let f = run::<Sc>(&p).1.expect("a fault");
+        assert_eq!(f.kind, FaultKind::BadMutex);
+        assert_eq!(f.message, "destroy of a locked mutex");
+    }
+}
