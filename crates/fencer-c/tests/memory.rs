@@ -40,7 +40,11 @@ fn fails(name: &str, src: &str, kind: &str, message: &str, line: u32) {
             .counterexample
             .unwrap_or_else(|| panic!("{name} under {m}: no violation"));
         assert_eq!(c.kind, kind, "{name} under {m}: {}", c.message);
-        assert!(c.message.contains(message), "{name} under {m}: {}", c.message);
+        assert!(
+            c.message.contains(message),
+            "{name} under {m}: {}",
+            c.message
+        );
         assert_eq!(c.line, Some(line), "{name} under {m}: {}", c.message);
     }
 }
@@ -70,7 +74,11 @@ int main(void) {
     let start = Instant::now();
     safe("big_global.c", src);
     // Dense, this took 4 GB and 11 s per model; sparse, milliseconds.
-    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
     let bad = src.replace("== 8", "== 9");
     fails("big_global_bad.c", &bad, "assertion", "assertion", 17);
 }
@@ -80,7 +88,11 @@ fn a_global_larger_than_an_object_can_be_is_refused() {
     let dir = std::env::temp_dir().join(format!("fencer-c-memory-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("too_big.c");
-    std::fs::write(&f, "long huge[1L << 30];\nint main(void) { return huge[1]; }\n").unwrap();
+    std::fs::write(
+        &f,
+        "long huge[1L << 30];\nint main(void) { return huge[1]; }\n",
+    )
+    .unwrap();
     let e = load(&f, &CompileOptions::default(), ModelKind::Sc).unwrap_err();
     assert!(e.message.contains("larger than"), "{e}");
 }
@@ -205,7 +217,10 @@ int main(void) {
     fails("racy_init.c", src, "memory-error", "uninitialised", 15);
     // Read after the join: always written; the thread's own read forwards from its buffer.
     let ok = src
-        .replace("  int x = p[0];\n  pthread_join(h, 0);", "  pthread_join(h, 0);\n  int x = p[0];")
+        .replace(
+            "  int x = p[0];\n  pthread_join(h, 0);",
+            "  pthread_join(h, 0);\n  int x = p[0];",
+        )
         .replace("  p[0] = 1;\n", "  p[0] = 1;\n  if (p[0] != 1) return p;\n");
     safe("racy_init_ok.c", &ok);
 }

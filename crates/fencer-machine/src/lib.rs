@@ -1375,7 +1375,11 @@ impl State {
             ),
             EventKind::Fence => ("fence".into(), None, None),
             EventKind::Lock { loc, destroy, .. } => (
-                format!("{} {}", if *destroy { "destroy" } else { "lock" }, name(*loc)),
+                format!(
+                    "{} {}",
+                    if *destroy { "destroy" } else { "lock" },
+                    name(*loc)
+                ),
                 Some(name(*loc)),
                 None,
             ),
@@ -1619,7 +1623,11 @@ mod tests {
             let (_, f) = run::<Sc>(&prog(vec![], vec![alloc(n, false)]));
             let f = f.expect("a fault");
             assert_eq!(f.kind, FaultKind::MemoryError);
-            assert!(f.message.contains(&format!("allocation of {n} cells")), "{}", f.message);
+            assert!(
+                f.message.contains(&format!("allocation of {n} cells")),
+                "{}",
+                f.message
+            );
         }
     }
 
@@ -1636,7 +1644,10 @@ mod tests {
                 op: RmwOp::FetchAdd(Expr::Const(1)),
             };
             let f = run::<Sc>(&prog(vec![], vec![alloc(size, zeroed), rmw]));
-            assert_eq!(f.1.expect("a fault").message, "read of uninitialised memory");
+            assert_eq!(
+                f.1.expect("a fault").message,
+                "read of uninitialised memory"
+            );
         }
         let ok = [
             vec![alloc(4, true), load(ptr(0, 2))],
@@ -1669,7 +1680,14 @@ mod tests {
         assert_eq!(s.cell_state(loc), CellState::Uninit);
         let (e, st) = s.step::<Tso>(&p, Step::Thread(0));
         assert_eq!(st, Status::Ok);
-        assert!(matches!(e.kind, EventKind::Load { forwarded: true, value: 5, .. }));
+        assert!(matches!(
+            e.kind,
+            EventKind::Load {
+                forwarded: true,
+                value: 5,
+                ..
+            }
+        ));
         s.step::<Tso>(&p, Step::Update(0, Chan::Thread));
         assert_eq!(s.cell_state(loc), CellState::Valid);
     }

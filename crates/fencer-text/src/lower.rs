@@ -77,7 +77,7 @@ impl<'a> Lowerer<'a> {
                 Item::Shared(decls) => {
                     for d in decls {
                         check_dup(&self, &d.name)?;
-                        let n = d.size.unwrap_or(1) as u32;
+                        let n = d.size.unwrap_or(1);
                         let (size, init) = match &d.init {
                             Init::Zero | Init::Scalar(0) => (n, Vec::new()),
                             Init::Scalar(v) => (n, (0..n).map(|k| (k, *v)).collect()),
@@ -435,11 +435,15 @@ impl<'a> Lowerer<'a> {
                         if let (Some(r), ExprKind::Place(p)) = (dst_reg, &e.kind) {
                             if !cx.reg_by_name.contains_key(&p.name.name) {
                                 let addr = self.shared_addr(cx, p, "a value")?;
-                                self.emit(cx, Op::Load {
+                                self.emit(
+                                    cx,
+                                    Op::Load {
                                         dst: r,
                                         addr,
                                         copy: false,
-                                    }, span);
+                                    },
+                                    span,
+                                );
                                 return Ok(());
                             }
                         }
