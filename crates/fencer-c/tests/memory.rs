@@ -342,6 +342,39 @@ int main(void) {
         let c = r.counterexample.expect("a violation");
         assert_eq!(c.kind, "bad-mutex", "{}", c.message);
     }
+    // Destroyed by a thread that runs after the locker in the first schedule: only the
+    // reversed race shows the fault.
+    let two = "#include <pthread.h>
+
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+int x;
+
+void *t1(void *arg) {
+  pthread_mutex_lock(&m);
+  x = 1;
+  pthread_mutex_unlock(&m);
+  return 0;
+}
+
+void *t2(void *arg) {
+  pthread_mutex_destroy(&m);
+  return 0;
+}
+
+int main(void) {
+  pthread_t a, b;
+  pthread_create(&a, 0, t1, 0);
+  pthread_create(&b, 0, t2, 0);
+  pthread_join(a, 0);
+  pthread_join(b, 0);
+  return 0;
+}
+";
+    for m in ModelKind::ALL {
+        let r = check("destroy_race2.c", two, m);
+        let c = r.counterexample.expect("a violation");
+        assert_eq!(c.kind, "bad-mutex", "{}", c.message);
+    }
     safe(
         "destroy_after_join.c",
         &src.replace(
