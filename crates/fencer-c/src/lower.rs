@@ -36,6 +36,9 @@ use llvm_ir::{DebugLoc, Instruction, IntPredicate, Module, Name, Operand, Type, 
 use std::collections::HashMap;
 
 /// The external functions the lowering knows, for the error that lists them.
+/// Largest global whose cells get field names in reports.
+const NAMED_CELLS_MAX: u64 = 1 << 16;
+
 const KNOWN: &str =
     "pthread_create/join/exit/self, pthread_mutex_init/lock/trylock/unlock/destroy, \
     pthread_cond_init/wait/signal/broadcast/destroy, malloc, calloc, free, assert, abort, exit, \
@@ -208,21 +211,37 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
             return Err(gerr(&name, "not a pointer-typed global".into()));
         };
         let size = cx.layout.size(pointee_type).map_err(|e| gerr(&name, e))?;
-        let mut leaves = Vec::new();
-        cx.layout
-            .leaves(pointee_type, 0, "", &mut leaves)
-            .map_err(|e| gerr(&name, e))?;
-        let mut cell_names = vec![String::new(); size.max(1) as usize];
-        for l in &leaves {
-            if let Some(c) = cell_names.get_mut(l.offset as usize) {
-                *c = format!("{name}{}", l.path);
+        if size > fencer_ir::MAX_CELLS as u64 {
+            return Err(gerr(
+                &name,
+                format!(
+                    "{size} bytes is larger than fencer's largest object ({} bytes: offsets \
+                     within an object are 32 bits)",
+                    fencer_ir::MAX_CELLS
+                ),
+            ));
+        }
+        // Field names for reports, except in objects too large to name cell by cell (they
+        // are named `big+20`): naming costs memory per declared byte, not per touched one.
+        let mut cell_names = Vec::new();
+        if size <= NAMED_CELLS_MAX {
+            let mut leaves = Vec::new();
+            cx.layout
+                .leaves(pointee_type, 0, "", &mut leaves)
+                .map_err(|e| gerr(&name, e))?;
+            cell_names = vec![String::new(); size.max(1) as usize];
+            for l in &leaves {
+                if let Some(c) = cell_names.get_mut(l.offset as usize) {
+                    *c = format!("{name}{}", l.path);
+                }
             }
         }
         cx.globals.insert(name.clone(), cx.objects.len() as ObjId);
         cx.objects.push(Object {
             name,
             kind: ObjKind::Shared,
-            init: vec![0; size.max(1) as usize],
+            size: size.max(1) as u32,
+            init: Vec::new(),
             is_array: false,
             cell_names,
             loc: SrcLoc::NONE,
@@ -230,10 +249,15 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     }
     for (i, g) in m.global_vars.iter().enumerate() {
         if let Some(c) = &g.initializer {
-            let mut cells = std::mem::take(&mut cx.objects[i].init);
-            let r = cx.init_const(c, 0, &mut cells);
-            cx.objects[i].init = cells;
-            r.map_err(|e| gerr(&name_str(&g.name), e))?;
+            let mut cells = Vec::new();
+            cx.init_const(c, 0, &mut cells)
+                .map_err(|e| gerr(&name_str(&g.name), e))?;
+            let o = &mut cx.objects[i];
+            for (k, v) in cells {
+                if k < o.size as u64 {
+                    o.set_init(k as u32, v);
+                }
+            }
         }
     }
     let defined: Vec<&llvm_ir::Function> = m
@@ -398,8 +422,14 @@ impl<'m> Ctx<'m> {
         }
     }
 
-    /// Writes a constant's scalars into byte cells from `off`.
-    fn init_const(&self, c: &Constant, off: u64, cells: &mut [Value]) -> Result<(), String> {
+    /// The scalars of a constant placed from byte `off`, as (byte, value); zeros (in
+    /// particular `zeroinitializer`) produce nothing, so a large zeroed global costs nothing.
+    fn init_const(
+        &self,
+        c: &Constant,
+        off: u64,
+        cells: &mut Vec<(u64, Value)>,
+    ) -> Result<(), String> {
         match c {
             Constant::Struct { values, .. } => {
                 let ty = c.get_type(&self.m.types);
@@ -429,8 +459,8 @@ impl<'m> Ctx<'m> {
             | Constant::Poison(_) => {}
             c => {
                 let v = self.const_value(c)?;
-                if let Some(cell) = cells.get_mut(off as usize) {
-                    *cell = v;
+                if v != 0 {
+                    cells.push((off, v));
                 }
             }
         }
@@ -441,12 +471,10 @@ impl<'m> Ctx<'m> {
     fn c_string(&self, v: Value) -> Option<String> {
         let p = Ptr::decode(v)?;
         let o = self.objects.get(p.obj as usize)?;
-        let bytes: Vec<u8> = o
-            .init
-            .get(p.offset as usize..)?
-            .iter()
-            .take_while(|&&b| b != 0)
-            .map(|&b| b as u8)
+        let bytes: Vec<u8> = (p.offset..o.size)
+            .map(|k| o.init_value(k))
+            .take_while(|&b| b != 0)
+            .map(|b| b as u8)
             .collect();
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -459,7 +487,8 @@ impl<'m> Ctx<'m> {
         self.objects.push(Object {
             name: "__VERIFIER_atomic".into(),
             kind: ObjKind::Mutex,
-            init: vec![0],
+            size: 1,
+            init: Vec::new(),
             is_array: false,
             cell_names: Vec::new(),
             loc: SrcLoc::NONE,
@@ -1102,6 +1131,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.emit(Op::Alloc {
                     dst,
                     size: mul(n, size.max(1) as i64),
+                    zeroed: false,
                 });
                 self.stack.push(dst);
             }
@@ -1130,7 +1160,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     }
                 };
                 let addr = self.addr(&l.address)?;
-                self.emit(Op::Load { dst, addr });
+                self.emit(Op::Load {
+                    dst,
+                    addr,
+                    copy: false,
+                });
                 if bits < 64 {
                     // A narrower load of a wider stored value reads its low bytes.
                     self.emit(Op::Local {
@@ -1483,9 +1517,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         };
         let tmp = self.new_reg("%memcpy".into());
         for o in offsets {
+            // A copy carries padding and unset fields without reading them as values.
             self.emit(Op::Load {
                 dst: tmp,
                 addr: Addr::Ptr(add(src.clone(), Expr::Const(o as i64))),
+                copy: true,
             });
             self.emit(Op::Store {
                 addr: Addr::Ptr(add(dst.clone(), Expr::Const(o as i64))),
@@ -1610,7 +1646,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.emit(Op::TryLock { dst: busy, addr: a });
                 self.set_result(c, Expr::bin(BinOp::Mul, Expr::Reg(busy), Expr::Const(16)));
             }
-            "pthread_mutex_init" => {
+            // Initialising writes the mutex free (or the condition variable's signal count
+            // 0): it is what makes a mutex in `malloc` memory, or a destroyed one, usable.
+            "pthread_mutex_init" | "pthread_cond_init" => {
                 let a = self.addr(&c.arguments[0].0)?;
                 self.emit(Op::Store {
                     addr: a,
@@ -1618,9 +1656,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 });
                 self.set_result(c, Expr::Const(0));
             }
-            "pthread_mutex_destroy"
-            | "pthread_cond_init"
-            | "pthread_cond_destroy"
+            "pthread_mutex_destroy" => {
+                let a = self.addr(&c.arguments[0].0)?;
+                self.emit(Op::MutexDestroy(a));
+                self.set_result(c, Expr::Const(0));
+            }
+            "pthread_cond_destroy"
             | "pthread_mutexattr_init"
             | "pthread_mutexattr_destroy"
             | "pthread_attr_init"
@@ -1658,11 +1699,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.emit(Op::Load {
                     dst: before,
                     addr: cv.clone(),
+                    copy: false,
                 });
                 self.emit(Op::Unlock(m.clone()));
                 self.emit(Op::Load {
                     dst: after,
                     addr: cv,
+                    copy: false,
                 });
                 self.emit(Op::Assume(Expr::bin(
                     BinOp::Ne,
@@ -1705,7 +1748,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
             "malloc" => {
                 let n = self.arg(c, 0)?;
                 let dst = self.reg(c.dest.as_ref().expect("malloc returns a value"));
-                self.emit(Op::Alloc { dst, size: n });
+                self.emit(Op::Alloc {
+                    dst,
+                    size: n,
+                    zeroed: false,
+                });
             }
             "calloc" => {
                 let n = self.arg(c, 0)?;
@@ -1714,6 +1761,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.emit(Op::Alloc {
                     dst,
                     size: Expr::bin(BinOp::Mul, n, s),
+                    zeroed: true,
                 });
             }
             "free" => {

@@ -333,7 +333,7 @@ impl Hb {
             | EventKind::Free { .. }
             | EventKind::Assume
             | EventKind::Failed
-            | EventKind::FreedAccess { .. } => {}
+            | EventKind::FaultedAccess { .. } => {}
         }
         match &e.kind {
             EventKind::Load { loc, .. }
@@ -352,7 +352,7 @@ impl Hb {
                 }
                 self.add_reader(l, tid, pos);
             }
-            EventKind::FreedAccess { loc } => {
+            EventKind::FaultedAccess { loc } => {
                 // Had the free come later, this would have accessed the cell: it depends
                 // on the cell's writers as a load would (a dependence that holds in some
                 // state is a dependence).

@@ -43,6 +43,10 @@ impl SrcLoc {
     }
 }
 
+/// Most cells an object may have: the pointer encoding below has 32 bits of offset, and
+/// the offset one past the end must still encode.
+pub const MAX_CELLS: i64 = u32::MAX as i64;
+
 /// Pointer encoding: object `o` at cell offset `k` is `((o + 1) << 32) | k`, so that the
 /// integer 0 is the null pointer and small integers are never valid pointers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,19 +79,45 @@ pub enum ObjKind {
     Mutex,
 }
 
-/// A global memory object: a scalar (size 1) or an array.
+/// A global memory object: a scalar (size 1) or an array. Every cell starts initialised
+/// (zero unless `init` says otherwise).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Object {
     pub name: String,
     pub kind: ObjKind,
-    /// Initial values, one per cell; the length is the object's size.
-    pub init: Vec<Value>,
+    /// Number of cells.
+    pub size: u32,
+    /// Initial values of the cells that do not start at 0, sorted by index, each once.
+    /// Sparse so that a large zero-initialised array costs nothing to declare.
+    pub init: Vec<(u32, Value)>,
     /// Declared as an array (printed `a[i]`) rather than a scalar.
     pub is_array: bool,
     /// Names of cells for reports (`pool[1].next`), by cell index; empty, or an empty
     /// string, for the default naming. The C front-end fills it: its cells are bytes.
     pub cell_names: Vec<String>,
     pub loc: SrcLoc,
+}
+
+impl Object {
+    /// The initial value of cell `index`.
+    pub fn init_value(&self, index: u32) -> Value {
+        match self.init.binary_search_by_key(&index, |&(k, _)| k) {
+            Ok(i) => self.init[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    /// Sets the initial value of cell `index`, keeping `init` sorted and free of zeros.
+    pub fn set_init(&mut self, index: u32, value: Value) {
+        match (self.init.binary_search_by_key(&index, |&(k, _)| k), value) {
+            (Ok(i), 0) => {
+                self.init.remove(i);
+            }
+            (Ok(i), v) => self.init[i].1 = v,
+            (Err(_), 0) => {}
+            (Err(i), v) => self.init.insert(i, (index, v)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -329,6 +359,10 @@ pub enum Op {
     Load {
         dst: Reg,
         addr: Addr,
+        /// Part of a memory copy (`memcpy`): a cell never written reads as 0 instead of
+        /// faulting, because copies carry padding and fields nobody set, which is not an
+        /// error until someone reads them as a value.
+        copy: bool,
     },
     Store {
         addr: Addr,
@@ -355,6 +389,9 @@ pub enum Op {
         dst: Reg,
         addr: Addr,
     },
+    /// Destroys a mutex (`pthread_mutex_destroy`): a fault if it is held; afterwards a
+    /// lock, unlock or read-modify-write of it faults until a store re-initialises it.
+    MutexDestroy(Addr),
     /// Starts a new thread running `func(arg)`; `dst` receives its thread id.
     Spawn {
         dst: Reg,
@@ -369,10 +406,13 @@ pub enum Op {
         args: Vec<Expr>,
     },
     Return(Option<Expr>),
-    /// Allocates a fresh heap object of `size` cells (zeroed) and writes a pointer to it.
+    /// Allocates a fresh heap object of `size` cells and writes a pointer to it. Cells of
+    /// an object not `zeroed` are uninitialised until written: reading one is a fault
+    /// (`malloc`, stack slots); a `zeroed` one reads 0 (`calloc`).
     Alloc {
         dst: Reg,
         size: Expr,
+        zeroed: bool,
     },
     Free(Expr),
     /// Ends the thread at once, from any call depth (`pthread_exit`).
@@ -604,10 +644,10 @@ impl Program {
         }
         for (oi, o) in self.objects.iter().enumerate() {
             if o.kind == ObjKind::Shared {
-                for k in 0..o.init.len() {
+                for k in 0..o.size {
                     out.push(CondVar::Cell {
                         obj: oi as ObjId,
-                        index: k as u32,
+                        index: k,
                     });
                 }
             }

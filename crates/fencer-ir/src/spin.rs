@@ -299,7 +299,9 @@ fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
                 crate::RmwOp::Fetch { value, .. } => value.regs(out),
             }
         }
-        Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } => addr_regs(a, out),
+        Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } | Op::MutexDestroy(a) => {
+            addr_regs(a, out)
+        }
         Op::Spawn { arg, .. } => arg.regs(out),
         Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => e.regs(out),
         Op::Call { args, .. } => args.iter().for_each(|a| a.regs(out)),

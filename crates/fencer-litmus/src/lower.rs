@@ -36,7 +36,8 @@ impl<'a> Lower<'a> {
         self.objects.push(Object {
             name: name.to_string(),
             kind: ObjKind::Shared,
-            init: vec![0],
+            size: 1,
+            init: Vec::new(),
             is_array: false,
             cell_names: Vec::new(),
             loc,
@@ -152,7 +153,7 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
         match v {
             Var::Loc(x) => {
                 let o = lw.obj(x, *sp);
-                lw.objects[o as usize].init[0] = *k;
+                lw.objects[o as usize].set_init(0, *k);
             }
             Var::Reg { .. } => {
                 let cv = lw.var(v, *sp)?;
@@ -336,6 +337,7 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                 ops.push(Op::Load {
                     dst,
                     addr: Addr::scalar(obj),
+                    copy: false,
                 });
             }
             ("MOV", false, [Operand::Mem(x), src @ (Operand::Imm(_) | Operand::Reg(_))]) => {
@@ -458,6 +460,7 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                 ops.push(Op::Load {
                     dst: tmp,
                     addr: Addr::scalar(obj),
+                    copy: false,
                 });
                 ops.push(Op::Local {
                     dst: tmp,
@@ -487,6 +490,7 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                             ops.push(Op::Load {
                                 dst: tmp,
                                 addr: Addr::scalar(obj),
+                                copy: false,
                             });
                             (alu(m).expect("alu"), Expr::Reg(tmp))
                         }
@@ -510,6 +514,7 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                                 ops.push(Op::Load {
                                     dst: into,
                                     addr: Addr::scalar(obj),
+                                    copy: false,
                                 });
                                 Some(Expr::Reg(into))
                             }

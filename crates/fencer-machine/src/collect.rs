@@ -58,7 +58,7 @@ impl<'a> Collector<'a> {
         }
         let mut ls = self.lines(s, path);
         // The faulting instruction is shown by a line of its own.
-        if matches!(path.last(), Some(e) if matches!(e.kind, EventKind::Failed | EventKind::FreedAccess { .. }))
+        if matches!(path.last(), Some(e) if matches!(e.kind, EventKind::Failed | EventKind::FaultedAccess { .. }))
         {
             ls.pop();
         }

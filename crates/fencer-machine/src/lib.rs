@@ -15,14 +15,19 @@ pub mod trace;
 use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
 use fencer_memory::{Buffers, Chan, Drain, Entry, Loc, MemoryModel};
 use fencer_report::TraceLine;
+use std::collections::BTreeMap;
 
 /// Local instructions a thread may run between two visible ones before the step is cut as
 /// a non-terminating local loop.
 pub const LOCAL_FUEL: u32 = 100_000;
 /// Deepest call stack a thread may have.
 pub const MAX_FRAMES: usize = 256;
-/// Largest heap object, in cells.
-pub const MAX_ALLOC: i64 = 1 << 20;
+/// Largest heap object, in cells (see [`fencer_ir::MAX_CELLS`]).
+pub const MAX_ALLOC: i64 = fencer_ir::MAX_CELLS;
+/// Objects of at most this many cells are stored densely; larger ones keep only the cells
+/// that differ from their initial state, so memory follows what a program touches rather
+/// than what it declares.
+pub const DENSE_MAX: u32 = 4096;
 
 /// A visible event of a real thread: the `index`-th of thread `thread`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -74,11 +79,15 @@ pub enum EventKind {
         written: Option<Value>,
     },
     Fence,
+    /// An acquisition of a mutex; with `destroy`, `pthread_mutex_destroy`, which orders
+    /// against the mutex's other acquisitions as an acquisition never released does.
     Lock {
         loc: Loc,
         from: ReadFrom,
         /// Taken by a `trylock`, which could also have run while the mutex was held.
         trylock: bool,
+        /// A `pthread_mutex_destroy`: for races, an acquisition never released.
+        destroy: bool,
     },
     Unlock {
         loc: Loc,
@@ -107,9 +116,10 @@ pub enum EventKind {
     Assume,
     /// The instruction faulted (the step's status says how); it had no effect.
     Failed,
-    /// An access to, or a free of, a heap object that was freed: it faulted. Whether it
-    /// does depends on the free, another thread's event, so it races with it.
-    FreedAccess {
+    /// An access that faulted on what another thread did or has yet to do: a read of a
+    /// cell nobody has written yet, an access to (or a free of) a freed heap object. It
+    /// races with the cell's writers and the object's free.
+    FaultedAccess {
         /// The cell it would have accessed (index `u32::MAX` for a free).
         loc: Loc,
     },
@@ -171,6 +181,8 @@ pub enum FaultKind {
     Arithmetic,
     BadJoin,
     BadUnlock,
+    /// Use of a destroyed mutex, or destruction of a held one.
+    BadMutex,
 }
 
 impl FaultKind {
@@ -181,6 +193,7 @@ impl FaultKind {
             FaultKind::Arithmetic => "arithmetic",
             FaultKind::BadJoin => "bad-join",
             FaultKind::BadUnlock => "bad-unlock",
+            FaultKind::BadMutex => "bad-mutex",
         }
     }
 }
@@ -282,13 +295,95 @@ pub struct Cell {
     pub value: Value,
     /// The store (or read-modify-write, lock, unlock) whose value the cell holds.
     pub writer: Option<EventId>,
+    pub state: CellState,
+}
+
+/// Whether a cell holds a value a program may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellState {
+    Valid,
+    /// Never written, in an object that does not start zeroed (`malloc`, stack slots):
+    /// loading or read-modify-writing it is a fault; a store makes it valid.
+    Uninit,
+    /// A destroyed mutex (value 0, so that a lock of it is enabled and faults): locking,
+    /// unlocking or read-modify-writing it is a fault; a store re-initialises it.
+    Destroyed,
+}
+
+/// The cells of one object. Which representation an object uses depends on its size only,
+/// and a sparse map never holds a cell equal to the object's blank one, so equal contents
+/// are equal representations: derived `Eq` and `Hash` stay right for memoisation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Cells {
+    Dense(Vec<Cell>),
+    Sparse { size: u32, map: BTreeMap<u32, Cell> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ObjState {
-    pub cells: Vec<Cell>,
+    cells: Cells,
+    /// What every cell holds before it is first written.
+    blank: Cell,
     pub alive: bool,
     pub heap: bool,
+}
+
+impl ObjState {
+    /// An object of `size` cells, each 0 and valid if `zeroed`, else uninitialised.
+    pub fn new(size: u32, zeroed: bool, heap: bool) -> ObjState {
+        let blank = Cell {
+            value: 0,
+            writer: None,
+            state: if zeroed {
+                CellState::Valid
+            } else {
+                CellState::Uninit
+            },
+        };
+        let cells = if size <= DENSE_MAX {
+            Cells::Dense(vec![blank; size as usize])
+        } else {
+            Cells::Sparse {
+                size,
+                map: BTreeMap::new(),
+            }
+        };
+        ObjState {
+            cells,
+            blank,
+            alive: true,
+            heap,
+        }
+    }
+
+    /// Number of cells.
+    pub fn size(&self) -> u32 {
+        match &self.cells {
+            Cells::Dense(v) => v.len() as u32,
+            Cells::Sparse { size, .. } => *size,
+        }
+    }
+
+    /// Cell `i`, which must be below [`ObjState::size`].
+    pub fn get(&self, i: u32) -> Cell {
+        match &self.cells {
+            Cells::Dense(v) => v[i as usize],
+            Cells::Sparse { map, .. } => map.get(&i).copied().unwrap_or(self.blank),
+        }
+    }
+
+    /// Sets cell `i`, which must be below [`ObjState::size`].
+    pub fn set(&mut self, i: u32, c: Cell) {
+        match &mut self.cells {
+            Cells::Dense(v) => v[i as usize] = c,
+            Cells::Sparse { map, .. } if c == self.blank => {
+                map.remove(&i);
+            }
+            Cells::Sparse { map, .. } => {
+                map.insert(i, c);
+            }
+        }
+    }
 }
 
 /// A machine state: threads, memory, and every thread's store buffers.
@@ -338,17 +433,21 @@ impl State {
         let mem = prog
             .objects
             .iter()
-            .map(|o| ObjState {
-                cells: o
-                    .init
-                    .iter()
-                    .map(|&value| Cell {
-                        value,
-                        writer: None,
-                    })
-                    .collect(),
-                alive: true,
-                heap: false,
+            .map(|o| {
+                let mut m = ObjState::new(o.size, true, false);
+                for &(k, value) in &o.init {
+                    if k < o.size {
+                        m.set(
+                            k,
+                            Cell {
+                                value,
+                                writer: None,
+                                state: CellState::Valid,
+                            },
+                        );
+                    }
+                }
+                m
             })
             .collect();
         let mut s = State {
@@ -427,7 +526,7 @@ impl State {
     }
 
     pub fn cell_value(&self, loc: Loc) -> Value {
-        self.mem[loc.obj as usize].cells[loc.index as usize].value
+        self.mem[loc.obj as usize].get(loc.index).value
     }
 
     /// The steps enabled in this state, threads first, then updates; appended to `out`.
@@ -463,7 +562,11 @@ impl State {
         let (fr, ins) = self.current(prog, t);
         let buf = &self.bufs[t as usize];
         match &ins.op {
-            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) | Op::TryLock { .. } => buf.is_empty(),
+            Op::Fence
+            | Op::Spawn { .. }
+            | Op::Unlock(_)
+            | Op::TryLock { .. }
+            | Op::MutexDestroy(_) => buf.is_empty(),
             Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
                 Ok(loc) => buf.drained(M::rmw_drain(loc)),
                 Err(_) => true,
@@ -602,7 +705,9 @@ impl State {
                         },
                         (Some(l), _) => Access::Rmw(l),
                     },
-                    Op::Lock(a) | Op::Unlock(a) => at(a).map_or(Access::Any, Access::Mutex),
+                    Op::Lock(a) | Op::Unlock(a) | Op::MutexDestroy(a) => {
+                        at(a).map_or(Access::Any, Access::Mutex)
+                    }
                     Op::TryLock { addr, .. } => match at(addr) {
                         Some(l) if self.cell_value(l) != 0 => Access::MutexRead(l),
                         Some(l) => Access::Mutex(l),
@@ -636,10 +741,7 @@ impl State {
                 let e = self.bufs[t as usize]
                     .pop(chan)
                     .expect("an enabled update has an entry");
-                self.mem[e.loc.obj as usize].cells[e.loc.index as usize] = Cell {
-                    value: e.value,
-                    writer: Some(e.store.id),
-                };
+                self.write(e.loc, e.value, e.store.id);
                 (
                     Event {
                         step,
@@ -815,17 +917,35 @@ impl State {
         }
     }
 
+    fn uninit(&self, t: u32, src: SrcLoc) -> Fault {
+        self.fault(
+            t,
+            src,
+            FaultKind::MemoryError,
+            "read of uninitialised memory".into(),
+        )
+    }
+
+    fn destroyed(&self, t: u32, src: SrcLoc) -> Fault {
+        self.fault(
+            t,
+            src,
+            FaultKind::BadMutex,
+            "use of a destroyed mutex".into(),
+        )
+    }
+
     /// The cell an address denotes in frame `fr`, or why it denotes none.
     pub fn resolve(&self, prog: &Program, fr: &Frame, addr: &Addr) -> Result<Loc, String> {
         match addr {
             Addr::Global { obj, index } => {
                 let i = eval(index, &fr.regs).ok_or("division by zero in an index")?;
                 let o = &self.mem[*obj as usize];
-                if i < 0 || i as usize >= o.cells.len() {
+                if i < 0 || i >= o.size() as i64 {
                     return Err(format!(
                         "index {i} out of bounds of `{}` (size {})",
                         prog.objects[*obj as usize].name,
-                        o.cells.len()
+                        o.size()
                     ));
                 }
                 Ok(Loc {
@@ -846,11 +966,11 @@ impl State {
                 if !o.alive {
                     return Err("use after free".into());
                 }
-                if p.offset as usize >= o.cells.len() {
+                if p.offset >= o.size() {
                     return Err(format!(
                         "offset {} out of bounds of an object of size {}",
                         p.offset,
-                        o.cells.len()
+                        o.size()
                     ));
                 }
                 Ok(Loc {
@@ -873,15 +993,28 @@ impl State {
     }
 
     fn read(&self, loc: Loc) -> (Value, ReadFrom) {
-        let c = self.mem[loc.obj as usize].cells[loc.index as usize];
+        let c = self.mem[loc.obj as usize].get(loc.index);
         (c.value, c.writer.map_or(ReadFrom::Init, ReadFrom::Store))
     }
 
+    /// Whether the cell holds a value a program may read.
+    pub fn cell_state(&self, loc: Loc) -> CellState {
+        self.mem[loc.obj as usize].get(loc.index).state
+    }
+
     fn write(&mut self, loc: Loc, value: Value, id: EventId) {
-        self.mem[loc.obj as usize].cells[loc.index as usize] = Cell {
-            value,
-            writer: Some(id),
-        };
+        self.write_state(loc, value, id, CellState::Valid);
+    }
+
+    fn write_state(&mut self, loc: Loc, value: Value, id: EventId, state: CellState) {
+        self.mem[loc.obj as usize].set(
+            loc.index,
+            Cell {
+                value,
+                writer: Some(id),
+                state,
+            },
+        );
     }
 
     fn set_reg(&mut self, t: u32, r: Reg, v: Value) {
@@ -921,7 +1054,7 @@ impl State {
                     Err(m) => {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
                         let kind = match self.freed_object(fr, $addr) {
-                            Some(loc) => EventKind::FreedAccess { loc },
+                            Some(loc) => EventKind::FaultedAccess { loc },
                             None => $kind,
                         };
                         return (ev(kind), Status::Fault(f));
@@ -941,12 +1074,18 @@ impl State {
             };
         }
         let kind = match &ins.op {
-            Op::Load { dst, addr } => {
+            Op::Load { dst, addr, copy } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
                 let fwd = M::channel(loc)
                     .and_then(|_| self.bufs[t as usize].forward(loc))
                     .map(|e| (e.value, ReadFrom::Store(e.store.id)));
                 let forwarded = fwd.is_some();
+                if !forwarded && !copy && self.cell_state(loc) == CellState::Uninit {
+                    return (
+                        ev(EventKind::FaultedAccess { loc }),
+                        Status::Fault(self.uninit(t, src)),
+                    );
+                }
                 let (value, from) = fwd.unwrap_or_else(|| self.read(loc));
                 self.set_reg(t, *dst, value);
                 EventKind::Load {
@@ -978,6 +1117,18 @@ impl State {
             }
             Op::Rmw { dst, addr, op } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                match self.cell_state(loc) {
+                    CellState::Valid => {}
+                    CellState::Uninit => {
+                        return (
+                            ev(EventKind::FaultedAccess { loc }),
+                            Status::Fault(self.uninit(t, src)),
+                        )
+                    }
+                    CellState::Destroyed => {
+                        return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)))
+                    }
+                }
                 let (old, from) = self.read(loc);
                 let written = match &op {
                     RmwOp::Cas { expected, new } => {
@@ -1018,16 +1169,23 @@ impl State {
             }
             Op::Lock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                if self.cell_state(loc) == CellState::Destroyed {
+                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                }
                 let (_, from) = self.read(loc);
                 self.write(loc, t as Value + 1, id);
                 EventKind::Lock {
                     loc,
                     from,
                     trylock: false,
+                    destroy: false,
                 }
             }
             Op::TryLock { dst, addr } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                if self.cell_state(loc) == CellState::Destroyed {
+                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                }
                 let (held, from) = self.read(loc);
                 if held == 0 {
                     self.write(loc, t as Value + 1, id);
@@ -1036,14 +1194,43 @@ impl State {
                         loc,
                         from,
                         trylock: true,
+                        destroy: false,
                     }
                 } else {
                     self.set_reg(t, *dst, 1);
                     EventKind::TryLockFailed { loc, from }
                 }
             }
+            Op::MutexDestroy(addr) => {
+                let loc = loc_or_fault!(addr, EventKind::Failed);
+                let (held, from) = self.read(loc);
+                let err = match self.cell_state(loc) {
+                    CellState::Destroyed => Some(self.destroyed(t, src)),
+                    // An uninitialised mutex reads as free: only a held one is wrong here.
+                    _ if held != 0 => Some(self.fault(
+                        t,
+                        src,
+                        FaultKind::BadMutex,
+                        "destroy of a locked mutex".into(),
+                    )),
+                    _ => None,
+                };
+                if let Some(f) = err {
+                    return (ev(EventKind::Failed), Status::Fault(f));
+                }
+                self.write_state(loc, 0, id, CellState::Destroyed);
+                EventKind::Lock {
+                    loc,
+                    from,
+                    trylock: false,
+                    destroy: true,
+                }
+            }
             Op::Unlock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
+                if self.cell_state(loc) == CellState::Destroyed {
+                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                }
                 let (held, from) = self.read(loc);
                 if held != t as Value + 1 {
                     let f = self.fault(
@@ -1080,29 +1267,22 @@ impl State {
                 }
                 EventKind::Join { child: c as u32 }
             }
-            Op::Alloc { dst, size } => {
+            Op::Alloc { dst, size, zeroed } => {
                 let n = val_or_fault!(size, EventKind::Failed);
                 if !(1..=MAX_ALLOC).contains(&n) {
                     let f = self.fault(
                         t,
                         src,
                         FaultKind::MemoryError,
-                        format!("allocation of {n} cells (expected 1 to {MAX_ALLOC})"),
+                        format!(
+                            "allocation of {n} cells (fencer allows 1 to {MAX_ALLOC}: \
+                             offsets within an object are 32 bits)"
+                        ),
                     );
                     return (ev(EventKind::Failed), Status::Fault(f));
                 }
                 let obj = self.mem.len() as u32;
-                self.mem.push(ObjState {
-                    cells: vec![
-                        Cell {
-                            value: 0,
-                            writer: None
-                        };
-                        n as usize
-                    ],
-                    alive: true,
-                    heap: true,
-                });
+                self.mem.push(ObjState::new(n as u32, *zeroed, true));
                 self.set_reg(t, *dst, Ptr { obj, offset: 0 }.encode());
                 EventKind::Alloc {
                     obj,
@@ -1135,7 +1315,7 @@ impl State {
                                     .get(p.obj as usize)
                                     .is_some_and(|o| o.heap && !o.alive) =>
                             {
-                                EventKind::FreedAccess {
+                                EventKind::FaultedAccess {
                                     loc: Loc {
                                         obj: p.obj,
                                         index: u32::MAX,
@@ -1409,10 +1589,21 @@ impl State {
                 Some(written.unwrap_or(*read)),
             ),
             EventKind::Fence => ("fence".into(), None, None),
-            EventKind::Lock { loc, trylock, .. } => (
+            EventKind::Lock {
+                loc,
+                trylock,
+                destroy,
+                ..
+            } => (
                 format!(
                     "{} {}",
-                    if *trylock { "trylock" } else { "lock" },
+                    if *destroy {
+                        "destroy"
+                    } else if *trylock {
+                        "trylock"
+                    } else {
+                        "lock"
+                    },
                     name(*loc)
                 ),
                 Some(name(*loc)),
@@ -1439,7 +1630,7 @@ impl State {
             EventKind::Alloc { size, .. } => (format!("alloc {size} cells"), None, None),
             EventKind::Free { .. } => ("free".into(), None, None),
             EventKind::Assume => ("assume (holds)".into(), None, None),
-            EventKind::Failed | EventKind::FreedAccess { .. } => ("fails".into(), None, None),
+            EventKind::Failed | EventKind::FaultedAccess { .. } => ("fails".into(), None, None),
         };
         TraceLine {
             step: step_no,
@@ -1464,5 +1655,331 @@ pub fn loc_name(prog: &Program, l: Loc) -> String {
         prog.cell_name(l.obj, l.index)
     } else {
         format!("heap#{}[{}]", l.obj, l.index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencer_ir::{Function, Instr, ObjKind, Object, ThreadDecl};
+    use fencer_memory::{Sc, Tso};
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+
+    fn ins(op: Op) -> Instr {
+        Instr {
+            op,
+            loc: SrcLoc::new(0, 1, 1),
+        }
+    }
+
+    /// One thread running `body` over registers r0..r3, and objects `objects`.
+    fn prog(objects: Vec<Object>, body: Vec<Op>) -> Program {
+        Program {
+            name: "t".into(),
+            files: vec!["t".into()],
+            objects,
+            functions: vec![Function {
+                name: "main".into(),
+                params: 0,
+                reg_names: (0..4).map(|i| format!("r{i}")).collect(),
+                body: body.into_iter().map(ins).collect(),
+                loc: SrcLoc::NONE,
+            }],
+            threads: vec![ThreadDecl {
+                name: "main".into(),
+                func: 0,
+                arg: 0,
+            }],
+            cond: None,
+            observe: Vec::new(),
+            observe_explicit: false,
+            source_trace: false,
+        }
+    }
+
+    fn object(name: &str, kind: ObjKind, size: u32, init: Vec<(u32, Value)>) -> Object {
+        Object {
+            name: name.into(),
+            kind,
+            size,
+            init,
+            is_array: size > 1,
+            cell_names: Vec::new(),
+            loc: SrcLoc::NONE,
+        }
+    }
+
+    /// Runs the only thread to the end (taking updates when it is blocked); the first
+    /// fault, if any.
+    fn run<M: MemoryModel>(p: &Program) -> (State, Option<Fault>) {
+        let (mut s, st) = State::initial(p);
+        if let Status::Fault(f) = st {
+            return (s, Some(f));
+        }
+        loop {
+            let mut en = Vec::new();
+            s.enabled::<M>(p, &mut en);
+            let Some(&step) = en.first() else {
+                return (s, None);
+            };
+            if let (_, Status::Fault(f)) = s.step::<M>(p, step) {
+                return (s, Some(f));
+            }
+        }
+    }
+
+    fn hash(s: &State) -> u64 {
+        let mut h = DefaultHasher::new();
+        s.hash(&mut h);
+        h.finish()
+    }
+
+    fn ptr(r: Reg, k: i64) -> Addr {
+        Addr::Ptr(Expr::bin(BinOp::Add, Expr::Reg(r), Expr::Const(k)))
+    }
+
+    fn alloc(size: i64, zeroed: bool) -> Op {
+        Op::Alloc {
+            dst: 0,
+            size: Expr::Const(size),
+            zeroed,
+        }
+    }
+
+    fn store(addr: Addr, v: Value) -> Op {
+        Op::Store {
+            addr,
+            value: Expr::Const(v),
+        }
+    }
+
+    fn load(addr: Addr) -> Op {
+        Op::Load {
+            dst: 1,
+            addr,
+            copy: false,
+        }
+    }
+
+    #[test]
+    fn a_huge_global_is_sparse_and_keeps_its_initial_values() {
+        let big = object("big", ObjKind::Shared, 1 << 30, vec![(5, 7), (1 << 29, 9)]);
+        let p = prog(
+            vec![big],
+            vec![
+                Op::Load {
+                    dst: 1,
+                    addr: Addr::Global {
+                        obj: 0,
+                        index: Expr::Const(1 << 29),
+                    },
+                    copy: false,
+                },
+                store(
+                    Addr::Global {
+                        obj: 0,
+                        index: Expr::Const((1 << 30) - 1),
+                    },
+                    3,
+                ),
+            ],
+        );
+        let (s, f) = run::<Sc>(&p);
+        assert_eq!(f, None);
+        assert_eq!(s.reg_value(0, 1), 9);
+        assert_eq!(s.cell_value(Loc { obj: 0, index: 5 }), 7);
+        assert_eq!(s.cell_value(Loc { obj: 0, index: 6 }), 0);
+        assert_eq!(
+            s.cell_value(Loc {
+                obj: 0,
+                index: (1 << 30) - 1
+            }),
+            3
+        );
+    }
+
+    #[test]
+    fn equal_contents_are_equal_states_whatever_the_order_of_writes() {
+        let (a, b) = (1, DENSE_MAX + 100);
+        let stores = |first: u32, second: u32| {
+            prog(
+                vec![],
+                vec![
+                    alloc(DENSE_MAX as i64 * 2, true),
+                    store(ptr(0, first as i64), 1),
+                    store(ptr(0, second as i64), 1),
+                ],
+            )
+        };
+        let (s1, _) = run::<Sc>(&stores(a, b));
+        let (s2, _) = run::<Sc>(&stores(b, a));
+        // Same cells, different writers: the states differ (as they must)...
+        assert_ne!(s1, s2);
+        // ...but the representation holds written cells only, keyed by index.
+        let mut o1 = s1.mem[0].clone();
+        let mut o2 = s2.mem[0].clone();
+        let c = Cell {
+            value: 1,
+            writer: None,
+            state: CellState::Valid,
+        };
+        for o in [&mut o1, &mut o2] {
+            o.set(a, c);
+            o.set(b, c);
+        }
+        assert_eq!(o1, o2);
+        // A cell set back to its blank state leaves no trace.
+        let fresh = ObjState::new(DENSE_MAX * 2, true, true);
+        o1.set(a, fresh.get(a));
+        o1.set(b, fresh.get(b));
+        assert_eq!(o1, fresh);
+        let mut h1 = DefaultHasher::new();
+        o1.hash(&mut h1);
+        let mut h2 = DefaultHasher::new();
+        fresh.hash(&mut h2);
+        assert_eq!(h1.finish(), h2.finish());
+        assert_eq!(hash(&s1), hash(&s1.clone()));
+    }
+
+    #[test]
+    fn allocations_up_to_the_offset_range_succeed() {
+        for n in [2 << 20, MAX_ALLOC] {
+            let p = prog(vec![], vec![alloc(n, false), store(ptr(0, n - 1), 1)]);
+            let (s, f) = run::<Sc>(&p);
+            assert_eq!(f, None, "{n}");
+            assert_eq!(s.mem[0].size() as i64, n);
+        }
+        for n in [0, -1, MAX_ALLOC + 1] {
+            let (_, f) = run::<Sc>(&prog(vec![], vec![alloc(n, false)]));
+            let f = f.expect("a fault");
+            assert_eq!(f.kind, FaultKind::MemoryError);
+            assert!(
+                f.message.contains(&format!("allocation of {n} cells")),
+                "{}",
+                f.message
+            );
+        }
+    }
+
+    #[test]
+    fn reading_a_cell_never_written_faults_unless_zeroed_or_copied() {
+        for (zeroed, size) in [(false, 4), (false, DENSE_MAX as i64 + 4)] {
+            let p = prog(vec![], vec![alloc(size, zeroed), load(ptr(0, 2))]);
+            let f = run::<Sc>(&p).1.expect("a fault");
+            assert_eq!(f.kind, FaultKind::MemoryError);
+            assert_eq!(f.message, "read of uninitialised memory");
+            let rmw = Op::Rmw {
+                dst: 1,
+                addr: ptr(0, 2),
+                op: RmwOp::FetchAdd(Expr::Const(1)),
+            };
+            let f = run::<Sc>(&prog(vec![], vec![alloc(size, zeroed), rmw]));
+            assert_eq!(
+                f.1.expect("a fault").message,
+                "read of uninitialised memory"
+            );
+        }
+        let ok = [
+            vec![alloc(4, true), load(ptr(0, 2))],
+            vec![alloc(4, false), store(ptr(0, 2), 5), load(ptr(0, 2))],
+            vec![
+                alloc(4, false),
+                Op::Load {
+                    dst: 1,
+                    addr: ptr(0, 2),
+                    copy: true,
+                },
+            ],
+        ];
+        for body in ok {
+            assert_eq!(run::<Sc>(&prog(vec![], body.clone())).1, None, "{body:?}");
+            assert_eq!(run::<Tso>(&prog(vec![], body)).1, None);
+        }
+    }
+
+    #[test]
+    fn a_buffered_store_initialises_for_its_thread_at_once_and_for_memory_on_update() {
+        let p = prog(
+            vec![],
+            vec![alloc(4, false), store(ptr(0, 1), 5), load(ptr(0, 1))],
+        );
+        let (mut s, _) = State::initial(&p);
+        s.step::<Tso>(&p, Step::Thread(0));
+        s.step::<Tso>(&p, Step::Thread(0));
+        let loc = Loc { obj: 0, index: 1 };
+        assert_eq!(s.cell_state(loc), CellState::Uninit);
+        let (e, st) = s.step::<Tso>(&p, Step::Thread(0));
+        assert_eq!(st, Status::Ok);
+        assert!(matches!(
+            e.kind,
+            EventKind::Load {
+                forwarded: true,
+                value: 5,
+                ..
+            }
+        ));
+        s.step::<Tso>(&p, Step::Update(0, Chan::Thread));
+        assert_eq!(s.cell_state(loc), CellState::Valid);
+    }
+
+    fn mutex_prog(after: Vec<Op>) -> Program {
+        let m = object("m", ObjKind::Mutex, 1, Vec::new());
+        let mut body = vec![
+            Op::Lock(Addr::scalar(0)),
+            Op::Unlock(Addr::scalar(0)),
+            Op::MutexDestroy(Addr::scalar(0)),
+        ];
+        body.extend(after);
+        prog(vec![m], body)
+    }
+
+    #[test]
+    fn a_destroyed_mutex_cannot_be_used_until_initialised_again() {
+        let trylock = Op::Rmw {
+            dst: 1,
+            addr: Addr::scalar(0),
+            op: RmwOp::Cas {
+                expected: Expr::Const(0),
+                new: Expr::Const(1),
+            },
+        };
+        for op in [
+            Op::Lock(Addr::scalar(0)),
+            Op::Unlock(Addr::scalar(0)),
+            Op::MutexDestroy(Addr::scalar(0)),
+            trylock,
+        ] {
+            for model in ["sc", "tso"] {
+                let p = mutex_prog(vec![op.clone()]);
+                let f = if model == "sc" {
+                    run::<Sc>(&p).1
+                } else {
+                    run::<Tso>(&p).1
+                };
+                let f = f.unwrap_or_else(|| panic!("{op:?} under {model}: no fault"));
+                assert_eq!(f.kind, FaultKind::BadMutex, "{op:?}");
+                assert_eq!(f.message, "use of a destroyed mutex");
+            }
+        }
+        let again = mutex_prog(vec![
+            store(Addr::scalar(0), 0),
+            Op::Lock(Addr::scalar(0)),
+            Op::Unlock(Addr::scalar(0)),
+        ]);
+        assert_eq!(run::<Sc>(&again).1, None);
+        assert_eq!(run::<Tso>(&again).1, None);
+    }
+
+    #[test]
+    fn destroying_a_held_mutex_faults() {
+        let m = object("m", ObjKind::Mutex, 1, Vec::new());
+        let p = prog(
+            vec![m],
+            vec![Op::Lock(Addr::scalar(0)), Op::MutexDestroy(Addr::scalar(0))],
+        );
+        let f = run::<Sc>(&p).1.expect("a fault");
+        assert_eq!(f.kind, FaultKind::BadMutex);
+        assert_eq!(f.message, "destroy of a locked mutex");
     }
 }

@@ -55,7 +55,8 @@ pub struct TraceLine {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Counterexample {
-    /// `assertion`, `condition`, `deadlock`, `memory-error`, `arithmetic`, `bad-join`.
+    /// `assertion`, `condition`, `deadlock`, `memory-error`, `arithmetic`, `bad-join`,
+    /// `bad-unlock`, `bad-mutex`.
     pub kind: String,
     pub message: String,
     /// Where the failing operation is, when there is one.

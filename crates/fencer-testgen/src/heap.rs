@@ -67,9 +67,12 @@ impl Gen<'_> {
                 // Allocate, initialise, publish.
                 let p = self.reg("p");
                 let size = self.r.range(1, 2) as i64;
+                // Sometimes uninitialised (malloc): reading it before the store is an error.
+                let zeroed = self.r.chance(50);
                 self.emit(Op::Alloc {
                     dst: p,
                     size: Expr::Const(size),
+                    zeroed,
                 });
                 if self.r.chance(50) {
                     let v = self.r.range(1, 3) as i64;
@@ -87,7 +90,11 @@ impl Gen<'_> {
             2 | 3 => {
                 // Use what another thread published.
                 let q = self.reg("q");
-                self.emit(Op::Load { dst: q, addr: slot });
+                self.emit(Op::Load {
+                    dst: q,
+                    addr: slot,
+                    copy: false,
+                });
                 let br = self.skip_if_zero(q);
                 if self.r.chance(50) {
                     let v = self.r.range(4, 6) as i64;
@@ -100,6 +107,7 @@ impl Gen<'_> {
                     self.emit(Op::Load {
                         dst: d,
                         addr: Addr::Ptr(Expr::Reg(q)),
+                        copy: false,
                     });
                     self.loaded.push(d);
                 }
@@ -108,7 +116,11 @@ impl Gen<'_> {
             4 => {
                 // Free what is published (maybe twice, maybe after another thread did).
                 let q = self.reg("q");
-                self.emit(Op::Load { dst: q, addr: slot });
+                self.emit(Op::Load {
+                    dst: q,
+                    addr: slot,
+                    copy: false,
+                });
                 let br = self.skip_if_zero(q);
                 self.emit(Op::Free(Expr::Reg(q)));
                 self.patch(br);
@@ -165,6 +177,7 @@ impl Gen<'_> {
                 self.emit(Op::Load {
                     dst: r,
                     addr: Addr::scalar(x),
+                    copy: false,
                 });
                 self.loaded.push(r);
             }
@@ -285,7 +298,8 @@ fn object(name: &str, kind: ObjKind, size: usize, is_array: bool) -> Object {
     Object {
         name: name.into(),
         kind,
-        init: vec![0; size],
+        size: size as u32,
+        init: Vec::new(),
         is_array,
         cell_names: Vec::new(),
         loc: SrcLoc::NONE,

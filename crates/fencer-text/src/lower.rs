@@ -77,19 +77,25 @@ impl<'a> Lowerer<'a> {
                 Item::Shared(decls) => {
                     for d in decls {
                         check_dup(&self, &d.name)?;
-                        let n = d.size.unwrap_or(1) as usize;
-                        let init = match &d.init {
-                            Init::Zero => vec![0; n],
-                            Init::Scalar(v) => vec![*v; n],
-                            Init::List(vs) => vs.clone(),
+                        let n = d.size.unwrap_or(1);
+                        let (size, init) = match &d.init {
+                            Init::Zero | Init::Scalar(0) => (n, Vec::new()),
+                            Init::Scalar(v) => (n, (0..n).map(|k| (k, *v)).collect()),
+                            Init::List(vs) => (
+                                vs.len() as u32,
+                                (0..)
+                                    .zip(vs.iter().copied())
+                                    .filter(|&(_, v)| v != 0)
+                                    .collect(),
+                            ),
                         };
-                        self.add_object(&d.name, ObjKind::Shared, init, d.size.is_some());
+                        self.add_object(&d.name, ObjKind::Shared, size, init, d.size.is_some());
                     }
                 }
                 Item::Mutex(names) => {
                     for m in names {
                         check_dup(&self, m)?;
-                        self.add_object(m, ObjKind::Mutex, vec![0], false);
+                        self.add_object(m, ObjKind::Mutex, 1, Vec::new(), false);
                     }
                 }
                 Item::Thread { name, body } => {
@@ -142,13 +148,21 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    fn add_object(&mut self, id: &Ident, kind: ObjKind, init: Vec<i64>, is_array: bool) {
+    fn add_object(
+        &mut self,
+        id: &Ident,
+        kind: ObjKind,
+        size: u32,
+        init: Vec<(u32, i64)>,
+        is_array: bool,
+    ) {
         let loc = self.loc(id.span);
         self.obj_by_name
             .insert(id.name.clone(), self.objects.len() as u32);
         self.objects.push(ir::Object {
             name: id.name.clone(),
             kind,
+            size,
             init,
             is_array,
             cell_names: Vec::new(),
@@ -324,7 +338,11 @@ impl<'a> Lowerer<'a> {
                 }
                 let addr = self.shared_addr(cx, p, "a value")?;
                 let t = self.temp(cx);
-                self.emit(cx, Op::Load { dst: t, addr }, e.span);
+                self.emit(cx, Op::Load {
+                        dst: t,
+                        addr,
+                        copy: false,
+                    }, e.span);
                 ir::Expr::Reg(t)
             }
             ExprKind::ThreadReg(t, r) => {
@@ -417,7 +435,15 @@ impl<'a> Lowerer<'a> {
                         if let (Some(r), ExprKind::Place(p)) = (dst_reg, &e.kind) {
                             if !cx.reg_by_name.contains_key(&p.name.name) {
                                 let addr = self.shared_addr(cx, p, "a value")?;
-                                self.emit(cx, Op::Load { dst: r, addr }, span);
+                                self.emit(
+                                    cx,
+                                    Op::Load {
+                                        dst: r,
+                                        addr,
+                                        copy: false,
+                                    },
+                                    span,
+                                );
                                 return Ok(());
                             }
                         }
@@ -726,11 +752,11 @@ impl<'a> Lowerer<'a> {
                 let index = match (&p.index, o.is_array) {
                     (None, false) => 0,
                     (Some(i), true) => match i.kind {
-                        ExprKind::Int(k) if (k as usize) < o.init.len() => k as u32,
+                        ExprKind::Int(k) if k >= 0 && k < o.size as i64 => k as u32,
                         ExprKind::Int(k) => {
                             return Err(self.err(
                                 i.span,
-                                format!("index {k} out of bounds of `{n}` (size {})", o.init.len()),
+                                format!("index {k} out of bounds of `{n}` (size {})", o.size),
                                 "out of bounds",
                             ))
                         }
