@@ -1132,6 +1132,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     dst,
                     size: mul(n, size.max(1) as i64),
                     zeroed: false,
+                    stack: true,
                 });
                 self.stack.push(dst);
             }
@@ -1752,6 +1753,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     dst,
                     size: n,
                     zeroed: false,
+                    stack: false,
                 });
             }
             "calloc" => {
@@ -1762,6 +1764,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     dst,
                     size: Expr::bin(BinOp::Mul, n, s),
                     zeroed: true,
+                    stack: false,
                 });
             }
             "free" => {

@@ -412,6 +412,9 @@ pub enum Op {
     Alloc {
         dst: Reg,
         size: Expr,
+        /// A stack object of the running call: freed when the thread leaves the call
+        /// through `Exit` (a `return` frees it with an explicit `Free`).
+        stack: bool,
         zeroed: bool,
     },
     Free(Expr),

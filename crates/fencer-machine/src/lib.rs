@@ -227,6 +227,9 @@ pub struct Frame {
     pub regs: Vec<Value>,
     /// Where the caller wants the return value.
     pub ret: Option<Reg>,
+    /// The stack objects this call allocated (`Alloc { stack: true }`), freed if the thread
+    /// exits from inside it.
+    pub stack: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -480,6 +483,7 @@ impl State {
                 pc: 0,
                 regs,
                 ret: None,
+                stack: Vec::new(),
             }],
             finished: false,
             events: 0,
@@ -728,6 +732,10 @@ impl State {
                         _ => Access::Any,
                     },
                     Op::Alloc { .. } => Access::Alloc,
+                    Op::Exit => match pending_stack_object(&self.mem, &th.frames) {
+                        Some(o) => Access::Free(o),
+                        None => Access::Any,
+                    },
                     _ => Access::Any,
                 }
             }
@@ -1267,7 +1275,12 @@ impl State {
                 }
                 EventKind::Join { child: c as u32 }
             }
-            Op::Alloc { dst, size, zeroed } => {
+            Op::Alloc {
+                dst,
+                size,
+                zeroed,
+                stack,
+            } => {
                 let n = val_or_fault!(size, EventKind::Failed);
                 if !(1..=MAX_ALLOC).contains(&n) {
                     let f = self.fault(
@@ -1284,6 +1297,10 @@ impl State {
                 let obj = self.mem.len() as u32;
                 self.mem.push(ObjState::new(n as u32, *zeroed, true));
                 self.set_reg(t, *dst, Ptr { obj, offset: 0 }.encode());
+                if *stack {
+                    let fr = self.threads[t as usize].frames.last_mut().expect("frame");
+                    fr.stack.push(obj);
+                }
                 EventKind::Alloc {
                     obj,
                     size: n as u32,
@@ -1331,13 +1348,19 @@ impl State {
                     EventKind::Free { obj: Some(obj) }
                 }
             }
+            Op::Exit => {
+                let th = &self.threads[t as usize];
+                let obj = pending_stack_object(&self.mem, &th.frames)
+                    .expect("an exit stops only to free a stack object");
+                self.mem[obj as usize].alive = false;
+                EventKind::Free { obj: Some(obj) }
+            }
             Op::Local { .. }
             | Op::Jump(_)
             | Op::Branch { .. }
             | Op::Call { .. }
             | Op::Return(_)
             | Op::Assert { .. }
-            | Op::Exit
             | Op::ThreadId { .. }
             | Op::LoopHead { .. }
             | Op::SpinBack { .. } => unreachable!("local instructions run inside run_locals"),
@@ -1347,11 +1370,15 @@ impl State {
             sp.pure = false;
             sp.impure_upto = id.index + 1;
         }
-        self.threads[t as usize]
-            .frames
-            .last_mut()
-            .expect("frame")
-            .pc += 1;
+        // An exit that freed a stack object stays where it is: it has more to free, or it
+        // ends the thread when run again (in `run_locals`).
+        if !matches!(ins.op, Op::Exit) {
+            self.threads[t as usize]
+                .frames
+                .last_mut()
+                .expect("frame")
+                .pc += 1;
+        }
         let status = match self.run_locals(prog, t) {
             Local::Ready => Status::Ok,
             Local::Fault(f) => Status::Fault(f),
@@ -1465,6 +1492,7 @@ impl State {
                         pc: 0,
                         regs,
                         ret,
+                        stack: Vec::new(),
                     });
                 }
                 Op::Return(e) => {
@@ -1488,6 +1516,12 @@ impl State {
                     caller.pc += 1;
                 }
                 Op::Exit => {
+                    // Leaving every call at once ends the life of their stack objects:
+                    // those are freed first, one visible event each, since a free races
+                    // with other threads' accesses (see `thread_step`).
+                    if pending_stack_object(&self.mem, &th.frames).is_some() {
+                        return Local::Ready;
+                    }
                     th.frames.truncate(1);
                     let root = &mut th.frames[0];
                     root.pc = prog.functions[root.func as usize].body.len() as u32;
@@ -1649,6 +1683,16 @@ impl State {
     }
 }
 
+/// A stack object of one of the calls that is still alive (the next one an exit frees).
+fn pending_stack_object(mem: &[ObjState], frames: &[Frame]) -> Option<u32> {
+    frames
+        .iter()
+        .rev()
+        .flat_map(|f| f.stack.iter().rev())
+        .copied()
+        .find(|&o| mem[o as usize].alive)
+}
+
 /// `x`, `a[3]`, or `heap#5[0]` for a cell.
 pub fn loc_name(prog: &Program, l: Loc) -> String {
     if (l.obj as usize) < prog.objects.len() {
@@ -1744,6 +1788,7 @@ mod tests {
             dst: 0,
             size: Expr::Const(size),
             zeroed,
+            stack: false,
         }
     }
 

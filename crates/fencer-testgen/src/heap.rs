@@ -73,6 +73,7 @@ impl Gen<'_> {
                     dst: p,
                     size: Expr::Const(size),
                     zeroed,
+                    stack: false,
                 });
                 if self.r.chance(50) {
                     let v = self.r.range(1, 3) as i64;
