@@ -311,6 +311,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     self.col.end::<M>(&state, &self.events);
                 } else {
                     // Every enabled process sleeps: this execution would repeat another.
+                    // Its threads that wait for a mutex for good still race with the
+                    // acquisition that blocks them: the executions the sleeping processes
+                    // lead to start elsewhere and do not reverse that race here.
+                    self.blocked_locks(&state, d);
                     self.sleep_blocked += 1;
                     self.col.stats.blocked += 1;
                 }
