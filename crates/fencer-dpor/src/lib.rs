@@ -382,7 +382,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     fn blocked_locks(&mut self, state: &State, end: usize) {
         for t in 0..state.threads.len() as u32 {
             let th = &state.threads[t as usize];
-            if th.finished || th.cut.is_some() || th.spin.blocked {
+            // A lock waits for the thread's buffers too; with entries left (an execution
+            // that sleep sets stopped early) the attempt could not run yet.
+            if th.finished || th.cut.is_some() || th.spin.blocked || th.faulted {
+                continue;
+            }
+            if !state.bufs[t as usize].is_empty() {
                 continue;
             }
             let (fr, ins) = state.current(self.prog, t);
