@@ -186,7 +186,12 @@ fn stateless_loop(f: &Function, j: usize) -> Option<usize> {
     let allowed = region.iter().all(|i| {
         !matches!(
             i.op,
-            Op::Call { .. } | Op::Return(_) | Op::Exit | Op::LoopHead { .. } | Op::SpinBack { .. }
+            Op::Call { .. }
+                | Op::CallIndirect { .. }
+                | Op::Return(_)
+                | Op::Exit
+                | Op::LoopHead { .. }
+                | Op::SpinBack { .. }
         )
     });
     if !allowed {
@@ -264,6 +269,7 @@ fn dst(op: &Op) -> Option<crate::Reg> {
         | Op::Rmw { dst, .. }
         | Op::Alloc { dst, .. }
         | Op::Spawn { dst, .. }
+        | Op::SpawnIndirect { dst, .. }
         | Op::ThreadId { dst } => Some(*dst),
         _ => None,
     }
@@ -292,6 +298,16 @@ fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
         }
         Op::Lock(a) | Op::Unlock(a) => addr_regs(a, out),
         Op::Spawn { arg, .. } => arg.regs(out),
+        Op::SpawnIndirect { target, arg, .. } => {
+            target.regs(out);
+            arg.regs(out);
+        }
+        Op::CallIndirect { target, args, .. } => {
+            target.regs(out);
+            for a in args {
+                a.regs(out);
+            }
+        }
         Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } => e.regs(out),
         _ => {}
     }

@@ -143,6 +143,9 @@ pub enum FaultKind {
     Arithmetic,
     BadJoin,
     BadUnlock,
+    /// The execution reached something the front-end cannot model ([`Op::Unsupported`]):
+    /// not a violation of the program, a refusal to judge it.
+    Unsupported,
 }
 
 impl FaultKind {
@@ -153,6 +156,7 @@ impl FaultKind {
             FaultKind::Arithmetic => "arithmetic",
             FaultKind::BadJoin => "bad-join",
             FaultKind::BadUnlock => "bad-unlock",
+            FaultKind::Unsupported => "unsupported",
         }
     }
 }
@@ -418,7 +422,9 @@ impl State {
         let (fr, ins) = self.current(prog, t);
         let buf = &self.bufs[t as usize];
         match &ins.op {
-            Op::Fence | Op::Spawn { .. } | Op::Unlock(_) => buf.is_empty(),
+            Op::Fence | Op::Spawn { .. } | Op::SpawnIndirect { .. } | Op::Unlock(_) => {
+                buf.is_empty()
+            }
             Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
                 Ok(loc) => buf.drained(M::rmw_drain(loc)),
                 Err(_) => true,
@@ -492,7 +498,7 @@ impl State {
                         (Some(l), _) => Access::Rmw(l),
                     },
                     Op::Lock(a) | Op::Unlock(a) => at(a).map_or(Access::Any, Access::Mutex),
-                    Op::Fence | Op::Spawn { .. } => Access::Barrier,
+                    Op::Fence | Op::Spawn { .. } | Op::SpawnIndirect { .. } => Access::Barrier,
                     Op::Join(e) => match eval(e, &fr.regs) {
                         Some(c) if c >= 0 && (c as usize) < self.threads.len() => {
                             Access::Join(c as u32)
@@ -880,6 +886,26 @@ impl State {
                 }
                 EventKind::Spawn { child }
             }
+            Op::SpawnIndirect { dst, target, arg } => {
+                let v = val_or_fault!(target, EventKind::Failed);
+                let Some(func) = fencer_ir::func_of_ptr(v, prog.functions.len()) else {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::MemoryError,
+                        format!("thread start at {v}, which is not a function's address"),
+                    );
+                    return (ev(EventKind::Failed), Status::Fault(f));
+                };
+                let arg = val_or_fault!(arg, EventKind::Failed);
+                let child = self.threads.len() as u32;
+                self.set_reg(t, *dst, child as Value);
+                let st = self.start_thread(prog, func, arg);
+                if st != Status::Ok {
+                    return (ev(EventKind::Spawn { child }), st);
+                }
+                EventKind::Spawn { child }
+            }
             Op::Join(e) => {
                 let c = val_or_fault!(e, EventKind::Failed);
                 if c < 0 || c as usize >= self.threads.len() || c as u32 == t {
@@ -957,7 +983,9 @@ impl State {
             | Op::Exit
             | Op::ThreadId { .. }
             | Op::LoopHead { .. }
-            | Op::SpinBack { .. } => unreachable!("local instructions run inside run_locals"),
+            | Op::SpinBack { .. }
+            | Op::CallIndirect { .. }
+            | Op::Unsupported { .. } => unreachable!("local instructions run inside run_locals"),
         };
         // Events whose removal leaves a valid execution with the same state: loads, fences,
         // assumes, and read-modify-writes that wrote back the value they read (a failing
@@ -1086,6 +1114,44 @@ impl State {
                         pc: 0,
                         regs,
                         ret,
+                    });
+                }
+                Op::CallIndirect { dst, target, args } => {
+                    if depth >= MAX_FRAMES {
+                        return Local::Cut(CutKind::Recursion);
+                    }
+                    let Some(v) = eval(target, &fr.regs) else {
+                        return arith();
+                    };
+                    let Some(func) = fencer_ir::func_of_ptr(v, prog.functions.len()) else {
+                        return Local::Fault(Fault {
+                            kind: FaultKind::MemoryError,
+                            thread: t,
+                            src,
+                            message: format!("call of {v}, which is not a function's address"),
+                        });
+                    };
+                    let callee = &prog.functions[func as usize];
+                    let mut regs = vec![0; callee.num_regs()];
+                    for (i, a) in args.iter().enumerate().take(callee.params as usize) {
+                        let Some(v) = eval(a, &fr.regs) else {
+                            return arith();
+                        };
+                        regs[i] = v;
+                    }
+                    th.frames.push(Frame {
+                        func,
+                        pc: 0,
+                        regs,
+                        ret: *dst,
+                    });
+                }
+                Op::Unsupported { message } => {
+                    return Local::Fault(Fault {
+                        kind: FaultKind::Unsupported,
+                        thread: t,
+                        src,
+                        message: message.clone(),
                     });
                 }
                 Op::Return(e) => {
