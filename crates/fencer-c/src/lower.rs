@@ -53,7 +53,22 @@ struct Ctx<'m> {
     facts: HashMap<String, TextFacts>,
     /// The hidden mutex of `__VERIFIER_atomic_begin`/`end` and `__VERIFIER_atomic_*`.
     atomic_mutex: Option<ObjId>,
+    /// Functions the program declares and does not define: their addresses are stubs that
+    /// refuse the program when called (see [`Op::Unsupported`]).
+    stubs: HashMap<String, FuncId>,
+    /// Thread-local globals: the size of one copy (see [`TLS_THREADS`]).
+    tls: HashMap<String, u64>,
+    /// The program follows SV-COMP's conventions (it defines or declares `reach_error`).
+    svcomp: bool,
 }
+
+/// Thread-local storage: a `__thread`/`_Thread_local` global is an object holding one copy
+/// per thread, copy `t` for the thread with id `t` at offset `t * size`, each initialised
+/// with the global's initialiser; a reference to the global in a function is the address
+/// of copy 0 plus `tid * size`, the thread id read once at function entry. Threads are
+/// numbered in creation order across an execution, so a program that starts more threads
+/// than this and reaches thread-local storage in one of them is refused.
+pub const TLS_THREADS: u64 = 32;
 
 fn name_str(n: &Name) -> String {
     match n {
@@ -193,6 +208,10 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         funcs: HashMap::new(),
         facts: scan_text(text),
         atomic_mutex: None,
+        stubs: HashMap::new(),
+        tls: HashMap::new(),
+        svcomp: m.functions.iter().any(|f| f.name == "reach_error")
+            || m.func_declarations.iter().any(|f| f.name == "reach_error"),
     };
     let gerr = |name: &str, msg: String| Error {
         file: file.to_string(),
@@ -207,22 +226,36 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         let Type::PointerType { pointee_type, .. } = g.ty.as_ref() else {
             return Err(gerr(&name, "not a pointer-typed global".into()));
         };
-        let size = cx.layout.size(pointee_type).map_err(|e| gerr(&name, e))?;
+        let one = cx.layout.size(pointee_type).map_err(|e| gerr(&name, e))?.max(1);
+        let copies = if is_tls(g) {
+            cx.tls.insert(name.clone(), one);
+            TLS_THREADS
+        } else {
+            1
+        };
+        let size = one * copies;
         let mut leaves = Vec::new();
         cx.layout
             .leaves(pointee_type, 0, "", &mut leaves)
             .map_err(|e| gerr(&name, e))?;
-        let mut cell_names = vec![String::new(); size.max(1) as usize];
-        for l in &leaves {
-            if let Some(c) = cell_names.get_mut(l.offset as usize) {
-                *c = format!("{name}{}", l.path);
+        let mut cell_names = vec![String::new(); size as usize];
+        for k in 0..copies {
+            let copy = if copies > 1 {
+                format!(" (thread {k})")
+            } else {
+                String::new()
+            };
+            for l in &leaves {
+                if let Some(c) = cell_names.get_mut((k * one + l.offset) as usize) {
+                    *c = format!("{name}{}{copy}", l.path);
+                }
             }
         }
         cx.globals.insert(name.clone(), cx.objects.len() as ObjId);
         cx.objects.push(Object {
             name,
             kind: ObjKind::Shared,
-            init: vec![0; size.max(1) as usize],
+            init: vec![0; size as usize],
             is_array: false,
             cell_names,
             loc: SrcLoc::NONE,
@@ -231,7 +264,11 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     for (i, g) in m.global_vars.iter().enumerate() {
         if let Some(c) = &g.initializer {
             let mut cells = std::mem::take(&mut cx.objects[i].init);
-            let r = cx.init_const(c, 0, &mut cells);
+            let one = cx.tls.get(&name_str(&g.name)).copied();
+            let mut r = Ok(());
+            for k in 0..one.map_or(1, |_| TLS_THREADS) {
+                r = r.and_then(|_| cx.init_const(c, k * one.unwrap_or(0), &mut cells));
+            }
             cx.objects[i].init = cells;
             r.map_err(|e| gerr(&name_str(&g.name), e))?;
         }
@@ -244,11 +281,41 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     for (i, f) in defined.iter().enumerate() {
         cx.funcs.insert(f.name.clone(), i as FuncId);
     }
+    let declared: Vec<&llvm_ir::function::FunctionDeclaration> = m
+        .func_declarations
+        .iter()
+        .filter(|d| !d.name.starts_with("llvm.") && !cx.funcs.contains_key(&d.name))
+        .collect();
+    for (k, d) in declared.iter().enumerate() {
+        cx.stubs
+            .insert(d.name.clone(), (defined.len() + k) as FuncId);
+    }
     let mut functions = Vec::new();
     for f in &defined {
         functions.push(FnLower::new(&mut cx, f).run()?);
     }
-    let Some(&main) = cx.funcs.get("main") else {
+    for d in &declared {
+        functions.push(Function {
+            name: d.name.clone(),
+            params: d.parameters.len() as u32,
+            reg_names: (0..d.parameters.len().max(1))
+                .map(|k| format!("%{k}"))
+                .collect(),
+            body: vec![Instr {
+                op: Op::Unsupported {
+                    message: format!(
+                        "a call through a pointer to `{}`, which the program does not define \
+                         and fencer does not know\n  help: fencer knows these library \
+                         functions: {KNOWN}",
+                        d.name
+                    ),
+                },
+                loc: SrcLoc::NONE,
+            }],
+            loc: SrcLoc::NONE,
+        });
+    }
+    let Some(&main_fn) = cx.funcs.get("main") else {
         return Err(Error {
             file: file.to_string(),
             line: 0,
@@ -260,11 +327,17 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
             ),
         });
     };
+    let main = start_main(&mut cx, &mut functions, main_fn, file);
     // Final states show the scalar globals the program declares.
     let mut observe = Vec::new();
     for (i, g) in m.global_vars.iter().enumerate() {
         let name = name_str(&g.name);
-        if g.is_constant || name.starts_with('.') || name.starts_with("__") || name.contains('.') {
+        if g.is_constant
+            || is_tls(g)
+            || name.starts_with('.')
+            || name.starts_with("__")
+            || name.contains('.')
+        {
             continue;
         }
         if let Type::PointerType { pointee_type, .. } = g.ty.as_ref() {
@@ -301,9 +374,85 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     })
 }
 
+fn is_tls(g: &llvm_ir::module::GlobalVariable) -> bool {
+    g.thread_local_mode != llvm_ir::module::ThreadLocalMode::NotThreadLocal
+}
+
+/// `main` runs as a program started with no arguments: `argc` 1, `argv[0]` the program's
+/// name, `argv[1]` NULL. When `main` takes parameters, the first thread is a wrapper that
+/// calls it so; the returned id is the function the first thread runs.
+fn start_main(cx: &mut Ctx, functions: &mut Vec<Function>, main: FuncId, file: &str) -> FuncId {
+    let params = functions[main as usize].params;
+    if params == 0 {
+        return main;
+    }
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("program");
+    let mut bytes: Vec<Value> = stem.bytes().map(|b| b as Value).collect();
+    bytes.push(0);
+    let name_obj = cx.objects.len() as ObjId;
+    cx.objects.push(Object {
+        name: "argv[0]".into(),
+        kind: ObjKind::Shared,
+        init: bytes,
+        is_array: false,
+        cell_names: Vec::new(),
+        loc: SrcLoc::NONE,
+    });
+    let argv_obj = cx.objects.len() as ObjId;
+    let mut init = vec![0; 16];
+    init[0] = Ptr {
+        obj: name_obj,
+        offset: 0,
+    }
+    .encode();
+    let mut cell_names = vec![String::new(); 16];
+    cell_names[0] = "argv[0]".into();
+    cell_names[8] = "argv[1]".into();
+    cx.objects.push(Object {
+        name: "argv".into(),
+        kind: ObjKind::Shared,
+        init,
+        is_array: false,
+        cell_names,
+        loc: SrcLoc::NONE,
+    });
+    let mut args = vec![
+        Expr::Const(1),
+        Expr::Const(
+            Ptr {
+                obj: argv_obj,
+                offset: 0,
+            }
+            .encode(),
+        ),
+    ];
+    args.resize(params.max(2) as usize, Expr::Const(0));
+    args.truncate(params as usize);
+    let loc = functions[main as usize].loc;
+    functions.push(Function {
+        name: "main".into(),
+        params: 0,
+        reg_names: vec!["%unused".into()],
+        body: vec![Instr {
+            op: Op::Call {
+                dst: None,
+                func: main,
+                args,
+            },
+            loc,
+        }],
+        loc,
+    });
+    (functions.len() - 1) as FuncId
+}
+
 impl<'m> Ctx<'m> {
     fn file_index(&mut self, d: &DebugLoc) -> u16 {
         let name = match &d.directory {
+            Some(dir) if dir == crate::RUNTIME_DIR => d.filename.clone(),
             Some(dir) if !d.filename.starts_with('/') && !dir.is_empty() => {
                 // Relative to the compiler's directory: shown as written when it is the
                 // file the user named.
@@ -339,8 +488,10 @@ impl<'m> Ctx<'m> {
             Constant::Undef(_) | Constant::Poison(_) => 0,
             Constant::GlobalReference { name, ty } => {
                 let n = name_str(name);
+                let func = self.funcs.get(&n).or_else(|| self.stubs.get(&n));
                 match self.globals.get(&n) {
                     Some(&obj) => Ptr { obj, offset: 0 }.encode(),
+                    None if func.is_some() => fencer_ir::func_ptr(*func.expect("checked")),
                     None if matches!(ty.as_ref(), Type::FuncType { .. }) => {
                         return Err(format!(
                             "the address of function `{n}` is used as a value; fencer supports \
@@ -386,6 +537,21 @@ impl<'m> Ctx<'m> {
             Constant::Float(_) => return Err("floating point is not supported".into()),
             c => return Err(format!("the constant expression `{c}` is not supported")),
         })
+    }
+
+    /// The size of one copy, when the constant is an address inside a thread-local global.
+    fn tls_stride(&self, c: &Constant) -> Option<u64> {
+        match c {
+            Constant::GlobalReference { name, .. } => self.tls.get(&name_str(name)).copied(),
+            Constant::BitCast(b) => self.tls_stride(&b.operand),
+            Constant::AddrSpaceCast(b) => self.tls_stride(&b.operand),
+            Constant::PtrToInt(b) => self.tls_stride(&b.operand),
+            Constant::IntToPtr(b) => self.tls_stride(&b.operand),
+            Constant::GetElementPtr(g) => self.tls_stride(&g.address),
+            Constant::Add(a) => self.tls_stride(&a.operand0),
+            Constant::Sub(a) => self.tls_stride(&a.operand0),
+            _ => None,
+        }
     }
 
     fn resolve<'a>(&'a self, t: &'a TypeRef) -> &'a Type {
@@ -504,6 +670,10 @@ struct FnLower<'a, 'm> {
     asm_next: usize,
     fence_next: usize,
     stub_count: usize,
+    /// The thread id, read at entry, when the program has thread-local globals.
+    tid: Option<Reg>,
+    /// The error being returned must refuse the program at once, even if never reached.
+    fatal: bool,
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
@@ -525,6 +695,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
             asm_next: 0,
             fence_next: 0,
             stub_count: 0,
+            tid: None,
+            fatal: false,
         };
         if let Some(d) = &f.debugloc {
             let file = s.cx.file_index(d);
@@ -532,6 +704,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
         for p in &f.parameters {
             s.reg(&p.name);
+        }
+        if !s.cx.tls.is_empty() {
+            s.tid = Some(s.new_reg("%tid.tls".into()));
         }
         s
     }
@@ -592,11 +767,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 Ok(Expr::Reg(self.reg(name)))
             }
-            Operand::ConstantOperand(c) => self
-                .cx
-                .const_value(c)
-                .map(Expr::Const)
-                .map_err(|e| self.err(e)),
+            Operand::ConstantOperand(c) => {
+                let v = self.cx.const_value(c).map_err(|e| self.err(e))?;
+                match (self.cx.tls_stride(c), self.tid) {
+                    (Some(size), Some(tid)) => Ok(add(Expr::Const(v), mul(Expr::Reg(tid), size as i64))),
+                    _ => Ok(Expr::Const(v)),
+                }
+            }
             Operand::MetadataOperand => Err(self.err("metadata used as a value")),
         }
     }
@@ -739,9 +916,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     fn run(mut self) -> Result<Function, Error> {
         let f = self.f;
-        if f.is_var_arg {
-            return Err(self.err("functions with variable arguments are not supported"));
-        }
         for (k, bb) in f.basic_blocks.iter().enumerate() {
             self.block_index.insert(bb.name.clone(), k);
             for i in &bb.instrs {
@@ -751,16 +925,46 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
         }
         self.find_promotable();
+        if let Some(tid) = self.tid {
+            self.emit(Op::ThreadId { dst: tid });
+            let pc = self.body.len() as u32;
+            self.emit(Op::Branch {
+                cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+                then_to: pc + 2,
+                else_to: pc + 1,
+            });
+            self.emit(Op::Unsupported {
+                message: format!(
+                    "in function `{}`: thread-local storage in a thread with id {TLS_THREADS} \
+                     or more\n  help: fencer keeps {TLS_THREADS} copies of each thread-local \
+                     variable; threads are numbered in creation order",
+                    f.name
+                ),
+            });
+        }
+        if self.cx.svcomp && f.name == "reach_error" {
+            // Reached through a pointer (direct calls are the violation at their call site).
+            self.emit(Op::Assert {
+                cond: Expr::Const(0),
+                text: "reach_error() is not reached".into(),
+            });
+        }
         let mut starts = Vec::new();
         let mut stub_starts = Vec::new();
         for (k, bb) in f.basic_blocks.iter().enumerate() {
             starts.push(self.body.len());
             for i in &bb.instrs {
                 self.set_loc(&llvm_ir::HasDebugLoc::get_debug_loc(i).clone());
-                self.instr(i)?;
+                let mark = self.mark();
+                if let Err(e) = self.instr(i) {
+                    self.refuse_lazily(mark, e)?;
+                }
             }
             self.set_loc(&llvm_ir::HasDebugLoc::get_debug_loc(&bb.term).clone());
-            self.terminator(k, &bb.term)?;
+            let mark = self.mark();
+            if let Err(e) = self.terminator(k, &bb.term) {
+                self.refuse_lazily(mark, e)?;
+            }
             // Edge stubs (the phi copies of an edge, then a jump to its block) right after
             // their block, so that a jump backwards is a loop's back edge and nothing else:
             // loop bounds and spin pruning count back edges.
@@ -796,6 +1000,34 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .map(|d| SrcLoc::new(0, d.line, d.col.unwrap_or(0)))
                 .unwrap_or(SrcLoc::NONE),
         })
+    }
+
+    fn mark(&self) -> (usize, usize, usize, usize) {
+        (
+            self.body.len(),
+            self.fixups.len(),
+            self.stubs.len(),
+            self.stub_count,
+        )
+    }
+
+    /// An instruction the lowering cannot model becomes [`Op::Unsupported`] with the error
+    /// it would have given, so that the program is refused only by an execution that gets
+    /// there; what the instruction had emitted so far is dropped.
+    fn refuse_lazily(&mut self, mark: (usize, usize, usize, usize), e: Error) -> Result<(), Error> {
+        if std::mem::take(&mut self.fatal) {
+            return Err(e);
+        }
+        self.body.truncate(mark.0);
+        self.fixups.truncate(mark.1);
+        self.stubs.truncate(mark.2);
+        self.stub_count = mark.3;
+        let mut message = e.message;
+        if let Some(h) = e.help {
+            message = format!("{message}\n  help: {h}");
+        }
+        self.emit(Op::Unsupported { message });
+        Ok(())
     }
 
     fn emit_copies(&mut self, copies: Vec<(Reg, Expr)>) {
@@ -1346,8 +1578,25 @@ impl<'a, 'm> FnLower<'a, 'm> {
             either::Either::Right(op) => Self::callee_name(op),
         };
         let Some(name) = callee else {
-            return Err(self.err("calls through function pointers are not supported"));
+            let either::Either::Right(op) = &c.function else {
+                unreachable!("inline assembly returned above")
+            };
+            let target = self.operand(op)?;
+            let mut args = Vec::new();
+            for k in 0..c.arguments.len() {
+                args.push(self.arg(c, k)?);
+            }
+            let dst = c.dest.as_ref().map(|d| self.reg(d));
+            self.emit(Op::CallIndirect { dst, target, args });
+            return Ok(());
         };
+        if self.cx.svcomp && name == "reach_error" {
+            self.emit(Op::Assert {
+                cond: Expr::Const(0),
+                text: "reach_error() is not reached".into(),
+            });
+            return Ok(());
+        }
         if name.starts_with("llvm.dbg.")
             || name.starts_with("llvm.lifetime.")
             || name.starts_with("llvm.stacksave")
@@ -1374,7 +1623,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .iter()
                 .find(|f| f.name == name)
                 .expect("defined");
-            if callee.parameters.len() != c.arguments.len() {
+            let varargs = callee.is_var_arg && callee.parameters.len() <= c.arguments.len();
+            if callee.parameters.len() != c.arguments.len() && !varargs {
                 return Err(self.err(format!(
                     "`{name}` takes {} arguments and is called with {}",
                     callee.parameters.len(),
@@ -1382,7 +1632,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 )));
             }
             let mut args = Vec::new();
-            for k in 0..c.arguments.len() {
+            for k in 0..callee.parameters.len() {
                 args.push(self.arg(c, k)?);
             }
             let dst = c.dest.as_ref().map(|d| self.reg(d));
@@ -1535,21 +1785,26 @@ impl<'a, 'm> FnLower<'a, 'm> {
     fn external(&mut self, c: &'m llvm_ir::instruction::Call, name: &str) -> Result<(), Error> {
         match name {
             "pthread_create" => {
-                let Some(func) = c.arguments.get(2).and_then(|(o, _)| Self::callee_name(o)) else {
-                    return Err(self.err("pthread_create's thread function must be named directly"));
-                };
-                let Some(&fid) = self.cx.funcs.get(&func) else {
-                    return Err(self.err(format!(
-                        "thread function `{func}` is not defined in the program"
-                    )));
-                };
+                let named = c.arguments.get(2).and_then(|(o, _)| Self::callee_name(o));
                 let arg = self.arg(c, 3)?;
                 let tid = self.new_reg("%tid".into());
-                self.emit(Op::Spawn {
-                    dst: tid,
-                    func: fid,
-                    arg,
-                });
+                match named.and_then(|f| self.cx.funcs.get(&f).copied()) {
+                    Some(fid) => self.emit(Op::Spawn {
+                        dst: tid,
+                        func: fid,
+                        arg,
+                    }),
+                    None => {
+                        // A function pointer, or a function the program only declares (its
+                        // stub refuses the program when the thread starts).
+                        let target = self.arg(c, 2)?;
+                        self.emit(Op::SpawnIndirect {
+                            dst: tid,
+                            target,
+                            arg,
+                        });
+                    }
+                }
                 let out = &c.arguments[0].0;
                 match out {
                     Operand::LocalOperand { name, .. } if self.promoted.contains_key(name) => {
@@ -1584,6 +1839,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.set_result(c, Expr::Const(0));
             }
             "pthread_exit" => self.emit(Op::Exit),
+            // SV-COMP: the program ends, and that is no violation. The thread stops for good
+            // and the execution is discarded; what other threads could do before the end is
+            // explored in the executions where this thread is slower.
+            "exit" | "_exit" | "abort" if self.cx.svcomp => self.emit(Op::Assume(Expr::Const(0))),
             "exit" | "_exit" => self.emit(Op::Exit),
             "pthread_self" => {
                 if let Some(d) = &c.dest {
@@ -1737,6 +1996,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.emit(Op::Free(p));
             }
             n if n.starts_with("__VERIFIER_nondet") => {
+                self.fatal = true;
                 return Err(Error {
                     help: Some(
                         "fencer explores schedules and memory-model behaviours, not input values: \
