@@ -37,9 +37,13 @@ use std::collections::HashMap;
 
 /// The external functions the lowering knows, for the error that lists them.
 const KNOWN: &str =
-    "pthread_create/join/exit/self, pthread_mutex_init/lock/trylock/unlock/destroy, \
-    pthread_cond_init/wait/signal/broadcast/destroy, malloc, calloc, free, assert, abort, exit, \
-    __VERIFIER_error/assume/atomic_begin/atomic_end, printf and puts (ignored)";
+    "pthread_create/join/exit/self/detach/equal/once, pthread_mutex_init/lock/trylock/unlock/\
+    destroy, pthread_cond_init/wait/signal/broadcast/destroy, pthread_rwlock_*, \
+    pthread_barrier_*, pthread_key_*/getspecific/setspecific, sem_init/wait/trywait/post/\
+    getvalue/destroy, malloc, calloc, free, assert, abort, exit, strlen, strnlen, strcpy, \
+    strncpy, strcat, strncat, strcmp, strncmp, strchr, strrchr, memcmp, memchr, memcpy, \
+    memmove, memset, abs, labs, llabs, __VERIFIER_error/assume/atomic_begin/atomic_end, \
+    printf and puts (ignored)";
 
 struct Ctx<'m> {
     m: &'m Module,
@@ -1289,6 +1293,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     Type::IntegerType { bits } => *bits,
                     _ => 64,
                 };
+                // A pointer's low 32 bits are its offset, 0 at an object's start; folding
+                // the object in keeps a non-null pointer non-zero when a program converts it
+                // to `int` (SV-COMP's `assume_abort_if_not(p)`, written for 32-bit targets).
+                let e = if bits < 64 {
+                    Expr::bin(
+                        BinOp::Xor,
+                        e.clone(),
+                        Expr::bin(
+                            BinOp::Shl,
+                            Expr::bin(BinOp::LShr, e, Expr::Const(32)),
+                            Expr::Const(20),
+                        ),
+                    )
+                } else {
+                    e
+                };
                 self.local(&x.dest, wrap(e, bits));
             }
             I::IntToPtr(x) => {
@@ -1654,6 +1674,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.external(c, &name)
     }
 
+    fn callee_str(&self, c: &llvm_ir::instruction::Call) -> String {
+        c.function
+            .as_ref()
+            .right()
+            .and_then(Self::callee_name)
+            .unwrap_or_default()
+    }
+
     fn inline_asm(&mut self) -> Result<(), Error> {
         let list = self
             .cx
@@ -1720,7 +1748,87 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    /// A copy (or fill) whose length is known only at run time: a loop over the cells.
+    /// Each cell is loaded and stored whole, so scalars of any width are copied as they are.
+    /// `backward` copies from the last cell down (memmove onto a later address).
+    fn cell_loop(&mut self, dst: &Expr, src: Option<&Expr>, fill: &Expr, n: &Expr, backward: bool) {
+        let i = self.new_reg("%i".into());
+        let tmp = self.new_reg("%cell".into());
+        let start = if backward { n.clone() } else { Expr::Const(0) };
+        self.emit(Op::Local { dst: i, expr: start });
+        let head = self.body.len() as u32;
+        let cond = if backward {
+            Expr::bin(BinOp::Ne, Expr::Reg(i), Expr::Const(0))
+        } else {
+            Expr::bin(BinOp::ULt, Expr::Reg(i), n.clone())
+        };
+        // The body: a step of `i`, the load when copying, the store, the back edge.
+        let len = 3 + src.is_some() as u32;
+        self.emit(Op::Branch {
+            cond,
+            then_to: head + 1,
+            else_to: head + 1 + len,
+        });
+        if backward {
+            self.emit(Op::Local {
+                dst: i,
+                expr: Expr::bin(BinOp::Sub, Expr::Reg(i), Expr::Const(1)),
+            });
+        }
+        let value = match src {
+            Some(src) => {
+                self.emit(Op::Load {
+                    dst: tmp,
+                    addr: Addr::Ptr(add(src.clone(), Expr::Reg(i))),
+                });
+                Expr::Reg(tmp)
+            }
+            None => fill.clone(),
+        };
+        self.emit(Op::Store {
+            addr: Addr::Ptr(add(dst.clone(), Expr::Reg(i))),
+            value,
+        });
+        if !backward {
+            self.emit(Op::Local {
+                dst: i,
+                expr: Expr::bin(BinOp::Add, Expr::Reg(i), Expr::Const(1)),
+            });
+        }
+        self.emit(Op::Jump(head));
+        assert_eq!(self.body.len() as u32, head + 1 + len, "the loop's length");
+    }
+
     fn memcpy(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let len = self.arg(c, 2)?;
+        if !matches!(len, Expr::Const(_)) {
+            let dst = self.arg(c, 0)?;
+            let src = self.arg(c, 1)?;
+            let name = self.callee_str(c);
+            if name.starts_with("llvm.memmove.") {
+                // Backward when the destination lies after the source (same object).
+                let pc = self.body.len() as u32;
+                let br = self.body.len();
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::UGt, dst.clone(), src.clone()),
+                    then_to: 0,
+                    else_to: pc + 1,
+                });
+                self.cell_loop(&dst, Some(&src), &Expr::Const(0), &len, false);
+                let jump = self.body.len();
+                self.emit(Op::Jump(0));
+                let back = self.body.len() as u32;
+                self.cell_loop(&dst, Some(&src), &Expr::Const(0), &len, true);
+                let end = self.body.len() as u32;
+                if let Op::Branch { then_to, .. } = &mut self.body[br].op {
+                    *then_to = back;
+                }
+                self.body[jump].op = Op::Jump(end);
+            } else {
+                self.cell_loop(&dst, Some(&src), &Expr::Const(0), &len, false);
+            }
+            return Ok(());
+        }
         let n = self.const_len(c)?;
         let dst = self.arg(c, 0)?;
         let src = self.arg(c, 1)?;
@@ -1746,6 +1854,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn memset(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let len = self.arg(c, 2)?;
+        if !matches!(len, Expr::Const(_)) {
+            // Byte stores: exact for 0 (the common case) and for arrays of char.
+            let dst = self.arg(c, 0)?;
+            let byte = wrap(self.arg(c, 1)?, 8);
+            self.cell_loop(&dst, None, &byte, &len, false);
+            return Ok(());
+        }
         let n = self.const_len(c)?;
         let dst = self.arg(c, 0)?;
         let byte = self.arg(c, 1)?;
