@@ -248,7 +248,10 @@ fn runtime_text(opts: &CompileOptions) -> Option<&'static str> {
             .current_dir(&dir.0)
             .args(["-O0", "-g", "-S", "-emit-llvm", "-fno-discard-value-names"])
             .args(["-fno-builtin", "-Wno-everything"])
-            .arg(format!("-fdebug-prefix-map={}={RUNTIME_DIR}", dir.0.display()))
+            .arg(format!(
+                "-fdebug-prefix-map={}={RUNTIME_DIR}",
+                dir.0.display()
+            ))
             .args([RUNTIME_FILE, "-o", "-"])
             .output()
             .ok()?;
@@ -308,7 +311,11 @@ fn temp_name(path: &Path) -> String {
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
-        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+        .filter(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
         .unwrap_or("program");
     format!("{stem}.ll")
 }

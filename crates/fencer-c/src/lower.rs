@@ -230,7 +230,11 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         let Type::PointerType { pointee_type, .. } = g.ty.as_ref() else {
             return Err(gerr(&name, "not a pointer-typed global".into()));
         };
-        let one = cx.layout.size(pointee_type).map_err(|e| gerr(&name, e))?.max(1);
+        let one = cx
+            .layout
+            .size(pointee_type)
+            .map_err(|e| gerr(&name, e))?
+            .max(1);
         let copies = if is_tls(g) {
             cx.tls.insert(name.clone(), one);
             TLS_THREADS
@@ -265,18 +269,7 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
             loc: SrcLoc::NONE,
         });
     }
-    for (i, g) in m.global_vars.iter().enumerate() {
-        if let Some(c) = &g.initializer {
-            let mut cells = std::mem::take(&mut cx.objects[i].init);
-            let one = cx.tls.get(&name_str(&g.name)).copied();
-            let mut r = Ok(());
-            for k in 0..one.map_or(1, |_| TLS_THREADS) {
-                r = r.and_then(|_| cx.init_const(c, k * one.unwrap_or(0), &mut cells));
-            }
-            cx.objects[i].init = cells;
-            r.map_err(|e| gerr(&name_str(&g.name), e))?;
-        }
-    }
+    // Function ids before initial values: tables of function pointers hold their addresses.
     let defined: Vec<&llvm_ir::Function> = m
         .functions
         .iter()
@@ -293,6 +286,18 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     for (k, d) in declared.iter().enumerate() {
         cx.stubs
             .insert(d.name.clone(), (defined.len() + k) as FuncId);
+    }
+    for (i, g) in m.global_vars.iter().enumerate() {
+        if let Some(c) = &g.initializer {
+            let mut cells = std::mem::take(&mut cx.objects[i].init);
+            let one = cx.tls.get(&name_str(&g.name)).copied();
+            let mut r = Ok(());
+            for k in 0..one.map_or(1, |_| TLS_THREADS) {
+                r = r.and_then(|_| cx.init_const(c, k * one.unwrap_or(0), &mut cells));
+            }
+            cx.objects[i].init = cells;
+            r.map_err(|e| gerr(&name_str(&g.name), e))?;
+        }
     }
     let mut functions = Vec::new();
     for f in &defined {
@@ -774,7 +779,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             Operand::ConstantOperand(c) => {
                 let v = self.cx.const_value(c).map_err(|e| self.err(e))?;
                 match (self.cx.tls_stride(c), self.tid) {
-                    (Some(size), Some(tid)) => Ok(add(Expr::Const(v), mul(Expr::Reg(tid), size as i64))),
+                    (Some(size), Some(tid)) => {
+                        Ok(add(Expr::Const(v), mul(Expr::Reg(tid), size as i64)))
+                    }
                     _ => Ok(Expr::Const(v)),
                 }
             }
@@ -1755,7 +1762,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let i = self.new_reg("%i".into());
         let tmp = self.new_reg("%cell".into());
         let start = if backward { n.clone() } else { Expr::Const(0) };
-        self.emit(Op::Local { dst: i, expr: start });
+        self.emit(Op::Local {
+            dst: i,
+            expr: start,
+        });
         let head = self.body.len() as u32;
         let cond = if backward {
             Expr::bin(BinOp::Ne, Expr::Reg(i), Expr::Const(0))
@@ -2120,7 +2130,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                             .into(),
                     ),
                     ..self.err(format!("nondeterministic input `{n}()` is not supported"))
-                })
+                });
             }
             _ => {
                 return Err(Error {
