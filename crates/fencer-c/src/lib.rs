@@ -283,7 +283,7 @@ fn link_runtime(path: &Path, text: &str, opts: &CompileOptions) -> Result<String
     std::fs::write(&user, text)
         .and_then(|_| std::fs::write(&lib, rt))
         .map_err(|e| Error::plain(&file, format!("cannot write a temporary file: {e}"), None))?;
-    let out = Command::new(link)
+    let out = Command::new(&link)
         .args(["--only-needed", "-S"])
         .arg(&user)
         .arg(&lib)
@@ -291,10 +291,17 @@ fn link_runtime(path: &Path, text: &str, opts: &CompileOptions) -> Result<String
         .output()
         .map_err(|e| Error::plain(&file, format!("cannot run llvm-link: {e}"), None))?;
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let stderr = stderr.replace(&user.display().to_string(), &file);
+        // The parser's message, about the user's file under its own name, without the
+        // tool's name and its closing "error loading file" line.
+        let stderr = String::from_utf8_lossy(&out.stderr)
+            .replace(&user.display().to_string(), &file)
+            .replace(&format!("{}: ", link.display()), "");
+        let stderr: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.contains("loading file"))
+            .collect();
+        let stderr = stderr.join("\n");
         let stderr = stderr.trim_end();
-        let stderr = stderr.strip_prefix("llvm-link-14: ").unwrap_or(stderr);
         return Err(Error::plain(
             &file,
             format!("cannot read the LLVM IR: {stderr}"),
