@@ -57,8 +57,8 @@ struct Ctx<'m> {
     facts: HashMap<String, TextFacts>,
     /// The hidden mutex of `__VERIFIER_atomic_begin`/`end` and `__VERIFIER_atomic_*`.
     atomic_mutex: Option<ObjId>,
-    /// Functions the program declares and does not define: their addresses are stubs that
-    /// refuse the program when called (see [`Op::Unsupported`]).
+    /// Functions the program declares and does not define: their addresses are those of
+    /// wrappers that call them directly (see [`wrapper`]).
     stubs: HashMap<String, FuncId>,
     /// Thread-local globals: the size of one copy (see [`TLS_THREADS`]).
     tls: HashMap<String, u64>,
@@ -201,6 +201,12 @@ fn unescape(s: &str) -> String {
 }
 
 pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Program, Error> {
+    let wrappers: Vec<llvm_ir::Function> = m
+        .func_declarations
+        .iter()
+        .filter(|d| !d.name.starts_with("llvm.") && !d.name.starts_with("__VERIFIER_nondet"))
+        .map(|d| wrapper(m, d))
+        .collect();
     let mut cx = Ctx {
         m,
         layout: Layout { types: &m.types },
@@ -278,14 +284,9 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     for (i, f) in defined.iter().enumerate() {
         cx.funcs.insert(f.name.clone(), i as FuncId);
     }
-    let declared: Vec<&llvm_ir::function::FunctionDeclaration> = m
-        .func_declarations
-        .iter()
-        .filter(|d| !d.name.starts_with("llvm.") && !cx.funcs.contains_key(&d.name))
-        .collect();
-    for (k, d) in declared.iter().enumerate() {
+    for (k, w) in wrappers.iter().enumerate() {
         cx.stubs
-            .insert(d.name.clone(), (defined.len() + k) as FuncId);
+            .insert(w.name.clone(), (defined.len() + k) as FuncId);
     }
     for (i, g) in m.global_vars.iter().enumerate() {
         if let Some(c) = &g.initializer {
@@ -303,26 +304,8 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     for f in &defined {
         functions.push(FnLower::new(&mut cx, f).run()?);
     }
-    for d in &declared {
-        functions.push(Function {
-            name: d.name.clone(),
-            params: d.parameters.len() as u32,
-            reg_names: (0..d.parameters.len().max(1))
-                .map(|k| format!("%{k}"))
-                .collect(),
-            body: vec![Instr {
-                op: Op::Unsupported {
-                    message: format!(
-                        "a call through a pointer to `{}`, which the program does not define \
-                         and fencer does not know\n  help: fencer knows these library \
-                         functions: {KNOWN}",
-                        d.name
-                    ),
-                },
-                loc: SrcLoc::NONE,
-            }],
-            loc: SrcLoc::NONE,
-        });
+    for w in &wrappers {
+        functions.push(FnLower::new(&mut cx, w).run()?);
     }
     let Some(&main_fn) = cx.funcs.get("main") else {
         return Err(Error {
@@ -381,6 +364,59 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         observe_explicit: true,
         source_trace: true,
     })
+}
+
+/// A function the program declares and does not define, reached through a pointer (a
+/// callback such as `free`, a thread start): a function whose body calls it directly, so
+/// that the library functions fencer knows work the same both ways, and the others are
+/// refused when called.
+fn wrapper(m: &Module, d: &llvm_ir::function::FunctionDeclaration) -> llvm_ir::Function {
+    let mut f = llvm_ir::Function::new(d.name.clone());
+    f.parameters = d.parameters.clone();
+    f.return_type = d.return_type.clone();
+    f.is_var_arg = d.is_var_arg;
+    let ty = m.types.func_type(
+        d.return_type.clone(),
+        d.parameters.iter().map(|p| p.ty.clone()).collect(),
+        d.is_var_arg,
+    );
+    let callee = Operand::ConstantOperand(llvm_ir::ConstantRef::new(Constant::GlobalReference {
+        name: Name::from(d.name.clone()),
+        ty,
+    }));
+    let dest = (!matches!(d.return_type.as_ref(), Type::VoidType))
+        .then(|| Name::from("fencer.result".to_string()));
+    let call = llvm_ir::instruction::Call {
+        function: either::Either::Right(callee),
+        arguments: d
+            .parameters
+            .iter()
+            .map(|p| {
+                let op = Operand::LocalOperand {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                };
+                (op, Vec::new())
+            })
+            .collect(),
+        return_attributes: Vec::new(),
+        dest: dest.clone(),
+        function_attributes: Vec::new(),
+        is_tail_call: false,
+        calling_convention: llvm_ir::function::CallingConvention::C,
+        debugloc: None,
+    };
+    let mut bb = llvm_ir::BasicBlock::new(Name::from("entry".to_string()));
+    bb.instrs.push(Instruction::Call(call));
+    bb.term = Terminator::Ret(llvm_ir::terminator::Ret {
+        return_operand: dest.map(|name| Operand::LocalOperand {
+            name,
+            ty: d.return_type.clone(),
+        }),
+        debugloc: None,
+    });
+    f.basic_blocks.push(bb);
+    f
 }
 
 fn is_tls(g: &llvm_ir::module::GlobalVariable) -> bool {

@@ -439,7 +439,10 @@ fn check(args: CheckArgs) -> ExitCode {
             label: String::new(),
             help,
         };
-        let text = format!("{file}:{line}:{col}: error: {full}");
+        let text = match line {
+            0 => format!("{file}: error: {full}"),
+            _ => format!("{file}:{line}:{col}: error: {full}"),
+        };
         return usage_error(args.json, &text, Some(&d));
     }
     report.stats.spin_loops = spin_loops as u64;
