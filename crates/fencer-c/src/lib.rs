@@ -7,6 +7,10 @@
 //! verdicts must be about the accesses the source makes. The price of `-O0`, a stack slot
 //! for every local variable, is paid back by the lowering: a stack slot whose address never
 //! escapes (every use is a load or store of it) becomes a register, so it costs no event.
+//! The functions of fencer's own C library (`runtime/fencer_rt.c`: semaphores, read-write
+//! locks, barriers, `pthread_once`, keys, strings) that the program calls and does not
+//! define are linked in with `llvm-link-14 --only-needed`, so they are modelled like the
+//! program's own code under every memory model.
 //! `.ll` files are read as they are; `.bc` files are disassembled with `llvm-dis-14`. The
 //! textual IR is what is read because the LLVM C API hides inline-assembly strings, which
 //! the lowering needs to recognise fences.
@@ -154,9 +158,11 @@ pub fn llvm_text(path: &Path, opts: &CompileOptions) -> Result<String, Error> {
                     Some(INSTALL_HELP.into()),
                 )
             })?;
+            // gnu89 inline: a plain `inline` function gets its out-of-line definition, which
+            // a call at -O0 needs (SV-COMP programs rely on this, as gcc's verifiers do).
             Command::new(&clang)
                 .args(["-O0", "-g", "-S", "-emit-llvm", "-fno-discard-value-names"])
-                .args(["-D__FENCER__=1", "-Wno-everything"])
+                .args(["-D__FENCER__=1", "-Wno-everything", "-fgnu89-inline"])
                 .args(&opts.flags)
                 .arg(path)
                 .args(["-o", "-"])

@@ -20,6 +20,13 @@
 //! - mutex lock/unlock, thread creation and exit drain the buffers (the machine's rules).
 //!
 //! Under SC every fence is left out: it changes nothing there and would cost an event.
+//!
+//! Beyond instructions: functions have addresses ([`fencer_ir::func_ptr`]) for calls and
+//! thread starts through pointers; thread-local globals hold one copy per thread
+//! ([`TLS_THREADS`]); a program that names `reach_error` follows SV-COMP's conventions
+//! (calling it is the violation, `abort`/`exit` end the program quietly); `main(argc, argv)`
+//! is called with one argument, its name; and an instruction the lowering cannot model
+//! becomes [`Op::Unsupported`], refused only if an execution reaches it.
 
 use crate::layout::{Layout, Leaf};
 use crate::Error;
