@@ -71,6 +71,15 @@ struct Ctx<'m> {
     tls: HashMap<String, u64>,
     /// The program follows SV-COMP's conventions (it defines or declares `reach_error`).
     svcomp: bool,
+    /// Some `pthread_join` asks for the thread's result: threads then start in a wrapper
+    /// that keeps what their function returns (see [`Ctx::thread_entry`]).
+    join_results: bool,
+    /// The results of threads, one pointer-sized slot per thread id.
+    results: Option<ObjId>,
+    /// Functions the lowering makes (thread wrappers), numbered from `extra_base`.
+    extra: Vec<Function>,
+    extra_base: FuncId,
+    entries: HashMap<Option<FuncId>, FuncId>,
 }
 
 /// Thread-local storage: a `__thread`/`_Thread_local` global is an object holding one copy
@@ -229,6 +238,11 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         tls: HashMap::new(),
         svcomp: m.functions.iter().any(|f| f.name == "reach_error")
             || m.func_declarations.iter().any(|f| f.name == "reach_error"),
+        join_results: joins_with_results(m),
+        results: None,
+        extra: Vec::new(),
+        extra_base: 0,
+        entries: HashMap::new(),
     };
     let gerr = |name: &str, msg: String| Error {
         file: file.to_string(),
@@ -295,6 +309,7 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         cx.stubs
             .insert(w.name.clone(), (defined.len() + k) as FuncId);
     }
+    cx.extra_base = (defined.len() + wrappers.len()) as FuncId;
     for (i, g) in m.global_vars.iter().enumerate() {
         if let Some(c) = &g.initializer {
             let mut cells = std::mem::take(&mut cx.objects[i].init);
@@ -326,6 +341,7 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
             ),
         });
     };
+    functions.append(&mut cx.extra);
     let main = start_main(&mut cx, &mut functions, main_fn, file);
     // Final states show the scalar globals the program declares.
     let mut observe = Vec::new();
@@ -424,6 +440,22 @@ fn wrapper(m: &Module, d: &llvm_ir::function::FunctionDeclaration) -> llvm_ir::F
     });
     f.basic_blocks.push(bb);
     f
+}
+
+/// Whether some `pthread_join` is given a result pointer that is not a constant NULL.
+fn joins_with_results(m: &Module) -> bool {
+    m.functions.iter().any(|f| {
+        f.basic_blocks.iter().any(|bb| {
+            bb.instrs.iter().any(|i| match i {
+                Instruction::Call(c) => {
+                    c.function.as_ref().right().and_then(FnLower::callee_name)
+                        == Some("pthread_join".into())
+                        && !c.arguments.get(1).is_some_and(|(o, _)| FnLower::is_null(o))
+                }
+                _ => false,
+            })
+        })
+    })
 }
 
 fn is_tls(g: &llvm_ir::module::GlobalVariable) -> bool {
@@ -669,6 +701,104 @@ impl<'m> Ctx<'m> {
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    fn results_obj(&mut self) -> ObjId {
+        if let Some(o) = self.results {
+            return o;
+        }
+        let id = self.objects.len() as ObjId;
+        let n = TLS_THREADS as usize * 8;
+        let cell_names = (0..n)
+            .map(|k| match k % 8 {
+                0 => format!("result of thread {}", k / 8),
+                _ => String::new(),
+            })
+            .collect();
+        self.objects.push(Object {
+            name: "pthread_join results".into(),
+            kind: ObjKind::Shared,
+            init: vec![0; n],
+            is_array: false,
+            cell_names,
+            loc: SrcLoc::NONE,
+        });
+        self.results = Some(id);
+        id
+    }
+
+    /// The function a thread starts in when results are kept: it calls the thread function
+    /// (`func`, or for `None` the function whose address the first cell of the argument
+    /// holds, with the second cell as its argument) and stores the result in the thread's
+    /// slot. Named as the thread function, so that threads keep their names.
+    fn thread_entry(&mut self, func: Option<FuncId>, name: &str, loc: SrcLoc) -> FuncId {
+        if let Some(&f) = self.entries.get(&func) {
+            return f;
+        }
+        let results = self.results_obj();
+        let (arg, tid, result, target) = (0, 1, 2, 3);
+        let mut body = Vec::new();
+        let mut emit = |op| body.push(Instr { op, loc });
+        match func {
+            Some(f) => {
+                emit(Op::ThreadId { dst: tid });
+                emit(Op::Call {
+                    dst: Some(result),
+                    func: f,
+                    args: vec![Expr::Reg(arg)],
+                });
+            }
+            None => {
+                emit(Op::Load {
+                    dst: target,
+                    addr: Addr::Ptr(Expr::Reg(arg)),
+                });
+                emit(Op::Load {
+                    dst: result,
+                    addr: Addr::Ptr(add(Expr::Reg(arg), Expr::Const(8))),
+                });
+                emit(Op::Free(Expr::Reg(arg)));
+                emit(Op::ThreadId { dst: tid });
+                emit(Op::CallIndirect {
+                    dst: Some(result),
+                    target: Expr::Reg(target),
+                    args: vec![Expr::Reg(result)],
+                });
+            }
+        }
+        // The call's part above is 2 instructions, or 5 through a pointer.
+        let pc = if func.is_some() { 2 } else { 5 };
+        emit(Op::Branch {
+            cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+            then_to: pc + 1,
+            else_to: pc + 3,
+        });
+        emit(Op::Store {
+            addr: Addr::Global {
+                obj: results,
+                index: mul(Expr::Reg(tid), 8),
+            },
+            value: Expr::Reg(result),
+        });
+        emit(Op::Return(None));
+        emit(Op::Unsupported {
+            message: too_many_results(),
+        });
+        let id = self.extra_base + self.extra.len() as FuncId;
+        self.extra.push(Function {
+            name: name.to_string(),
+            params: 1,
+            reg_names: vec![
+                "arg".into(),
+                "%tid".into(),
+                "%result".into(),
+                "%start".into(),
+            ],
+            body,
+            loc,
+        });
+        self.entries.insert(func, id);
+        id
+    }
+
     fn hidden_mutex(&mut self) -> ObjId {
         if let Some(o) = self.atomic_mutex {
             return o;
@@ -685,6 +815,13 @@ impl<'m> Ctx<'m> {
         self.atomic_mutex = Some(id);
         id
     }
+}
+
+fn too_many_results() -> String {
+    format!(
+        "pthread_join's result of a thread with id {TLS_THREADS} or more\n  help: fencer keeps \
+         the results of the first {TLS_THREADS} threads; threads are numbered in creation order"
+    )
 }
 
 /// A jump target before the layout is known.
@@ -1957,12 +2094,44 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let named = c.arguments.get(2).and_then(|(o, _)| Self::callee_name(o));
                 let arg = self.arg(c, 3)?;
                 let tid = self.new_reg("%tid".into());
-                match named.and_then(|f| self.cx.funcs.get(&f).copied()) {
+                match named.as_ref().and_then(|f| self.cx.funcs.get(f).copied()) {
+                    Some(fid) if self.cx.join_results => {
+                        let name = named.clone().unwrap_or_default();
+                        let entry = self.cx.thread_entry(Some(fid), &name, self.loc);
+                        self.emit(Op::Spawn {
+                            dst: tid,
+                            func: entry,
+                            arg,
+                        });
+                    }
                     Some(fid) => self.emit(Op::Spawn {
                         dst: tid,
                         func: fid,
                         arg,
                     }),
+                    None if self.cx.join_results => {
+                        // The function and its argument travel in a heap pair.
+                        let target = self.arg(c, 2)?;
+                        let pair = self.new_reg("%start".into());
+                        self.emit(Op::Alloc {
+                            dst: pair,
+                            size: Expr::Const(16),
+                        });
+                        self.emit(Op::Store {
+                            addr: Addr::Ptr(Expr::Reg(pair)),
+                            value: target,
+                        });
+                        self.emit(Op::Store {
+                            addr: Addr::Ptr(add(Expr::Reg(pair), Expr::Const(8))),
+                            value: arg,
+                        });
+                        let entry = self.cx.thread_entry(None, "thread", self.loc);
+                        self.emit(Op::Spawn {
+                            dst: tid,
+                            func: entry,
+                            arg: Expr::Reg(pair),
+                        });
+                    }
                     None => {
                         // A function pointer, or a function the program only declares (its
                         // stub refuses the program when the thread starts).
@@ -1994,18 +2163,63 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.set_result(c, Expr::Const(0));
             }
             "pthread_join" => {
+                let t = self.arg(c, 0)?;
+                self.emit(Op::Join(t.clone()));
                 if !c.arguments.get(1).is_some_and(|(o, _)| Self::is_null(o)) {
-                    return Err(Error {
-                        help: Some(
-                            "pass NULL, and hand results back through a global or the argument"
-                                .into(),
-                        ),
-                        ..self.err("pthread_join with a result pointer is not supported")
+                    // *res = the joined thread's slot, when res is not NULL at run time.
+                    let res = self.arg(c, 1)?;
+                    let results = self.cx.results_obj();
+                    let v = self.new_reg("%result".into());
+                    let pc = self.body.len() as u32;
+                    self.emit(Op::Branch {
+                        cond: Expr::bin(BinOp::Ne, res.clone(), Expr::Const(0)),
+                        then_to: pc + 1,
+                        else_to: pc + 5,
+                    });
+                    self.emit(Op::Branch {
+                        cond: Expr::bin(BinOp::Lt, t.clone(), Expr::Const(TLS_THREADS as i64)),
+                        then_to: pc + 3,
+                        else_to: pc + 2,
+                    });
+                    self.emit(Op::Unsupported {
+                        message: too_many_results(),
+                    });
+                    self.emit(Op::Load {
+                        dst: v,
+                        addr: Addr::Global {
+                            obj: results,
+                            index: mul(t, 8),
+                        },
+                    });
+                    self.emit(Op::Store {
+                        addr: Addr::Ptr(res),
+                        value: Expr::Reg(v),
                     });
                 }
-                let t = self.arg(c, 0)?;
-                self.emit(Op::Join(t));
                 self.set_result(c, Expr::Const(0));
+            }
+            "pthread_exit" if self.cx.join_results => {
+                let v = self.arg(c, 0)?;
+                let results = self.cx.results_obj();
+                let tid = self.new_reg("%tid".into());
+                self.emit(Op::ThreadId { dst: tid });
+                let pc = self.body.len() as u32;
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+                    then_to: pc + 2,
+                    else_to: pc + 1,
+                });
+                self.emit(Op::Unsupported {
+                    message: too_many_results(),
+                });
+                self.emit(Op::Store {
+                    addr: Addr::Global {
+                        obj: results,
+                        index: mul(Expr::Reg(tid), 8),
+                    },
+                    value: v,
+                });
+                self.emit(Op::Exit);
             }
             "pthread_exit" => self.emit(Op::Exit),
             // SV-COMP: the program ends, and that is no violation. The thread stops for good

@@ -38,6 +38,7 @@ fn safe_verdicts_come_from_explored_executions() {
         "svcomp_abort.c",
         "argv.c",
         "function_pointers.c",
+        "join_result.c",
         "library_function_pointers.c",
         "lazy_refusal.c",
         "rwlock.c",
