@@ -740,9 +740,10 @@ impl<'m> Ctx<'m> {
         match func {
             Some(f) => {
                 emit(Op::ThreadId { dst: tid });
-                emit(Op::Call {
+                // Through its address, which passes only the parameters it takes.
+                emit(Op::CallIndirect {
                     dst: Some(result),
-                    func: f,
+                    target: Expr::Const(fencer_ir::func_ptr(f)),
                     args: vec![Expr::Reg(arg)],
                 });
             }
