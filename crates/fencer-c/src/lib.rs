@@ -204,6 +204,53 @@ pub fn load(path: &Path, opts: &CompileOptions, model: ModelKind) -> Result<Prog
 /// front-end models. Counterexamples name it `fencer_rt.c`.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/fencer_rt.c");
 
+/// The functions [`RUNTIME_SOURCE`] defines: a program that declares none of them is not
+/// linked with it, which spares a compilation (a test holds the list to the source).
+pub const RUNTIME_FUNCTIONS: &[&str] = &[
+    "__errno_location",
+    "sem_init",
+    "sem_wait",
+    "sem_trywait",
+    "sem_post",
+    "sem_getvalue",
+    "sem_destroy",
+    "pthread_rwlock_init",
+    "pthread_rwlock_rdlock",
+    "pthread_rwlock_tryrdlock",
+    "pthread_rwlock_wrlock",
+    "pthread_rwlock_trywrlock",
+    "pthread_rwlock_unlock",
+    "pthread_rwlock_destroy",
+    "pthread_barrier_init",
+    "pthread_barrier_wait",
+    "pthread_barrier_destroy",
+    "pthread_once",
+    "pthread_detach",
+    "pthread_equal",
+    "pthread_key_create",
+    "pthread_key_delete",
+    "pthread_getspecific",
+    "pthread_setspecific",
+    "strlen",
+    "strnlen",
+    "strcpy",
+    "strncpy",
+    "strcat",
+    "strncat",
+    "strcmp",
+    "strncmp",
+    "strchr",
+    "strrchr",
+    "memcmp",
+    "memchr",
+    "memcpy",
+    "memmove",
+    "memset",
+    "abs",
+    "labs",
+    "llabs",
+];
+
 /// The name counterexamples give the C library's source.
 pub const RUNTIME_FILE: &str = "fencer_rt.c";
 /// The compilation directory the library's debug information names (see `lower`).
@@ -240,7 +287,7 @@ impl Drop for TempDir {
 /// The library compiled to LLVM IR, once per process; `None` when clang 14 is not there
 /// (programs then load without it, and a call to a library function is refused when an
 /// execution reaches it).
-fn runtime_text(opts: &CompileOptions) -> Option<&'static str> {
+pub fn runtime_text(opts: &CompileOptions) -> Option<&'static str> {
     static TEXT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {
         let clang = find_tool(
@@ -273,6 +320,15 @@ fn runtime_text(opts: &CompileOptions) -> Option<&'static str> {
 /// (`llvm-link --only-needed`); the program as it is when the tools are missing.
 fn link_runtime(path: &Path, text: &str, opts: &CompileOptions) -> Result<String, Error> {
     let file = path.display().to_string();
+    let declared = |l: &str| {
+        l.starts_with("declare ")
+            && RUNTIME_FUNCTIONS
+                .iter()
+                .any(|f| l.contains(&format!("@{f}(")))
+    };
+    if !text.lines().any(declared) {
+        return Ok(text.to_string());
+    }
     let Some(rt) = runtime_text(opts) else {
         return Ok(text.to_string());
     };

@@ -201,3 +201,20 @@ fn svcomp_programs_give_their_expected_verdicts() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn the_list_of_library_functions_is_the_librarys() {
+    let text = fencer_c::runtime_text(&CompileOptions::default()).expect("clang-14 compiles it");
+    let mut defined: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("define ") && !l.contains(" internal "))
+        .filter_map(|l| {
+            let name = &l[l.find('@')? + 1..];
+            Some(&name[..name.find('(')?])
+        })
+        .collect();
+    let mut listed = fencer_c::RUNTIME_FUNCTIONS.to_vec();
+    defined.sort();
+    listed.sort();
+    assert_eq!(defined, listed);
+}
