@@ -676,6 +676,16 @@ mod tests {
     }
 
     #[test]
+    fn function_addresses_are_no_data_objects() {
+        let v = func_ptr(3);
+        assert_eq!(func_of_ptr(v, 4), Some(3));
+        assert_eq!(func_of_ptr(v, 3), None, "no such function");
+        assert_eq!(func_of_ptr(v + 1, 4), None, "inside a function");
+        assert_eq!(func_of_ptr(Ptr { obj: 3, offset: 0 }.encode(), 10), None);
+        assert_eq!(func_of_ptr(0, 10), None);
+    }
+
+    #[test]
     fn division_by_zero_is_none() {
         assert_eq!(BinOp::Div.eval(1, 0), None);
         assert_eq!(BinOp::Rem.eval(1, 0), None);
