@@ -7,6 +7,10 @@
 //! verdicts must be about the accesses the source makes. The price of `-O0`, a stack slot
 //! for every local variable, is paid back by the lowering: a stack slot whose address never
 //! escapes (every use is a load or store of it) becomes a register, so it costs no event.
+//! The functions of fencer's own C library (`runtime/fencer_rt.c`: semaphores, read-write
+//! locks, barriers, `pthread_once`, keys, strings) that the program calls and does not
+//! define are linked in with `llvm-link-14 --only-needed`, so they are modelled like the
+//! program's own code under every memory model.
 //! `.ll` files are read as they are; `.bc` files are disassembled with `llvm-dis-14`. The
 //! textual IR is what is read because the LLVM C API hides inline-assembly strings, which
 //! the lowering needs to recognise fences.
@@ -154,9 +158,11 @@ pub fn llvm_text(path: &Path, opts: &CompileOptions) -> Result<String, Error> {
                     Some(INSTALL_HELP.into()),
                 )
             })?;
+            // gnu89 inline: a plain `inline` function gets its out-of-line definition, which
+            // a call at -O0 needs (SV-COMP programs rely on this, as gcc's verifiers do).
             Command::new(&clang)
                 .args(["-O0", "-g", "-S", "-emit-llvm", "-fno-discard-value-names"])
-                .args(["-D__FENCER__=1", "-Wno-everything"])
+                .args(["-D__FENCER__=1", "-Wno-everything", "-fgnu89-inline"])
                 .args(&opts.flags)
                 .arg(path)
                 .args(["-o", "-"])
@@ -184,37 +190,218 @@ pub fn llvm_text(path: &Path, opts: &CompileOptions) -> Result<String, Error> {
 }
 
 /// Compiles (or reads) a C program and lowers it for the given memory model. The model
-/// matters because C11 atomics map to different fences on x86-TSO and on PSO.
+/// matters because C11 atomics map to different fences on x86-TSO and on PSO. The
+/// functions of fencer's C library ([`RUNTIME_SOURCE`]) that the program calls and does not
+/// define are linked in first.
 pub fn load(path: &Path, opts: &CompileOptions, model: ModelKind) -> Result<Program, Error> {
     let text = llvm_text(path, opts)?;
+    let text = link_runtime(path, &text, opts)?;
     load_llvm_text(path, &text, model)
+}
+
+/// fencer's C library: POSIX synchronisation (semaphores, read-write locks, barriers,
+/// `pthread_once`, thread-specific data) and string functions, written in the C the
+/// front-end models. Counterexamples name it `fencer_rt.c`.
+pub const RUNTIME_SOURCE: &str = include_str!("../runtime/fencer_rt.c");
+
+/// The functions [`RUNTIME_SOURCE`] defines: a program that declares none of them is not
+/// linked with it, which spares a compilation (a test holds the list to the source).
+pub const RUNTIME_FUNCTIONS: &[&str] = &[
+    "__errno_location",
+    "sem_init",
+    "sem_wait",
+    "sem_trywait",
+    "sem_post",
+    "sem_getvalue",
+    "sem_destroy",
+    "pthread_rwlock_init",
+    "pthread_rwlock_rdlock",
+    "pthread_rwlock_tryrdlock",
+    "pthread_rwlock_wrlock",
+    "pthread_rwlock_trywrlock",
+    "pthread_rwlock_unlock",
+    "pthread_rwlock_destroy",
+    "pthread_barrier_init",
+    "pthread_barrier_wait",
+    "pthread_barrier_destroy",
+    "pthread_once",
+    "pthread_detach",
+    "pthread_equal",
+    "pthread_key_create",
+    "pthread_key_delete",
+    "pthread_getspecific",
+    "pthread_setspecific",
+    "strlen",
+    "strnlen",
+    "strcpy",
+    "strncpy",
+    "strcat",
+    "strncat",
+    "strcmp",
+    "strncmp",
+    "strchr",
+    "strrchr",
+    "memcmp",
+    "memchr",
+    "memcpy",
+    "memmove",
+    "memset",
+    "abs",
+    "labs",
+    "llabs",
+];
+
+/// The name counterexamples give the C library's source.
+pub const RUNTIME_FILE: &str = "fencer_rt.c";
+/// The compilation directory the library's debug information names (see `lower`).
+pub(crate) const RUNTIME_DIR: &str = "<fencer>";
+
+/// A private temporary folder, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(file: &str) -> Result<TempDir, Error> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "fencer-c-{}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            Error::plain(file, format!("cannot create a temporary folder: {e}"), None)
+        })?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The library compiled to LLVM IR, once per process; `None` when clang 14 is not there
+/// (programs then load without it, and a call to a library function is refused when an
+/// execution reaches it).
+pub fn runtime_text(opts: &CompileOptions) -> Option<&'static str> {
+    static TEXT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let clang = find_tool(
+            opts.clang.as_deref(),
+            "FENCER_CLANG",
+            &["clang-14", "/usr/lib/llvm-14/bin/clang"],
+        )?;
+        let dir = TempDir::new("fencer_rt.c").ok()?;
+        std::fs::write(dir.0.join(RUNTIME_FILE), RUNTIME_SOURCE).ok()?;
+        let out = Command::new(clang)
+            .current_dir(&dir.0)
+            .args(["-O0", "-g", "-S", "-emit-llvm", "-fno-discard-value-names"])
+            .args(["-fno-builtin", "-Wno-everything"])
+            .arg(format!(
+                "-fdebug-prefix-map={}={RUNTIME_DIR}",
+                dir.0.display()
+            ))
+            .args([RUNTIME_FILE, "-o", "-"])
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        String::from_utf8(out.stdout).ok()
+    })
+    .as_deref()
+}
+
+/// Links the library's functions that the program calls and does not define
+/// (`llvm-link --only-needed`); the program as it is when the tools are missing.
+fn link_runtime(path: &Path, text: &str, opts: &CompileOptions) -> Result<String, Error> {
+    let file = path.display().to_string();
+    let declared = |l: &str| {
+        l.starts_with("declare ")
+            && RUNTIME_FUNCTIONS
+                .iter()
+                .any(|f| l.contains(&format!("@{f}(")))
+    };
+    if !text.lines().any(declared) {
+        return Ok(text.to_string());
+    }
+    let Some(rt) = runtime_text(opts) else {
+        return Ok(text.to_string());
+    };
+    let Some(link) = find_tool(
+        None,
+        "FENCER_LLVM_LINK",
+        &["llvm-link-14", "/usr/lib/llvm-14/bin/llvm-link"],
+    ) else {
+        return Ok(text.to_string());
+    };
+    let dir = TempDir::new(&file)?;
+    let user = dir.0.join(temp_name(path));
+    let lib = dir.0.join("fencer_rt.ll");
+    std::fs::write(&user, text)
+        .and_then(|_| std::fs::write(&lib, rt))
+        .map_err(|e| Error::plain(&file, format!("cannot write a temporary file: {e}"), None))?;
+    let out = Command::new(&link)
+        .args(["--only-needed", "-S"])
+        .arg(&user)
+        .arg(&lib)
+        .args(["-o", "-"])
+        .output()
+        .map_err(|e| Error::plain(&file, format!("cannot run llvm-link: {e}"), None))?;
+    if !out.status.success() {
+        // The parser's message, about the user's file under its own name, without the
+        // tool's name and its closing "error loading file" line.
+        let stderr = String::from_utf8_lossy(&out.stderr)
+            .replace(&user.display().to_string(), &file)
+            .replace(&format!("{}: ", link.display()), "");
+        let stderr: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.contains("loading file"))
+            .collect();
+        let stderr = stderr.join("\n");
+        let stderr = stderr.trim_end();
+        return Err(Error::plain(
+            &file,
+            format!("cannot read the LLVM IR: {stderr}"),
+            Some("fencer reads LLVM 14 IR (typed pointers), as clang-14 writes it".into()),
+        ));
+    }
+    String::from_utf8(out.stdout)
+        .map_err(|_| Error::plain(&file, "llvm-link's output is not UTF-8 text", None))
+}
+
+/// The temporary copy's name: the user's file name, so that tools' messages that name it
+/// can be mapped back.
+fn temp_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+        .unwrap_or("program");
+    format!("{stem}.ll")
 }
 
 /// Lowers textual LLVM 14 IR; `path` names the program in reports and errors.
 pub fn load_llvm_text(path: &Path, text: &str, model: ModelKind) -> Result<Program, Error> {
     let file = path.display().to_string();
     // llvm-ir reads from a file; a private temporary one keeps concurrent runs apart.
-    let dir = std::env::temp_dir().join(format!(
-        "fencer-c-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        Error::plain(
-            &file,
-            format!("cannot create a temporary folder: {e}"),
-            None,
-        )
-    })?;
-    let ll = dir.join("program.ll");
+    let dir = TempDir::new(&file)?;
+    let ll = dir.0.join(temp_name(path));
     let module = std::fs::write(&ll, text)
         .map_err(|e| e.to_string())
         .and_then(|_| llvm_ir::Module::from_ir_path(&ll));
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let module = module.map_err(|e| {
+        // The temporary copy is the user's file (or its disassembly): name the user's.
+        let e = e.replace(&ll.display().to_string(), &file);
         Error::plain(
             &file,
             format!("cannot read the LLVM IR: {}", e.trim_end()),

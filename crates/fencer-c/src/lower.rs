@@ -20,6 +20,13 @@
 //! - mutex lock/unlock, thread creation and exit drain the buffers (the machine's rules).
 //!
 //! Under SC every fence is left out: it changes nothing there and would cost an event.
+//!
+//! Beyond instructions: functions have addresses ([`fencer_ir::func_ptr`]) for calls and
+//! thread starts through pointers; thread-local globals hold one copy per thread
+//! ([`TLS_THREADS`]); a program that names `reach_error` follows SV-COMP's conventions
+//! (calling it is the violation, `abort`/`exit` end the program quietly); `main(argc, argv)`
+//! is called with one argument, its name; and an instruction the lowering cannot model
+//! becomes [`Op::Unsupported`], refused only if an execution reaches it.
 
 use crate::layout::{Layout, Leaf};
 use crate::Error;
@@ -40,9 +47,13 @@ use std::collections::HashMap;
 const NAMED_CELLS_MAX: u64 = 1 << 16;
 
 const KNOWN: &str =
-    "pthread_create/join/exit/self, pthread_mutex_init/lock/trylock/unlock/destroy, \
-    pthread_cond_init/wait/signal/broadcast/destroy, malloc, calloc, free, assert, abort, exit, \
-    __VERIFIER_error/assume/atomic_begin/atomic_end, printf and puts (ignored)";
+    "pthread_create/join/exit/self/detach/equal/once, pthread_mutex_init/lock/trylock/unlock/\
+    destroy, pthread_cond_init/wait/signal/broadcast/destroy, pthread_rwlock_*, \
+    pthread_barrier_*, pthread_key_*/getspecific/setspecific, sem_init/wait/trywait/post/\
+    getvalue/destroy, malloc, calloc, free, assert, abort, exit, strlen, strnlen, strcpy, \
+    strncpy, strcat, strncat, strcmp, strncmp, strchr, strrchr, memcmp, memchr, memcpy, \
+    memmove, memset, abs, labs, llabs, __VERIFIER_error/assume/atomic_begin/atomic_end, \
+    printf and puts (ignored)";
 
 struct Ctx<'m> {
     m: &'m Module,
@@ -56,7 +67,31 @@ struct Ctx<'m> {
     facts: HashMap<String, TextFacts>,
     /// The hidden mutex of `__VERIFIER_atomic_begin`/`end` and `__VERIFIER_atomic_*`.
     atomic_mutex: Option<ObjId>,
+    /// Functions the program declares and does not define: their addresses are those of
+    /// wrappers that call them directly (see [`wrapper`]).
+    stubs: HashMap<String, FuncId>,
+    /// Thread-local globals: the size of one copy (see [`TLS_THREADS`]).
+    tls: HashMap<String, u64>,
+    /// The program follows SV-COMP's conventions (it defines or declares `reach_error`).
+    svcomp: bool,
+    /// Some `pthread_join` asks for the thread's result: threads then start in a wrapper
+    /// that keeps what their function returns (see [`Ctx::thread_entry`]).
+    join_results: bool,
+    /// The results of threads, one pointer-sized slot per thread id.
+    results: Option<ObjId>,
+    /// Functions the lowering makes (thread wrappers), numbered from `extra_base`.
+    extra: Vec<Function>,
+    extra_base: FuncId,
+    entries: HashMap<Option<FuncId>, FuncId>,
 }
+
+/// Thread-local storage: a `__thread`/`_Thread_local` global is an object holding one copy
+/// per thread, copy `t` for the thread with id `t` at offset `t * size`, each initialised
+/// with the global's initialiser; a reference to the global in a function is the address
+/// of copy 0 plus `tid * size`, the thread id read once at function entry. Threads are
+/// numbered in creation order across an execution, so a program that starts more threads
+/// than this and reaches thread-local storage in one of them is refused.
+pub const TLS_THREADS: u64 = 32;
 
 fn name_str(n: &Name) -> String {
     match n {
@@ -185,6 +220,12 @@ fn unescape(s: &str) -> String {
 }
 
 pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Program, Error> {
+    let wrappers: Vec<llvm_ir::Function> = m
+        .func_declarations
+        .iter()
+        .filter(|d| !d.name.starts_with("llvm.") && !d.name.starts_with("__VERIFIER_nondet"))
+        .map(|d| wrapper(m, d))
+        .collect();
     let mut cx = Ctx {
         m,
         layout: Layout { types: &m.types },
@@ -196,6 +237,15 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         funcs: HashMap::new(),
         facts: scan_text(text),
         atomic_mutex: None,
+        stubs: HashMap::new(),
+        tls: HashMap::new(),
+        svcomp: m.functions.iter().any(|f| f.name == "reach_error")
+            || m.func_declarations.iter().any(|f| f.name == "reach_error"),
+        join_results: joins_with_results(m),
+        results: None,
+        extra: Vec::new(),
+        extra_base: 0,
+        entries: HashMap::new(),
     };
     let gerr = |name: &str, msg: String| Error {
         file: file.to_string(),
@@ -210,7 +260,18 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         let Type::PointerType { pointee_type, .. } = g.ty.as_ref() else {
             return Err(gerr(&name, "not a pointer-typed global".into()));
         };
-        let size = cx.layout.size(pointee_type).map_err(|e| gerr(&name, e))?;
+        let one = cx
+            .layout
+            .size(pointee_type)
+            .map_err(|e| gerr(&name, e))?
+            .max(1);
+        let copies = if is_tls(g) {
+            cx.tls.insert(name.clone(), one);
+            TLS_THREADS
+        } else {
+            1
+        };
+        let size = one * copies;
         if size > fencer_ir::MAX_CELLS as u64 {
             return Err(gerr(
                 &name,
@@ -229,10 +290,17 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
             cx.layout
                 .leaves(pointee_type, 0, "", &mut leaves)
                 .map_err(|e| gerr(&name, e))?;
-            cell_names = vec![String::new(); size.max(1) as usize];
-            for l in &leaves {
-                if let Some(c) = cell_names.get_mut(l.offset as usize) {
-                    *c = format!("{name}{}", l.path);
+            cell_names = vec![String::new(); size as usize];
+            for k in 0..copies {
+                let copy = if copies > 1 {
+                    format!(" (thread {k})")
+                } else {
+                    String::new()
+                };
+                for l in &leaves {
+                    if let Some(c) = cell_names.get_mut((k * one + l.offset) as usize) {
+                        *c = format!("{name}{}{copy}", l.path);
+                    }
                 }
             }
         }
@@ -240,26 +308,14 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         cx.objects.push(Object {
             name,
             kind: ObjKind::Shared,
-            size: size.max(1) as u32,
+            size: size as u32,
             init: Vec::new(),
             is_array: false,
             cell_names,
             loc: SrcLoc::NONE,
         });
     }
-    for (i, g) in m.global_vars.iter().enumerate() {
-        if let Some(c) = &g.initializer {
-            let mut cells = Vec::new();
-            cx.init_const(c, 0, &mut cells)
-                .map_err(|e| gerr(&name_str(&g.name), e))?;
-            let o = &mut cx.objects[i];
-            for (k, v) in cells {
-                if k < o.size as u64 {
-                    o.set_init(k as u32, v);
-                }
-            }
-        }
-    }
+    // Function ids before initial values: tables of function pointers hold their addresses.
     let defined: Vec<&llvm_ir::Function> = m
         .functions
         .iter()
@@ -268,11 +324,36 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     for (i, f) in defined.iter().enumerate() {
         cx.funcs.insert(f.name.clone(), i as FuncId);
     }
+    for (k, w) in wrappers.iter().enumerate() {
+        cx.stubs
+            .insert(w.name.clone(), (defined.len() + k) as FuncId);
+    }
+    cx.extra_base = (defined.len() + wrappers.len()) as FuncId;
+    for (i, g) in m.global_vars.iter().enumerate() {
+        if let Some(c) = &g.initializer {
+            let one = cx.tls.get(&name_str(&g.name)).copied();
+            let mut cells = Vec::new();
+            // A thread-local global has one copy per thread, each with the initial value.
+            for k in 0..one.map_or(1, |_| TLS_THREADS) {
+                cx.init_const(c, k * one.unwrap_or(0), &mut cells)
+                    .map_err(|e| gerr(&name_str(&g.name), e))?;
+            }
+            let o = &mut cx.objects[i];
+            for (k, v) in cells {
+                if k < o.size as u64 {
+                    o.set_init(k as u32, v);
+                }
+            }
+        }
+    }
     let mut functions = Vec::new();
     for f in &defined {
         functions.push(FnLower::new(&mut cx, f).run()?);
     }
-    let Some(&main) = cx.funcs.get("main") else {
+    for w in &wrappers {
+        functions.push(FnLower::new(&mut cx, w).run()?);
+    }
+    let Some(&main_fn) = cx.funcs.get("main") else {
         return Err(Error {
             file: file.to_string(),
             line: 0,
@@ -284,11 +365,18 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
             ),
         });
     };
+    functions.append(&mut cx.extra);
+    let main = start_main(&mut cx, &mut functions, main_fn, file);
     // Final states show the scalar globals the program declares.
     let mut observe = Vec::new();
     for (i, g) in m.global_vars.iter().enumerate() {
         let name = name_str(&g.name);
-        if g.is_constant || name.starts_with('.') || name.starts_with("__") || name.contains('.') {
+        if g.is_constant
+            || is_tls(g)
+            || name.starts_with('.')
+            || name.starts_with("__")
+            || name.contains('.')
+        {
             continue;
         }
         if let Type::PointerType { pointee_type, .. } = g.ty.as_ref() {
@@ -325,9 +413,163 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     })
 }
 
+/// A function the program declares and does not define, reached through a pointer (a
+/// callback such as `free`, a thread start): a function whose body calls it directly, so
+/// that the library functions fencer knows work the same both ways, and the others are
+/// refused when called.
+fn wrapper(m: &Module, d: &llvm_ir::function::FunctionDeclaration) -> llvm_ir::Function {
+    let mut f = llvm_ir::Function::new(d.name.clone());
+    f.parameters = d.parameters.clone();
+    f.return_type = d.return_type.clone();
+    f.is_var_arg = d.is_var_arg;
+    let ty = m.types.func_type(
+        d.return_type.clone(),
+        d.parameters.iter().map(|p| p.ty.clone()).collect(),
+        d.is_var_arg,
+    );
+    let callee = Operand::ConstantOperand(llvm_ir::ConstantRef::new(Constant::GlobalReference {
+        name: Name::from(d.name.clone()),
+        ty,
+    }));
+    let dest = (!matches!(d.return_type.as_ref(), Type::VoidType))
+        .then(|| Name::from("fencer.result".to_string()));
+    let call = llvm_ir::instruction::Call {
+        function: either::Either::Right(callee),
+        arguments: d
+            .parameters
+            .iter()
+            .map(|p| {
+                let op = Operand::LocalOperand {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                };
+                (op, Vec::new())
+            })
+            .collect(),
+        return_attributes: Vec::new(),
+        dest: dest.clone(),
+        function_attributes: Vec::new(),
+        is_tail_call: false,
+        calling_convention: llvm_ir::function::CallingConvention::C,
+        debugloc: None,
+    };
+    let mut bb = llvm_ir::BasicBlock::new(Name::from("entry".to_string()));
+    bb.instrs.push(Instruction::Call(call));
+    bb.term = Terminator::Ret(llvm_ir::terminator::Ret {
+        return_operand: dest.map(|name| Operand::LocalOperand {
+            name,
+            ty: d.return_type.clone(),
+        }),
+        debugloc: None,
+    });
+    f.basic_blocks.push(bb);
+    f
+}
+
+/// Whether some `pthread_join` is given a result pointer that is not a constant NULL.
+fn joins_with_results(m: &Module) -> bool {
+    m.functions.iter().any(|f| {
+        f.basic_blocks.iter().any(|bb| {
+            bb.instrs.iter().any(|i| match i {
+                Instruction::Call(c) => {
+                    c.function.as_ref().right().and_then(FnLower::callee_name)
+                        == Some("pthread_join".into())
+                        && !c.arguments.get(1).is_some_and(|(o, _)| FnLower::is_null(o))
+                }
+                _ => false,
+            })
+        })
+    })
+}
+
+fn is_tls(g: &llvm_ir::module::GlobalVariable) -> bool {
+    g.thread_local_mode != llvm_ir::module::ThreadLocalMode::NotThreadLocal
+}
+
+/// `main` runs as a program started with no arguments: `argc` 1, `argv[0]` the program's
+/// name, `argv[1]` NULL. When `main` takes parameters, the first thread is a wrapper that
+/// calls it so; the returned id is the function the first thread runs.
+fn start_main(cx: &mut Ctx, functions: &mut Vec<Function>, main: FuncId, file: &str) -> FuncId {
+    let params = functions[main as usize].params;
+    if params == 0 {
+        return main;
+    }
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("program");
+    let mut bytes: Vec<Value> = stem.bytes().map(|b| b as Value).collect();
+    bytes.push(0);
+    let name_obj = cx.objects.len() as ObjId;
+    cx.objects.push(Object {
+        name: "argv[0]".into(),
+        kind: ObjKind::Shared,
+        size: bytes.len() as u32,
+        init: bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b != 0)
+            .map(|(k, &b)| (k as u32, b))
+            .collect(),
+        is_array: false,
+        cell_names: Vec::new(),
+        loc: SrcLoc::NONE,
+    });
+    let argv_obj = cx.objects.len() as ObjId;
+    let init = vec![(
+        0,
+        Ptr {
+            obj: name_obj,
+            offset: 0,
+        }
+        .encode(),
+    )];
+    let mut cell_names = vec![String::new(); 16];
+    cell_names[0] = "argv[0]".into();
+    cell_names[8] = "argv[1]".into();
+    cx.objects.push(Object {
+        name: "argv".into(),
+        kind: ObjKind::Shared,
+        size: 16,
+        init,
+        is_array: false,
+        cell_names,
+        loc: SrcLoc::NONE,
+    });
+    let mut args = vec![
+        Expr::Const(1),
+        Expr::Const(
+            Ptr {
+                obj: argv_obj,
+                offset: 0,
+            }
+            .encode(),
+        ),
+    ];
+    args.resize(params.max(2) as usize, Expr::Const(0));
+    args.truncate(params as usize);
+    let loc = functions[main as usize].loc;
+    functions.push(Function {
+        name: "main".into(),
+        params: 0,
+        reg_names: vec!["%unused".into()],
+        body: vec![Instr {
+            op: Op::Call {
+                dst: None,
+                func: main,
+                args,
+            },
+            loc,
+        }],
+        loc,
+    });
+    (functions.len() - 1) as FuncId
+}
+
 impl<'m> Ctx<'m> {
     fn file_index(&mut self, d: &DebugLoc) -> u16 {
         let name = match &d.directory {
+            Some(dir) if dir == crate::RUNTIME_DIR => d.filename.clone(),
             Some(dir) if !d.filename.starts_with('/') && !dir.is_empty() => {
                 // Relative to the compiler's directory: shown as written when it is the
                 // file the user named.
@@ -363,8 +605,10 @@ impl<'m> Ctx<'m> {
             Constant::Undef(_) | Constant::Poison(_) => 0,
             Constant::GlobalReference { name, ty } => {
                 let n = name_str(name);
+                let func = self.funcs.get(&n).or_else(|| self.stubs.get(&n));
                 match self.globals.get(&n) {
                     Some(&obj) => Ptr { obj, offset: 0 }.encode(),
+                    None if func.is_some() => fencer_ir::func_ptr(*func.expect("checked")),
                     None if matches!(ty.as_ref(), Type::FuncType { .. }) => {
                         return Err(format!(
                             "the address of function `{n}` is used as a value; fencer supports \
@@ -410,6 +654,21 @@ impl<'m> Ctx<'m> {
             Constant::Float(_) => return Err("floating point is not supported".into()),
             c => return Err(format!("the constant expression `{c}` is not supported")),
         })
+    }
+
+    /// The size of one copy, when the constant is an address inside a thread-local global.
+    fn tls_stride(&self, c: &Constant) -> Option<u64> {
+        match c {
+            Constant::GlobalReference { name, .. } => self.tls.get(&name_str(name)).copied(),
+            Constant::BitCast(b) => self.tls_stride(&b.operand),
+            Constant::AddrSpaceCast(b) => self.tls_stride(&b.operand),
+            Constant::PtrToInt(b) => self.tls_stride(&b.operand),
+            Constant::IntToPtr(b) => self.tls_stride(&b.operand),
+            Constant::GetElementPtr(g) => self.tls_stride(&g.address),
+            Constant::Add(a) => self.tls_stride(&a.operand0),
+            Constant::Sub(a) => self.tls_stride(&a.operand0),
+            _ => None,
+        }
     }
 
     fn resolve<'a>(&'a self, t: &'a TypeRef) -> &'a Type {
@@ -479,6 +738,108 @@ impl<'m> Ctx<'m> {
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    fn results_obj(&mut self) -> ObjId {
+        if let Some(o) = self.results {
+            return o;
+        }
+        let id = self.objects.len() as ObjId;
+        let n = TLS_THREADS as usize * 8;
+        let cell_names = (0..n)
+            .map(|k| match k % 8 {
+                0 => format!("result of thread {}", k / 8),
+                _ => String::new(),
+            })
+            .collect();
+        self.objects.push(Object {
+            name: "pthread_join results".into(),
+            kind: ObjKind::Shared,
+            size: n as u32,
+            init: Vec::new(),
+            is_array: false,
+            cell_names,
+            loc: SrcLoc::NONE,
+        });
+        self.results = Some(id);
+        id
+    }
+
+    /// The function a thread starts in when results are kept: it calls the thread function
+    /// (`func`, or for `None` the function whose address the first cell of the argument
+    /// holds, with the second cell as its argument) and stores the result in the thread's
+    /// slot. Named as the thread function, so that threads keep their names.
+    fn thread_entry(&mut self, func: Option<FuncId>, name: &str, loc: SrcLoc) -> FuncId {
+        if let Some(&f) = self.entries.get(&func) {
+            return f;
+        }
+        let results = self.results_obj();
+        let (arg, tid, result, target) = (0, 1, 2, 3);
+        let mut body = Vec::new();
+        let mut emit = |op| body.push(Instr { op, loc });
+        match func {
+            Some(f) => {
+                emit(Op::ThreadId { dst: tid });
+                // Through its address, which passes only the parameters it takes.
+                emit(Op::CallIndirect {
+                    dst: Some(result),
+                    target: Expr::Const(fencer_ir::func_ptr(f)),
+                    args: vec![Expr::Reg(arg)],
+                });
+            }
+            None => {
+                emit(Op::Load {
+                    dst: target,
+                    addr: Addr::Ptr(Expr::Reg(arg)),
+                    copy: false,
+                });
+                emit(Op::Load {
+                    dst: result,
+                    addr: Addr::Ptr(add(Expr::Reg(arg), Expr::Const(8))),
+                    copy: false,
+                });
+                emit(Op::Free(Expr::Reg(arg)));
+                emit(Op::ThreadId { dst: tid });
+                emit(Op::CallIndirect {
+                    dst: Some(result),
+                    target: Expr::Reg(target),
+                    args: vec![Expr::Reg(result)],
+                });
+            }
+        }
+        // The call's part above is 2 instructions, or 5 through a pointer.
+        let pc = if func.is_some() { 2 } else { 5 };
+        emit(Op::Branch {
+            cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+            then_to: pc + 1,
+            else_to: pc + 3,
+        });
+        emit(Op::Store {
+            addr: Addr::Global {
+                obj: results,
+                index: mul(Expr::Reg(tid), 8),
+            },
+            value: Expr::Reg(result),
+        });
+        emit(Op::Return(None));
+        emit(Op::Unsupported {
+            message: too_many_results(),
+        });
+        let id = self.extra_base + self.extra.len() as FuncId;
+        self.extra.push(Function {
+            name: name.to_string(),
+            params: 1,
+            reg_names: vec![
+                "arg".into(),
+                "%tid".into(),
+                "%result".into(),
+                "%start".into(),
+            ],
+            body,
+            loc,
+        });
+        self.entries.insert(func, id);
+        id
+    }
+
     fn hidden_mutex(&mut self) -> ObjId {
         if let Some(o) = self.atomic_mutex {
             return o;
@@ -496,6 +857,13 @@ impl<'m> Ctx<'m> {
         self.atomic_mutex = Some(id);
         id
     }
+}
+
+fn too_many_results() -> String {
+    format!(
+        "pthread_join's result of a thread with id {TLS_THREADS} or more\n  help: fencer keeps \
+         the results of the first {TLS_THREADS} threads; threads are numbered in creation order"
+    )
 }
 
 /// A jump target before the layout is known.
@@ -533,6 +901,10 @@ struct FnLower<'a, 'm> {
     asm_next: usize,
     fence_next: usize,
     stub_count: usize,
+    /// The thread id, read at entry, when the program has thread-local globals.
+    tid: Option<Reg>,
+    /// The error being returned must refuse the program at once, even if never reached.
+    fatal: bool,
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
@@ -554,6 +926,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
             asm_next: 0,
             fence_next: 0,
             stub_count: 0,
+            tid: None,
+            fatal: false,
         };
         if let Some(d) = &f.debugloc {
             let file = s.cx.file_index(d);
@@ -561,6 +935,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
         for p in &f.parameters {
             s.reg(&p.name);
+        }
+        if !s.cx.tls.is_empty() {
+            s.tid = Some(s.new_reg("%tid.tls".into()));
         }
         s
     }
@@ -621,11 +998,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 Ok(Expr::Reg(self.reg(name)))
             }
-            Operand::ConstantOperand(c) => self
-                .cx
-                .const_value(c)
-                .map(Expr::Const)
-                .map_err(|e| self.err(e)),
+            Operand::ConstantOperand(c) => {
+                let v = self.cx.const_value(c).map_err(|e| self.err(e))?;
+                match (self.cx.tls_stride(c), self.tid) {
+                    (Some(size), Some(tid)) => {
+                        Ok(add(Expr::Const(v), mul(Expr::Reg(tid), size as i64)))
+                    }
+                    _ => Ok(Expr::Const(v)),
+                }
+            }
             Operand::MetadataOperand => Err(self.err("metadata used as a value")),
         }
     }
@@ -768,9 +1149,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     fn run(mut self) -> Result<Function, Error> {
         let f = self.f;
-        if f.is_var_arg {
-            return Err(self.err("functions with variable arguments are not supported"));
-        }
         for (k, bb) in f.basic_blocks.iter().enumerate() {
             self.block_index.insert(bb.name.clone(), k);
             for i in &bb.instrs {
@@ -780,16 +1158,46 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
         }
         self.find_promotable();
+        if let Some(tid) = self.tid {
+            self.emit(Op::ThreadId { dst: tid });
+            let pc = self.body.len() as u32;
+            self.emit(Op::Branch {
+                cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+                then_to: pc + 2,
+                else_to: pc + 1,
+            });
+            self.emit(Op::Unsupported {
+                message: format!(
+                    "in function `{}`: thread-local storage in a thread with id {TLS_THREADS} \
+                     or more\n  help: fencer keeps {TLS_THREADS} copies of each thread-local \
+                     variable; threads are numbered in creation order",
+                    f.name
+                ),
+            });
+        }
+        if self.cx.svcomp && f.name == "reach_error" {
+            // Reached through a pointer (direct calls are the violation at their call site).
+            self.emit(Op::Assert {
+                cond: Expr::Const(0),
+                text: "reach_error() is not reached".into(),
+            });
+        }
         let mut starts = Vec::new();
         let mut stub_starts = Vec::new();
         for (k, bb) in f.basic_blocks.iter().enumerate() {
             starts.push(self.body.len());
             for i in &bb.instrs {
                 self.set_loc(&llvm_ir::HasDebugLoc::get_debug_loc(i).clone());
-                self.instr(i)?;
+                let mark = self.mark();
+                if let Err(e) = self.instr(i) {
+                    self.refuse_lazily(mark, e)?;
+                }
             }
             self.set_loc(&llvm_ir::HasDebugLoc::get_debug_loc(&bb.term).clone());
-            self.terminator(k, &bb.term)?;
+            let mark = self.mark();
+            if let Err(e) = self.terminator(k, &bb.term) {
+                self.refuse_lazily(mark, e)?;
+            }
             // Edge stubs (the phi copies of an edge, then a jump to its block) right after
             // their block, so that a jump backwards is a loop's back edge and nothing else:
             // loop bounds and spin pruning count back edges.
@@ -825,6 +1233,34 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .map(|d| SrcLoc::new(0, d.line, d.col.unwrap_or(0)))
                 .unwrap_or(SrcLoc::NONE),
         })
+    }
+
+    fn mark(&self) -> (usize, usize, usize, usize) {
+        (
+            self.body.len(),
+            self.fixups.len(),
+            self.stubs.len(),
+            self.stub_count,
+        )
+    }
+
+    /// An instruction the lowering cannot model becomes [`Op::Unsupported`] with the error
+    /// it would have given, so that the program is refused only by an execution that gets
+    /// there; what the instruction had emitted so far is dropped.
+    fn refuse_lazily(&mut self, mark: (usize, usize, usize, usize), e: Error) -> Result<(), Error> {
+        if std::mem::take(&mut self.fatal) {
+            return Err(e);
+        }
+        self.body.truncate(mark.0);
+        self.fixups.truncate(mark.1);
+        self.stubs.truncate(mark.2);
+        self.stub_count = mark.3;
+        let mut message = e.message;
+        if let Some(h) = e.help {
+            message = format!("{message}\n  help: {h}");
+        }
+        self.emit(Op::Unsupported { message });
+        Ok(())
     }
 
     fn emit_copies(&mut self, copies: Vec<(Reg, Expr)>) {
@@ -1085,6 +1521,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let bits = match x.to_type.as_ref() {
                     Type::IntegerType { bits } => *bits,
                     _ => 64,
+                };
+                // A pointer's low 32 bits are its offset, 0 at an object's start; folding
+                // the object in keeps a non-null pointer non-zero when a program converts it
+                // to `int` (SV-COMP's `assume_abort_if_not(p)`, written for 32-bit targets).
+                let e = if bits < 64 {
+                    Expr::bin(
+                        BinOp::Xor,
+                        e.clone(),
+                        Expr::bin(
+                            BinOp::Shl,
+                            Expr::bin(BinOp::LShr, e, Expr::Const(32)),
+                            Expr::Const(20),
+                        ),
+                    )
+                } else {
+                    e
                 };
                 self.local(&x.dest, wrap(e, bits));
             }
@@ -1381,8 +1833,25 @@ impl<'a, 'm> FnLower<'a, 'm> {
             either::Either::Right(op) => Self::callee_name(op),
         };
         let Some(name) = callee else {
-            return Err(self.err("calls through function pointers are not supported"));
+            let either::Either::Right(op) = &c.function else {
+                unreachable!("inline assembly returned above")
+            };
+            let target = self.operand(op)?;
+            let mut args = Vec::new();
+            for k in 0..c.arguments.len() {
+                args.push(self.arg(c, k)?);
+            }
+            let dst = c.dest.as_ref().map(|d| self.reg(d));
+            self.emit(Op::CallIndirect { dst, target, args });
+            return Ok(());
         };
+        if self.cx.svcomp && name == "reach_error" {
+            self.emit(Op::Assert {
+                cond: Expr::Const(0),
+                text: "reach_error() is not reached".into(),
+            });
+            return Ok(());
+        }
         if name.starts_with("llvm.dbg.")
             || name.starts_with("llvm.lifetime.")
             || name.starts_with("llvm.stacksave")
@@ -1409,7 +1878,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .iter()
                 .find(|f| f.name == name)
                 .expect("defined");
-            if callee.parameters.len() != c.arguments.len() {
+            let varargs = callee.is_var_arg && callee.parameters.len() <= c.arguments.len();
+            if callee.parameters.len() != c.arguments.len() && !varargs {
                 return Err(self.err(format!(
                     "`{name}` takes {} arguments and is called with {}",
                     callee.parameters.len(),
@@ -1417,7 +1887,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 )));
             }
             let mut args = Vec::new();
-            for k in 0..c.arguments.len() {
+            for k in 0..callee.parameters.len() {
                 args.push(self.arg(c, k)?);
             }
             let dst = c.dest.as_ref().map(|d| self.reg(d));
@@ -1437,6 +1907,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
             return Ok(());
         }
         self.external(c, &name)
+    }
+
+    fn callee_str(&self, c: &llvm_ir::instruction::Call) -> String {
+        c.function
+            .as_ref()
+            .right()
+            .and_then(Self::callee_name)
+            .unwrap_or_default()
     }
 
     fn inline_asm(&mut self) -> Result<(), Error> {
@@ -1505,7 +1983,92 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    /// A copy (or fill) whose length is known only at run time: a loop over the cells.
+    /// Each cell is loaded and stored whole, so scalars of any width are copied as they are.
+    /// `backward` copies from the last cell down (memmove onto a later address).
+    fn cell_loop(&mut self, dst: &Expr, src: Option<&Expr>, fill: &Expr, n: &Expr, backward: bool) {
+        let i = self.new_reg("%i".into());
+        let tmp = self.new_reg("%cell".into());
+        let start = if backward { n.clone() } else { Expr::Const(0) };
+        self.emit(Op::Local {
+            dst: i,
+            expr: start,
+        });
+        let head = self.body.len() as u32;
+        let cond = if backward {
+            Expr::bin(BinOp::Ne, Expr::Reg(i), Expr::Const(0))
+        } else {
+            Expr::bin(BinOp::ULt, Expr::Reg(i), n.clone())
+        };
+        // The body: a step of `i`, the load when copying, the store, the back edge.
+        let len = 3 + src.is_some() as u32;
+        self.emit(Op::Branch {
+            cond,
+            then_to: head + 1,
+            else_to: head + 1 + len,
+        });
+        if backward {
+            self.emit(Op::Local {
+                dst: i,
+                expr: Expr::bin(BinOp::Sub, Expr::Reg(i), Expr::Const(1)),
+            });
+        }
+        let value = match src {
+            Some(src) => {
+                // A copy, like memcpy's: it carries bytes nobody set without judging them.
+                self.emit(Op::Load {
+                    dst: tmp,
+                    addr: Addr::Ptr(add(src.clone(), Expr::Reg(i))),
+                    copy: true,
+                });
+                Expr::Reg(tmp)
+            }
+            None => fill.clone(),
+        };
+        self.emit(Op::Store {
+            addr: Addr::Ptr(add(dst.clone(), Expr::Reg(i))),
+            value,
+        });
+        if !backward {
+            self.emit(Op::Local {
+                dst: i,
+                expr: Expr::bin(BinOp::Add, Expr::Reg(i), Expr::Const(1)),
+            });
+        }
+        self.emit(Op::Jump(head));
+        assert_eq!(self.body.len() as u32, head + 1 + len, "the loop's length");
+    }
+
     fn memcpy(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let len = self.arg(c, 2)?;
+        if !matches!(len, Expr::Const(_)) {
+            let dst = self.arg(c, 0)?;
+            let src = self.arg(c, 1)?;
+            let name = self.callee_str(c);
+            if name.starts_with("llvm.memmove.") {
+                // Backward when the destination lies after the source (same object).
+                let pc = self.body.len() as u32;
+                let br = self.body.len();
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::UGt, dst.clone(), src.clone()),
+                    then_to: 0,
+                    else_to: pc + 1,
+                });
+                self.cell_loop(&dst, Some(&src), &Expr::Const(0), &len, false);
+                let jump = self.body.len();
+                self.emit(Op::Jump(0));
+                let back = self.body.len() as u32;
+                self.cell_loop(&dst, Some(&src), &Expr::Const(0), &len, true);
+                let end = self.body.len() as u32;
+                if let Op::Branch { then_to, .. } = &mut self.body[br].op {
+                    *then_to = back;
+                }
+                self.body[jump].op = Op::Jump(end);
+            } else {
+                self.cell_loop(&dst, Some(&src), &Expr::Const(0), &len, false);
+            }
+            return Ok(());
+        }
         let n = self.const_len(c)?;
         let dst = self.arg(c, 0)?;
         let src = self.arg(c, 1)?;
@@ -1533,6 +2096,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn memset(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
+        let len = self.arg(c, 2)?;
+        if !matches!(len, Expr::Const(_)) {
+            // Byte stores: exact for 0 (the common case) and for arrays of char.
+            let dst = self.arg(c, 0)?;
+            let byte = wrap(self.arg(c, 1)?, 8);
+            self.cell_loop(&dst, None, &byte, &len, false);
+            return Ok(());
+        }
         let n = self.const_len(c)?;
         let dst = self.arg(c, 0)?;
         let byte = self.arg(c, 1)?;
@@ -1572,21 +2143,60 @@ impl<'a, 'm> FnLower<'a, 'm> {
     fn external(&mut self, c: &'m llvm_ir::instruction::Call, name: &str) -> Result<(), Error> {
         match name {
             "pthread_create" => {
-                let Some(func) = c.arguments.get(2).and_then(|(o, _)| Self::callee_name(o)) else {
-                    return Err(self.err("pthread_create's thread function must be named directly"));
-                };
-                let Some(&fid) = self.cx.funcs.get(&func) else {
-                    return Err(self.err(format!(
-                        "thread function `{func}` is not defined in the program"
-                    )));
-                };
+                let named = c.arguments.get(2).and_then(|(o, _)| Self::callee_name(o));
                 let arg = self.arg(c, 3)?;
                 let tid = self.new_reg("%tid".into());
-                self.emit(Op::Spawn {
-                    dst: tid,
-                    func: fid,
-                    arg,
-                });
+                match named.as_ref().and_then(|f| self.cx.funcs.get(f).copied()) {
+                    Some(fid) if self.cx.join_results => {
+                        let name = named.clone().unwrap_or_default();
+                        let entry = self.cx.thread_entry(Some(fid), &name, self.loc);
+                        self.emit(Op::Spawn {
+                            dst: tid,
+                            func: entry,
+                            arg,
+                        });
+                    }
+                    Some(fid) => self.emit(Op::Spawn {
+                        dst: tid,
+                        func: fid,
+                        arg,
+                    }),
+                    None if self.cx.join_results => {
+                        // The function and its argument travel in a heap pair.
+                        let target = self.arg(c, 2)?;
+                        let pair = self.new_reg("%start".into());
+                        self.emit(Op::Alloc {
+                            dst: pair,
+                            size: Expr::Const(16),
+                            zeroed: true,
+                            stack: false,
+                        });
+                        self.emit(Op::Store {
+                            addr: Addr::Ptr(Expr::Reg(pair)),
+                            value: target,
+                        });
+                        self.emit(Op::Store {
+                            addr: Addr::Ptr(add(Expr::Reg(pair), Expr::Const(8))),
+                            value: arg,
+                        });
+                        let entry = self.cx.thread_entry(None, "thread", self.loc);
+                        self.emit(Op::Spawn {
+                            dst: tid,
+                            func: entry,
+                            arg: Expr::Reg(pair),
+                        });
+                    }
+                    None => {
+                        // A function pointer, or a function the program only declares (its
+                        // stub refuses the program when the thread starts).
+                        let target = self.arg(c, 2)?;
+                        self.emit(Op::SpawnIndirect {
+                            dst: tid,
+                            target,
+                            arg,
+                        });
+                    }
+                }
                 let out = &c.arguments[0].0;
                 match out {
                     Operand::LocalOperand { name, .. } if self.promoted.contains_key(name) => {
@@ -1607,20 +2217,70 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.set_result(c, Expr::Const(0));
             }
             "pthread_join" => {
+                let t = self.arg(c, 0)?;
+                self.emit(Op::Join(t.clone()));
                 if !c.arguments.get(1).is_some_and(|(o, _)| Self::is_null(o)) {
-                    return Err(Error {
-                        help: Some(
-                            "pass NULL, and hand results back through a global or the argument"
-                                .into(),
-                        ),
-                        ..self.err("pthread_join with a result pointer is not supported")
+                    // *res = the joined thread's slot, when res is not NULL at run time.
+                    let res = self.arg(c, 1)?;
+                    let results = self.cx.results_obj();
+                    let v = self.new_reg("%result".into());
+                    let pc = self.body.len() as u32;
+                    self.emit(Op::Branch {
+                        cond: Expr::bin(BinOp::Ne, res.clone(), Expr::Const(0)),
+                        then_to: pc + 1,
+                        else_to: pc + 5,
+                    });
+                    self.emit(Op::Branch {
+                        cond: Expr::bin(BinOp::Lt, t.clone(), Expr::Const(TLS_THREADS as i64)),
+                        then_to: pc + 3,
+                        else_to: pc + 2,
+                    });
+                    self.emit(Op::Unsupported {
+                        message: too_many_results(),
+                    });
+                    self.emit(Op::Load {
+                        dst: v,
+                        addr: Addr::Global {
+                            obj: results,
+                            index: mul(t, 8),
+                        },
+                        copy: false,
+                    });
+                    self.emit(Op::Store {
+                        addr: Addr::Ptr(res),
+                        value: Expr::Reg(v),
                     });
                 }
-                let t = self.arg(c, 0)?;
-                self.emit(Op::Join(t));
                 self.set_result(c, Expr::Const(0));
             }
+            "pthread_exit" if self.cx.join_results => {
+                let v = self.arg(c, 0)?;
+                let results = self.cx.results_obj();
+                let tid = self.new_reg("%tid".into());
+                self.emit(Op::ThreadId { dst: tid });
+                let pc = self.body.len() as u32;
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+                    then_to: pc + 2,
+                    else_to: pc + 1,
+                });
+                self.emit(Op::Unsupported {
+                    message: too_many_results(),
+                });
+                self.emit(Op::Store {
+                    addr: Addr::Global {
+                        obj: results,
+                        index: mul(Expr::Reg(tid), 8),
+                    },
+                    value: v,
+                });
+                self.emit(Op::Exit);
+            }
             "pthread_exit" => self.emit(Op::Exit),
+            // SV-COMP: the program ends, and that is no violation. The thread stops for good
+            // and the execution is discarded; what other threads could do before the end is
+            // explored in the executions where this thread is slower.
+            "exit" | "_exit" | "abort" if self.cx.svcomp => self.emit(Op::Assume(Expr::Const(0))),
             "exit" | "_exit" => self.emit(Op::Exit),
             "pthread_self" => {
                 if let Some(d) = &c.dest {
@@ -1772,6 +2432,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.emit(Op::Free(p));
             }
             n if n.starts_with("__VERIFIER_nondet") => {
+                self.fatal = true;
                 return Err(Error {
                     help: Some(
                         "fencer explores schedules and memory-model behaviours, not input values: \
@@ -1779,7 +2440,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                             .into(),
                     ),
                     ..self.err(format!("nondeterministic input `{n}()` is not supported"))
-                })
+                });
             }
             _ => {
                 return Err(Error {

@@ -479,6 +479,40 @@ fn check(args: CheckArgs) -> ExitCode {
             r
         }
     };
+    if let Some(c) = report
+        .counterexample
+        .as_ref()
+        .filter(|c| c.kind == "unsupported")
+    {
+        // The C front-end refuses lazily: the program was judged unloadable only now.
+        let full = c
+            .message
+            .rsplit_once(" (thread ")
+            .map_or(&*c.message, |(m, _)| m);
+        let (message, help) = match full.split_once("\n  help: ") {
+            Some((m, h)) => (m.to_string(), Some(h.to_string())),
+            None => (full.to_string(), None),
+        };
+        let (file, line, col) = (
+            c.file.clone().unwrap_or_default(),
+            c.line.unwrap_or(0),
+            c.column.unwrap_or(0),
+        );
+        let d = fencer_text::Diagnostic {
+            file: file.clone(),
+            line,
+            col,
+            span: Default::default(),
+            message,
+            label: String::new(),
+            help,
+        };
+        let text = match line {
+            0 => format!("{file}: error: {full}"),
+            _ => format!("{file}:{line}:{col}: error: {full}"),
+        };
+        return usage_error(args.json, &text, Some(&d));
+    }
     report.stats.spin_loops = spin_loops as u64;
     report.stats.peak_rss_kib = peak_rss_kib();
     if args.json {

@@ -72,6 +72,27 @@ impl Ptr {
     }
 }
 
+/// Functions have addresses too (C function pointers): function `f` is the pointer to
+/// offset 0 of object `FUNC_BASE + f`, far above any object a program can have, so that
+/// reading or writing through it is an invalid-address error and comparing it is exact.
+pub const FUNC_BASE: ObjId = 1 << 30;
+
+/// The address of function `f` as a value.
+pub fn func_ptr(f: FuncId) -> Value {
+    Ptr {
+        obj: FUNC_BASE + f,
+        offset: 0,
+    }
+    .encode()
+}
+
+/// The function whose address `v` is, if it is one (`f` must be below `nfuncs`).
+pub fn func_of_ptr(v: Value, nfuncs: usize) -> Option<FuncId> {
+    let p = Ptr::decode(v)?;
+    let f = p.obj.checked_sub(FUNC_BASE)?;
+    (p.offset == 0 && (f as usize) < nfuncs).then_some(f)
+}
+
 /// What kind of memory an object is; mutexes are cells too (0 = free, `t + 1` = held by `t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ObjKind {
@@ -435,6 +456,26 @@ pub enum Op {
         to: u32,
         start: Reg,
     },
+    /// Calls the function whose address ([`func_ptr`]) the expression holds; a value that
+    /// is no function's address is a memory error. Missing arguments are 0, extra ones are
+    /// dropped (C calls through a pointer of the wrong type).
+    CallIndirect {
+        dst: Option<Reg>,
+        target: Expr,
+        args: Vec<Expr>,
+    },
+    /// [`Op::Spawn`] of the function whose address the expression holds.
+    SpawnIndirect {
+        dst: Reg,
+        target: Expr,
+        arg: Expr,
+    },
+    /// Something the front-end cannot model (an unknown library function, an instruction
+    /// it does not support). Reaching it stops the exploration with this message: the
+    /// program is refused, but only if some execution gets there.
+    Unsupported {
+        message: String,
+    },
 }
 
 impl Op {
@@ -452,6 +493,8 @@ impl Op {
                 | Op::ThreadId { .. }
                 | Op::LoopHead { .. }
                 | Op::SpinBack { .. }
+                | Op::CallIndirect { .. }
+                | Op::Unsupported { .. }
         )
     }
 }
@@ -679,6 +722,16 @@ mod tests {
         assert_eq!(Ptr::decode(0), None);
         assert_eq!(Ptr::decode(42), None);
         assert_eq!(Ptr::decode(-1), None);
+    }
+
+    #[test]
+    fn function_addresses_are_no_data_objects() {
+        let v = func_ptr(3);
+        assert_eq!(func_of_ptr(v, 4), Some(3));
+        assert_eq!(func_of_ptr(v, 3), None, "no such function");
+        assert_eq!(func_of_ptr(v + 1, 4), None, "inside a function");
+        assert_eq!(func_of_ptr(Ptr { obj: 3, offset: 0 }.encode(), 10), None);
+        assert_eq!(func_of_ptr(0, 10), None);
     }
 
     #[test]

@@ -181,7 +181,12 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
     let allowed = region.iter().all(|i| {
         !matches!(
             i.op,
-            Op::Call { .. } | Op::Return(_) | Op::Exit | Op::LoopHead { .. } | Op::SpinBack { .. }
+            Op::Call { .. }
+                | Op::CallIndirect { .. }
+                | Op::Return(_)
+                | Op::Exit
+                | Op::LoopHead { .. }
+                | Op::SpinBack { .. }
         )
     });
     if !allowed {
@@ -273,7 +278,9 @@ fn dst(op: &Op) -> Option<crate::Reg> {
         | Op::ThreadId { dst }
         | Op::LoopHead { dst }
         | Op::TryLock { dst, .. }
-        | Op::Call { dst: Some(dst), .. } => Some(*dst),
+        | Op::SpawnIndirect { dst, .. }
+        | Op::Call { dst: Some(dst), .. }
+        | Op::CallIndirect { dst: Some(dst), .. } => Some(*dst),
         _ => None,
     }
 }
@@ -303,6 +310,16 @@ fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
             addr_regs(a, out)
         }
         Op::Spawn { arg, .. } => arg.regs(out),
+        Op::SpawnIndirect { target, arg, .. } => {
+            target.regs(out);
+            arg.regs(out);
+        }
+        Op::CallIndirect { target, args, .. } => {
+            target.regs(out);
+            for a in args {
+                a.regs(out);
+            }
+        }
         Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => e.regs(out),
         Op::Call { args, .. } => args.iter().for_each(|a| a.regs(out)),
         Op::SpinBack { start, .. } => out.push(*start),

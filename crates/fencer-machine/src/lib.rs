@@ -183,6 +183,9 @@ pub enum FaultKind {
     BadUnlock,
     /// Use of a destroyed mutex, or destruction of a held one.
     BadMutex,
+    /// The execution reached something the front-end cannot model ([`Op::Unsupported`]):
+    /// not a violation of the program, a refusal to judge it.
+    Unsupported,
 }
 
 impl FaultKind {
@@ -194,6 +197,7 @@ impl FaultKind {
             FaultKind::BadJoin => "bad-join",
             FaultKind::BadUnlock => "bad-unlock",
             FaultKind::BadMutex => "bad-mutex",
+            FaultKind::Unsupported => "unsupported",
         }
     }
 }
@@ -568,6 +572,7 @@ impl State {
         match &ins.op {
             Op::Fence
             | Op::Spawn { .. }
+            | Op::SpawnIndirect { .. }
             | Op::Unlock(_)
             | Op::TryLock { .. }
             | Op::MutexDestroy(_) => buf.is_empty(),
@@ -717,7 +722,7 @@ impl State {
                         Some(l) => Access::Mutex(l),
                         None => Access::Any,
                     },
-                    Op::Fence | Op::Spawn { .. } => Access::Barrier,
+                    Op::Fence | Op::Spawn { .. } | Op::SpawnIndirect { .. } => Access::Barrier,
                     Op::Join(e) => match eval(e, &fr.regs) {
                         Some(c) if c >= 0 && (c as usize) < self.threads.len() => {
                             Access::Join(c as u32)
@@ -1262,6 +1267,26 @@ impl State {
                 }
                 EventKind::Spawn { child }
             }
+            Op::SpawnIndirect { dst, target, arg } => {
+                let v = val_or_fault!(target, EventKind::Failed);
+                let Some(func) = fencer_ir::func_of_ptr(v, prog.functions.len()) else {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::MemoryError,
+                        format!("thread start at {v}, which is not a function's address"),
+                    );
+                    return (ev(EventKind::Failed), Status::Fault(f));
+                };
+                let arg = val_or_fault!(arg, EventKind::Failed);
+                let child = self.threads.len() as u32;
+                self.set_reg(t, *dst, child as Value);
+                let st = self.start_thread(prog, func, arg);
+                if st != Status::Ok {
+                    return (ev(EventKind::Spawn { child }), st);
+                }
+                EventKind::Spawn { child }
+            }
             Op::Join(e) => {
                 let c = val_or_fault!(e, EventKind::Failed);
                 if c < 0 || c as usize >= self.threads.len() || c as u32 == t {
@@ -1363,7 +1388,9 @@ impl State {
             | Op::Assert { .. }
             | Op::ThreadId { .. }
             | Op::LoopHead { .. }
-            | Op::SpinBack { .. } => unreachable!("local instructions run inside run_locals"),
+            | Op::SpinBack { .. }
+            | Op::CallIndirect { .. }
+            | Op::Unsupported { .. } => unreachable!("local instructions run inside run_locals"),
         };
         if !kind.is_pure() {
             let sp = &mut self.threads[t as usize].spin;
@@ -1493,6 +1520,45 @@ impl State {
                         regs,
                         ret,
                         stack: Vec::new(),
+                    });
+                }
+                Op::CallIndirect { dst, target, args } => {
+                    if depth >= MAX_FRAMES {
+                        return Local::Cut(CutKind::Recursion);
+                    }
+                    let Some(v) = eval(target, &fr.regs) else {
+                        return arith();
+                    };
+                    let Some(func) = fencer_ir::func_of_ptr(v, prog.functions.len()) else {
+                        return Local::Fault(Fault {
+                            kind: FaultKind::MemoryError,
+                            thread: t,
+                            src,
+                            message: format!("call of {v}, which is not a function's address"),
+                        });
+                    };
+                    let callee = &prog.functions[func as usize];
+                    let mut regs = vec![0; callee.num_regs()];
+                    for (i, a) in args.iter().enumerate().take(callee.params as usize) {
+                        let Some(v) = eval(a, &fr.regs) else {
+                            return arith();
+                        };
+                        regs[i] = v;
+                    }
+                    th.frames.push(Frame {
+                        func,
+                        pc: 0,
+                        regs,
+                        ret: *dst,
+                        stack: Vec::new(),
+                    });
+                }
+                Op::Unsupported { message } => {
+                    return Local::Fault(Fault {
+                        kind: FaultKind::Unsupported,
+                        thread: t,
+                        src,
+                        message: message.clone(),
                     });
                 }
                 Op::Return(e) => {

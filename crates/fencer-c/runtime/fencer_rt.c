@@ -1,0 +1,327 @@
+/* fencer's C library: POSIX synchronisation and string functions, written in the C that
+ * fencer's front-end models, compiled with the program and linked in for the functions the
+ * program calls and does not define (llvm-link --only-needed).
+ *
+ * Memory models: every lock, post, unlock and barrier step below is a `__sync_*`
+ * read-modify-write (a full barrier under TSO and PSO: the thread's store buffers drain
+ * first) or a seq_cst store, so each release publishes the caller's earlier stores, as
+ * POSIX requires of these functions. Waiting is a load followed by `__VERIFIER_assume`: an
+ * execution in which the wait would never end is discarded, and the exploration goes on
+ * with the one in which the awaited post, unlock or arrival comes first (the race between
+ * the load and that write is reversed). A wait nobody ends is a blocked execution, not a
+ * loop explored forever.
+ *
+ * State lives in the first bytes of the caller's object (sem_t, pthread_rwlock_t, ...):
+ * fencer's memory is byte cells, and a scalar lives in the cell of its first byte. */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stddef.h>
+
+void __VERIFIER_assume(int);
+void __assert_fail(const char *, const char *, unsigned int, const char *);
+
+#define FENCER_FAIL(text) __assert_fail(text, __FILE__, __LINE__, __func__)
+
+/* errno: one per thread (thread-local storage is one copy per thread). */
+static __thread int fencer_errno;
+int *__errno_location(void) { return &fencer_errno; }
+
+/* Semaphores: the count in the first int. */
+int sem_init(sem_t *s, int pshared, unsigned int value) {
+  (void)pshared;
+  __atomic_store_n((int *)s, (int)value, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+int sem_wait(sem_t *s) {
+  int *c = (int *)s;
+  for (;;) {
+    int v = *(volatile int *)c;
+    __VERIFIER_assume(v > 0);
+    if (__sync_bool_compare_and_swap(c, v, v - 1))
+      return 0;
+  }
+}
+
+int sem_trywait(sem_t *s) {
+  int *c = (int *)s;
+  for (;;) {
+    int v = *(volatile int *)c;
+    if (v <= 0) {
+      fencer_errno = EAGAIN;
+      return -1;
+    }
+    if (__sync_bool_compare_and_swap(c, v, v - 1))
+      return 0;
+  }
+}
+
+int sem_post(sem_t *s) {
+  __sync_fetch_and_add((int *)s, 1);
+  return 0;
+}
+
+int sem_getvalue(sem_t *s, int *value) {
+  *value = *(volatile int *)s;
+  return 0;
+}
+
+int sem_destroy(sem_t *s) {
+  (void)s;
+  return 0;
+}
+
+/* Read-write locks: 0 free, n > 0 held by n readers, -1 held by a writer. No preference
+ * between readers and writers is modelled (POSIX leaves it open). */
+int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a) {
+  (void)a;
+  __atomic_store_n((int *)l, 0, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+  int *c = (int *)l;
+  for (;;) {
+    int v = *(volatile int *)c;
+    __VERIFIER_assume(v >= 0);
+    if (__sync_bool_compare_and_swap(c, v, v + 1))
+      return 0;
+  }
+}
+
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
+  int *c = (int *)l;
+  for (;;) {
+    int v = *(volatile int *)c;
+    if (v < 0)
+      return EBUSY;
+    if (__sync_bool_compare_and_swap(c, v, v + 1))
+      return 0;
+  }
+}
+
+int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
+  int *c = (int *)l;
+  for (;;) {
+    int v = *(volatile int *)c;
+    __VERIFIER_assume(v == 0);
+    if (__sync_bool_compare_and_swap(c, 0, -1))
+      return 0;
+  }
+}
+
+int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
+  return __sync_bool_compare_and_swap((int *)l, 0, -1) ? 0 : EBUSY;
+}
+
+int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+  int *c = (int *)l;
+  int v = *(volatile int *)c;
+  if (v == 0)
+    FENCER_FAIL("pthread_rwlock_unlock of a lock nobody holds");
+  if (v < 0)
+    __sync_bool_compare_and_swap(c, -1, 0);
+  else
+    __sync_fetch_and_sub(c, 1);
+  return 0;
+}
+
+int pthread_rwlock_destroy(pthread_rwlock_t *l) {
+  (void)l;
+  return 0;
+}
+
+/* Barriers: the number of threads, how many have arrived, and a generation counter that
+ * the last arrival increments (so a barrier can be used again). */
+struct fencer_barrier {
+  int count, arrived, generation;
+};
+
+int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+                         unsigned int count) {
+  struct fencer_barrier *s = (struct fencer_barrier *)b;
+  (void)a;
+  if (count == 0)
+    return EINVAL;
+  s->count = (int)count;
+  s->arrived = 0;
+  __atomic_store_n(&s->generation, 0, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+int pthread_barrier_wait(pthread_barrier_t *b) {
+  struct fencer_barrier *s = (struct fencer_barrier *)b;
+  int gen = *(volatile int *)&s->generation;
+  int before = __sync_fetch_and_add(&s->arrived, 1);
+  if (before + 1 == *(volatile int *)&s->count) {
+    s->arrived = 0;
+    __sync_fetch_and_add(&s->generation, 1);
+    return PTHREAD_BARRIER_SERIAL_THREAD;
+  }
+  int now = *(volatile int *)&s->generation;
+  __VERIFIER_assume(now != gen);
+  return 0;
+}
+
+int pthread_barrier_destroy(pthread_barrier_t *b) {
+  (void)b;
+  return 0;
+}
+
+/* pthread_once: 0 not run, 1 running, 2 done; late callers wait for done. */
+int pthread_once(pthread_once_t *o, void (*init)(void)) {
+  int *c = (int *)o;
+  if (__sync_bool_compare_and_swap(c, 0, 1)) {
+    init();
+    __atomic_store_n(c, 2, __ATOMIC_SEQ_CST);
+    return 0;
+  }
+  int v = *(volatile int *)c;
+  __VERIFIER_assume(v == 2);
+  return 0;
+}
+
+/* Detached threads run as any other; nothing joins them. */
+int pthread_detach(pthread_t t) {
+  (void)t;
+  return 0;
+}
+
+int pthread_equal(pthread_t a, pthread_t b) { return a == b; }
+
+/* Thread-specific data: keys are handed out in order; values are thread-local. Destructors
+ * are not run at thread exit. */
+#define FENCER_KEYS 8
+static int fencer_next_key;
+static __thread void *fencer_specific[FENCER_KEYS];
+
+int pthread_key_create(pthread_key_t *key, void (*destructor)(void *)) {
+  (void)destructor;
+  int k = __sync_fetch_and_add(&fencer_next_key, 1);
+  if (k >= FENCER_KEYS)
+    return EAGAIN;
+  *key = (pthread_key_t)k;
+  return 0;
+}
+
+int pthread_key_delete(pthread_key_t key) {
+  (void)key;
+  return 0;
+}
+
+void *pthread_getspecific(pthread_key_t key) {
+  return key < FENCER_KEYS ? fencer_specific[key] : NULL;
+}
+
+int pthread_setspecific(pthread_key_t key, const void *value) {
+  if (key >= FENCER_KEYS)
+    return EINVAL;
+  fencer_specific[key] = (void *)value;
+  return 0;
+}
+
+/* Strings. */
+size_t strlen(const char *s) {
+  size_t n = 0;
+  while (s[n])
+    n++;
+  return n;
+}
+
+size_t strnlen(const char *s, size_t max) {
+  size_t n = 0;
+  while (n < max && s[n])
+    n++;
+  return n;
+}
+
+char *strcpy(char *d, const char *s) {
+  size_t i = 0;
+  while ((d[i] = s[i]) != 0)
+    i++;
+  return d;
+}
+
+char *strncpy(char *d, const char *s, size_t n) {
+  size_t i = 0;
+  for (; i < n && s[i]; i++)
+    d[i] = s[i];
+  for (; i < n; i++)
+    d[i] = 0;
+  return d;
+}
+
+char *strcat(char *d, const char *s) {
+  strcpy(d + strlen(d), s);
+  return d;
+}
+
+char *strncat(char *d, const char *s, size_t n) {
+  size_t k = strlen(d), i = 0;
+  for (; i < n && s[i]; i++)
+    d[k + i] = s[i];
+  d[k + i] = 0;
+  return d;
+}
+
+int strcmp(const char *a, const char *b) {
+  size_t i = 0;
+  while (a[i] && a[i] == b[i])
+    i++;
+  return (unsigned char)a[i] - (unsigned char)b[i];
+}
+
+int strncmp(const char *a, const char *b, size_t n) {
+  size_t i = 0;
+  if (n == 0)
+    return 0;
+  while (i + 1 < n && a[i] && a[i] == b[i])
+    i++;
+  return (unsigned char)a[i] - (unsigned char)b[i];
+}
+
+char *strchr(const char *s, int c) {
+  for (size_t i = 0;; i++) {
+    if (s[i] == (char)c)
+      return (char *)s + i;
+    if (!s[i])
+      return NULL;
+  }
+}
+
+char *strrchr(const char *s, int c) {
+  const char *last = NULL;
+  for (size_t i = 0;; i++) {
+    if (s[i] == (char)c)
+      last = s + i;
+    if (!s[i])
+      return (char *)last;
+  }
+}
+
+int memcmp(const void *a, const void *b, size_t n) {
+  const unsigned char *x = a, *y = b;
+  for (size_t i = 0; i < n; i++)
+    if (x[i] != y[i])
+      return x[i] - y[i];
+  return 0;
+}
+
+void *memchr(const void *s, int c, size_t n) {
+  const unsigned char *p = s;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] == (unsigned char)c)
+      return (void *)(p + i);
+  return NULL;
+}
+
+/* Reached only through a pointer: direct calls are clang's intrinsics, which the front-end
+ * lowers to a loop over the cells when the length is known only at run time. */
+void *memcpy(void *d, const void *s, size_t n) { return __builtin_memcpy(d, s, n); }
+void *memmove(void *d, const void *s, size_t n) { return __builtin_memmove(d, s, n); }
+void *memset(void *d, int c, size_t n) { return __builtin_memset(d, c, n); }
+
+int abs(int x) { return x < 0 ? -x : x; }
+long labs(long x) { return x < 0 ? -x : x; }
+long long llabs(long long x) { return x < 0 ? -x : x; }
