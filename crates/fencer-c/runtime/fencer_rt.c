@@ -5,11 +5,12 @@
  * Memory models: every lock, post, unlock and barrier step below is a `__sync_*`
  * read-modify-write (a full barrier under TSO and PSO: the thread's store buffers drain
  * first) or a seq_cst store, so each release publishes the caller's earlier stores, as
- * POSIX requires of these functions. Waiting is a load followed by `__VERIFIER_assume`: an
- * execution in which the wait would never end is discarded, and the exploration goes on
- * with the one in which the awaited post, unlock or arrival comes first (the race between
- * the load and that write is reversed). A wait nobody ends is a blocked execution, not a
- * loop explored forever.
+ * POSIX requires of these functions. Waiting is a loop that reads until it may go on:
+ * fencer drops an iteration that only read (the spin-loop pruning), so a wait costs one
+ * read per value it can see, and the exploration goes on with the execution in which the
+ * awaited post, unlock or arrival comes first (the race between the read and that write
+ * is reversed). A wait that nothing left running can end is reported as a hang, the way a
+ * deadlock on a mutex is.
  *
  * State lives in the first bytes of the caller's object (sem_t, pthread_rwlock_t, ...):
  * fencer's memory is byte cells, and a scalar lives in the cell of its first byte. */
@@ -38,8 +39,7 @@ int sem_wait(sem_t *s) {
   int *c = (int *)s;
   for (;;) {
     int v = *(volatile int *)c;
-    __VERIFIER_assume(v > 0);
-    if (__sync_bool_compare_and_swap(c, v, v - 1))
+    if (v > 0 && __sync_bool_compare_and_swap(c, v, v - 1))
       return 0;
   }
 }
@@ -84,8 +84,7 @@ int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
   int *c = (int *)l;
   for (;;) {
     int v = *(volatile int *)c;
-    __VERIFIER_assume(v >= 0);
-    if (__sync_bool_compare_and_swap(c, v, v + 1))
+    if (v >= 0 && __sync_bool_compare_and_swap(c, v, v + 1))
       return 0;
   }
 }
@@ -105,8 +104,7 @@ int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
   int *c = (int *)l;
   for (;;) {
     int v = *(volatile int *)c;
-    __VERIFIER_assume(v == 0);
-    if (__sync_bool_compare_and_swap(c, 0, -1))
+    if (v == 0 && __sync_bool_compare_and_swap(c, 0, -1))
       return 0;
   }
 }
@@ -159,8 +157,8 @@ int pthread_barrier_wait(pthread_barrier_t *b) {
     __sync_fetch_and_add(&s->generation, 1);
     return PTHREAD_BARRIER_SERIAL_THREAD;
   }
-  int now = *(volatile int *)&s->generation;
-  __VERIFIER_assume(now != gen);
+  while (*(volatile int *)&s->generation == gen) {
+  }
   return 0;
 }
 
@@ -177,8 +175,8 @@ int pthread_once(pthread_once_t *o, void (*init)(void)) {
     __atomic_store_n(c, 2, __ATOMIC_SEQ_CST);
     return 0;
   }
-  int v = *(volatile int *)c;
-  __VERIFIER_assume(v == 2);
+  while (*(volatile int *)c != 2) {
+  }
   return 0;
 }
 

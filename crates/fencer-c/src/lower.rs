@@ -410,6 +410,7 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         observe,
         observe_explicit: true,
         source_trace: true,
+        hang_is_violation: !cx.svcomp,
     })
 }
 

@@ -32,7 +32,7 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn safe_verdicts_come_from_explored_executions() {
     // A safe verdict with no complete execution would say nothing (every execution
-    // blocked); only the wait nobody ends is expected to be blocked.
+    // blocked); the wait nobody ends is a hang.
     for f in [
         "tls.c",
         "svcomp_abort.c",
@@ -58,9 +58,10 @@ fn safe_verdicts_come_from_explored_executions() {
     }
     for m in ModelKind::ALL {
         let r = run(&construct("semaphore_blocked.c"), m);
-        assert_eq!(r.verdict, Verdict::Safe);
-        assert_eq!(r.stats.executions, 0);
-        assert!(r.stats.assume_blocked >= 1, "the wait blocks the execution");
+        assert_eq!(r.verdict, Verdict::Violation);
+        let c = r.counterexample.expect("a counterexample");
+        assert_eq!(c.kind, "hang", "{}", c.message);
+        assert!(c.message.contains("main"), "{}", c.message);
     }
 }
 

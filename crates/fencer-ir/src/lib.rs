@@ -620,6 +620,10 @@ pub struct Program {
     pub observe_explicit: bool,
     /// Counterexamples name each event's file and function (C front-end).
     pub source_trace: bool,
+    /// Whether a thread stuck for good in a waiting loop (a hang) is a violation. Under
+    /// SV-COMP's conventions the property is that `reach_error` is unreachable, and an
+    /// execution that hangs is no counterexample to it.
+    pub hang_is_violation: bool,
 }
 
 impl Program {

@@ -242,6 +242,7 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
         observe,
         observe_explicit: false,
         source_trace: false,
+        hang_is_violation: true,
     };
     Ok(Litmus {
         test,

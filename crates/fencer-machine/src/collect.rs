@@ -148,7 +148,12 @@ impl<'a> Collector<'a> {
         } else if s.is_complete() {
             self.complete(s, path);
         } else if let Some((t, at)) = s.hang::<M>(self.prog) {
-            self.hang(s, t, at, path);
+            if self.prog.hang_is_violation {
+                self.hang(s, t, at, path);
+            } else {
+                self.stats.blocked += 1;
+                self.stats.assume_blocked += 1;
+            }
         } else if s.assume_blocked(self.prog) {
             self.stats.blocked += 1;
             self.stats.assume_blocked += 1;

@@ -1805,6 +1805,7 @@ mod tests {
             observe: Vec::new(),
             observe_explicit: false,
             source_trace: false,
+            hang_is_violation: true,
         }
     }
 

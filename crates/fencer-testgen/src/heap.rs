@@ -270,6 +270,7 @@ pub fn heap_program(seed: u64) -> Program {
         observe: Vec::new(),
         observe_explicit: false,
         source_trace: false,
+        hang_is_violation: true,
     }
 }
 

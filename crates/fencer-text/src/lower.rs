@@ -145,6 +145,7 @@ impl<'a> Lowerer<'a> {
             observe: Vec::new(),
             observe_explicit: false,
             source_trace: false,
+            hang_is_violation: true,
         })
     }
 

@@ -1,6 +1,6 @@
-// expect: sc=safe tso=safe pso=safe
-/* A wait nobody ends: the execution is blocked (discarded), not explored for ever and not
- * a violation. */
+// expect: sc=violation tso=violation pso=violation
+/* A wait nobody can end: a hang, reported like a deadlock on a mutex (not an execution
+ * explored for ever, not a silent discard). */
 #include <semaphore.h>
 
 sem_t s;
