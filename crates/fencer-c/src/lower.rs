@@ -1075,6 +1075,19 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    /// Writes the thread's id to `tid`, and refuses (lazily, with `message`) a thread whose
+    /// id has no copy in per-thread storage.
+    fn thread_id_below_copies(&mut self, tid: Reg, message: String) {
+        self.emit(Op::ThreadId { dst: tid });
+        let pc = self.body.len() as u32;
+        self.emit(Op::Branch {
+            cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+            then_to: pc + 2,
+            else_to: pc + 1,
+        });
+        self.emit(Op::Unsupported { message });
+    }
+
     fn find_promotable(&mut self) {
         let mut candidates: HashMap<Name, TypeRef> = HashMap::new();
         for bb in &self.f.basic_blocks {
@@ -1160,21 +1173,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
         self.find_promotable();
         if let Some(tid) = self.tid {
-            self.emit(Op::ThreadId { dst: tid });
-            let pc = self.body.len() as u32;
-            self.emit(Op::Branch {
-                cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
-                then_to: pc + 2,
-                else_to: pc + 1,
-            });
-            self.emit(Op::Unsupported {
-                message: format!(
+            self.thread_id_below_copies(
+                tid,
+                format!(
                     "in function `{}`: thread-local storage in a thread with id {TLS_THREADS} \
                      or more\n  help: fencer keeps {TLS_THREADS} copies of each thread-local \
                      variable; threads are numbered in creation order",
                     f.name
                 ),
-            });
+            );
         }
         if self.cx.svcomp && f.name == "reach_error" {
             // Reached through a pointer (direct calls are the violation at their call site).
@@ -2258,16 +2265,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let v = self.arg(c, 0)?;
                 let results = self.cx.results_obj();
                 let tid = self.new_reg("%tid".into());
-                self.emit(Op::ThreadId { dst: tid });
-                let pc = self.body.len() as u32;
-                self.emit(Op::Branch {
-                    cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
-                    then_to: pc + 2,
-                    else_to: pc + 1,
-                });
-                self.emit(Op::Unsupported {
-                    message: too_many_results(),
-                });
+                self.thread_id_below_copies(tid, too_many_results());
                 self.emit(Op::Store {
                     addr: Addr::Global {
                         obj: results,

@@ -313,13 +313,7 @@ impl Hb {
                 self.join_aux(&mut c, tid, None);
                 // It read the acquisition that holds the mutex, and races with it: taken
                 // first, the trylock would have succeeded.
-                let w = self.locs.entry(*loc).or_default().last_write;
-                if let Some(w) = w {
-                    if other(self, w) {
-                        cand.push(w);
-                    }
-                }
-                self.add_reader(*loc, tid, pos);
+                self.read_at(*loc, tid, pos, &mut cand);
             }
             EventKind::Spawn { .. } => self.join_aux(&mut c, tid, None),
             EventKind::Join { child } => {
@@ -344,35 +338,17 @@ impl Hb {
                 if loc.obj >= self.heap_from =>
             {
                 let l = life(loc.obj);
-                let w = self.locs.entry(l).or_default().last_write;
-                if let Some(w) = w {
-                    if other(self, w) && !cand.contains(&w) {
-                        cand.push(w);
-                    }
-                }
-                self.add_reader(l, tid, pos);
+                self.read_at(l, tid, pos, &mut cand);
             }
             EventKind::FaultedAccess { loc } => {
                 // Had the free come later, this would have accessed the cell: it depends
                 // on the cell's writers as a load would (a dependence that holds in some
                 // state is a dependence).
                 if loc.index != u32::MAX {
-                    let w = self.locs.entry(*loc).or_default().last_write;
-                    if let Some(w) = w {
-                        if other(self, w) && !cand.contains(&w) {
-                            cand.push(w);
-                        }
-                    }
-                    self.add_reader(*loc, tid, pos);
+                    self.read_at(*loc, tid, pos, &mut cand);
                 }
                 let l = life(loc.obj);
-                let w = self.locs.entry(l).or_default().last_write;
-                if let Some(w) = w {
-                    if other(self, w) && !cand.contains(&w) {
-                        cand.push(w);
-                    }
-                }
-                self.add_reader(l, tid, pos);
+                self.read_at(l, tid, pos, &mut cand);
             }
             EventKind::Free { obj: Some(o) } => {
                 let l = life(*o);
@@ -477,6 +453,18 @@ impl Hb {
             let (_, c) = self.lock_clock.swap_remove(k);
             self.spare.push(c);
         }
+    }
+
+    /// The event at `pos` of thread `tid` reads `loc`: the write it read is a race
+    /// candidate, and it is a reader of the current value.
+    fn read_at(&mut self, loc: Loc, tid: u32, pos: usize, cand: &mut Vec<usize>) {
+        let w = self.locs.entry(loc).or_default().last_write;
+        if let Some(w) = w {
+            if family(self.ev[w].step) != tid && !cand.contains(&w) {
+                cand.push(w);
+            }
+        }
+        self.add_reader(loc, tid, pos);
     }
 
     fn add_reader(&mut self, loc: Loc, tid: u32, pos: usize) {
