@@ -208,3 +208,33 @@ fn counterexamples_name_file_line_function_and_assertion() {
         .expect("an event of t0");
     assert!(t0.file.ends_with("sb.c") && t0.line == 10, "{t0:?}");
 }
+
+/// trylock once crashed the engine (issue 10); now DPOR explores exactly the reference's
+/// complete executions of the two-thread trylock program, under every model.
+#[test]
+fn trylock_executions_match_the_reference() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/trylock.c");
+    for model in ModelKind::ALL {
+        let mut p = load(&f, &CompileOptions::default(), model).unwrap();
+        fencer_ir::spin::spin_assume(&mut p);
+        for algo in [fencer_dpor::Algo::Optimal, fencer_dpor::Algo::Source] {
+            let d = explore(
+                &p,
+                model,
+                &Options {
+                    algo,
+                    stop_on_violation: false,
+                    ..Options::default()
+                },
+            );
+            let r = fencer_reference::explore(&p, model, &Default::default());
+            assert_eq!(d.verdict, Verdict::Safe, "{model} {algo:?}");
+            assert_eq!(
+                Some(d.stats.executions),
+                r.report.stats.traces,
+                "{model} {algo:?}"
+            );
+            assert_eq!(d.final_states, r.report.final_states, "{model} {algo:?}");
+        }
+    }
+}

@@ -372,3 +372,14 @@ fn check_reads_litmus_tests() {
     assert_eq!(sc.status.code(), Some(0), "{sc:?}");
     assert_eq!(tso.status.code(), Some(1), "{tso:?}");
 }
+
+#[test]
+fn the_timeout_bounds_loading_too() {
+    // clang alone takes longer than a millisecond.
+    let c = root().join("examples/c/sb.c");
+    let out = fencer(&["check", c.to_str().unwrap(), "--timeout", "0.001", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "incomplete");
+    assert_eq!(v["stopped_by"], "timeout");
+}
