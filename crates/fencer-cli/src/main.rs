@@ -65,6 +65,11 @@ answer is partial).\n\n\
 Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     )]
     Litmus(LitmusArgs),
+    /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
+    /// process first, because LLVM aborts or crashes on some malformed IR instead of
+    /// returning an error.
+    #[command(hide = true, name = "internal-read-llvm")]
+    InternalReadLlvm { file: PathBuf },
 }
 
 #[derive(clap::Args)]
@@ -231,6 +236,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check(args),
         Command::Litmus(args) => litmus(args),
+        Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
             models: args
@@ -365,6 +371,9 @@ fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, Exit
         clang: args.clang.clone(),
         flags,
     };
+    if let Some(msg) = llvm_crashes_on(&args.file) {
+        return Err(usage_error(args.json, &msg, None));
+    }
     fencer_c::load(&args.file, &opts, model).map_err(|e| {
         // The offending source line, with a caret, when the position is known.
         let mut msg = e.to_string();
@@ -388,6 +397,62 @@ fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, Exit
         };
         usage_error(args.json, &msg, Some(&d))
     })
+}
+
+/// Reads an LLVM IR file in this process, for [`llvm_crashes_on`]'s child.
+fn read_llvm_alone(file: &std::path::Path) -> ExitCode {
+    #[cfg(feature = "c")]
+    {
+        let opts = fencer_c::CompileOptions::default();
+        let _ = fencer_c::load(file, &opts, ModelKind::Sc);
+    }
+    #[cfg(not(feature = "c"))]
+    let _ = file;
+    ExitCode::SUCCESS
+}
+
+/// For a user's `.ll` or `.bc` file: whether LLVM kills the process that reads it (a
+/// malformed datalayout or a module that fails verification abort; some malformed debug
+/// information crashes). The file is read once in a child process; its death becomes an
+/// error message. Clang's own output is trusted and not checked.
+#[cfg(feature = "c")]
+fn llvm_crashes_on(file: &std::path::Path) -> Option<String> {
+    let ext = file.extension().and_then(|e| e.to_str());
+    if !matches!(ext, Some("ll" | "bc")) {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .arg("internal-read-llvm")
+        .arg(file)
+        .output()
+        .ok()?;
+    if out.status.success() {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let why: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty() && !l.contains("PLEASE submit") && !l.starts_with("Stack dump")
+        })
+        .take(4)
+        .collect();
+    let how = match out.status.code() {
+        Some(c) => format!("exit code {c}"),
+        None => "a crash".into(),
+    };
+    Some(format!(
+        "{}: error: LLVM cannot read this IR (it stopped with {how}){}\n  help: fencer reads \
+         LLVM 14 IR as clang-14 writes it; check the file with `llvm-as-14 {} -o /dev/null`",
+        file.display(),
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(":\n  {}", why.join("\n  "))
+        },
+        file.display()
+    ))
 }
 
 #[cfg(not(feature = "c"))]
