@@ -421,15 +421,55 @@ fn llvm_crashes_on(file: &std::path::Path) -> Option<String> {
     if !matches!(ext, Some("ll" | "bc")) {
         return None;
     }
+    // LLVM's verifier can also loop forever (a lexical block that is its own scope): the
+    // child gets a minute, far more than reading any real module takes.
+    const LIMIT: Duration = Duration::from_secs(60);
     let exe = std::env::current_exe().ok()?;
-    let out = std::process::Command::new(exe)
+    let mut child = std::process::Command::new(exe)
         .arg("internal-read-llvm")
         .arg(file)
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .ok()?;
-    if out.status.success() {
+    let mut stderr_pipe = child.stderr.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut buf = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr_pipe, &mut buf);
+        buf
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if started.elapsed() < LIMIT => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Err(_) => return None,
+        }
+    };
+    let stderr = reader.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Some(format!(
+            "{}: error: LLVM did not finish reading this IR within {} s (malformed debug \
+             information can make its verifier loop)\n  help: fencer reads LLVM 14 IR as \
+             clang-14 writes it; check the file with `llvm-as-14 {} -o /dev/null`",
+            file.display(),
+            LIMIT.as_secs(),
+            file.display()
+        ));
+    };
+    if status.success() {
         return None;
     }
+    let out = std::process::Output {
+        status,
+        stdout: Vec::new(),
+        stderr: stderr.into_bytes(),
+    };
     let stderr = String::from_utf8_lossy(&out.stderr);
     let why: Vec<&str> = stderr
         .lines()
