@@ -1,0 +1,212 @@
+//! `fencer-fuzz --frontend fen|litmus --count N --seed S`: a fuzzing campaign.
+//!
+//! A stack overflow aborts the process, and no `catch_unwind` sees it. So the campaign
+//! runs in chunks, each in a child process (this binary with `--child`); when a child dies
+//! without its summary, the chunk is split in halves, each rerun in a child, down to the
+//! one input that kills it, which is reported (and saved with `--out DIR`) like any other
+//! failure. `--print I` prints input `I`, to reproduce a failure from its seed and index.
+
+use fencer_fuzz::{input, quiet_panics, run, Corpus, Frontend};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+struct Args {
+    frontend: Frontend,
+    count: u64,
+    seed: u64,
+    start: u64,
+    chunk: u64,
+    child: bool,
+    print: Option<u64>,
+    out: Option<std::path::PathBuf>,
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("fencer-fuzz: {msg}");
+    eprintln!(
+        "usage: fencer-fuzz --frontend fen|litmus [--count N] [--seed S] [--start I] \
+         [--chunk N] [--out DIR] [--print I]"
+    );
+    std::process::exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        frontend: Frontend::Fen,
+        count: 10_000,
+        seed: 0,
+        start: 0,
+        chunk: 20_000,
+        child: false,
+        print: None,
+        out: None,
+    };
+    let mut it = std::env::args().skip(1);
+    let mut frontend = None;
+    while let Some(k) = it.next() {
+        let mut val = || it.next().unwrap_or_else(|| usage(&format!("{k} needs a value")));
+        let num = |v: String| -> u64 {
+            v.parse()
+                .unwrap_or_else(|_| usage(&format!("expected a number, found `{v}`")))
+        };
+        match k.as_str() {
+            "--frontend" => {
+                let v = val();
+                frontend = Some(
+                    Frontend::parse(&v)
+                        .unwrap_or_else(|| usage(&format!("unknown front-end `{v}`"))),
+                )
+            }
+            "--count" => a.count = num(val()),
+            "--seed" => a.seed = num(val()),
+            "--start" => a.start = num(val()),
+            "--chunk" => a.chunk = num(val()).max(1),
+            "--print" => a.print = Some(num(val())),
+            "--out" => a.out = Some(val().into()),
+            "--child" => a.child = true,
+            _ => usage(&format!("unknown argument `{k}`")),
+        }
+    }
+    a.frontend = frontend.unwrap_or_else(|| usage("--frontend is required"));
+    a
+}
+
+fn frontend_name(f: Frontend) -> &'static str {
+    match f {
+        Frontend::Fen => "fen",
+        Frontend::Litmus => "litmus",
+    }
+}
+
+/// Runs `start..start + count` in a child. `None` if the child died (a stack overflow,
+/// an abort); else its counts and failures.
+fn child(a: &Args, start: u64, count: u64) -> Option<(u64, u64, u64, Vec<(u64, String)>)> {
+    let out = Command::new(std::env::current_exe().expect("own path"))
+        .args([
+            "--child",
+            "--frontend",
+            frontend_name(a.frontend),
+            "--seed",
+            &a.seed.to_string(),
+            "--start",
+            &start.to_string(),
+            "--count",
+            &count.to_string(),
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .expect("run a child");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut fails = Vec::new();
+    let mut summary = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("FAIL ") {
+            let (i, m) = rest.split_once(' ').unwrap_or((rest, ""));
+            fails.push((i.parse().unwrap_or(0), m.to_string()));
+        } else if let Some(rest) = line.strip_prefix("DONE ") {
+            let v: Vec<u64> = rest.split(' ').filter_map(|x| x.parse().ok()).collect();
+            if v.len() == 3 {
+                summary = Some((v[0], v[1], v[2]));
+            }
+        }
+    }
+    let (inputs, ok, refused) = summary.filter(|_| out.status.success())?;
+    Some((inputs, ok, refused, fails))
+}
+
+/// Runs a range in children, splitting the ranges whose child dies down to single inputs.
+fn campaign_range(
+    a: &Args,
+    start: u64,
+    count: u64,
+    tot: &mut (u64, u64, u64),
+    fails: &mut Vec<(u64, String)>,
+) {
+    match child(a, start, count) {
+        Some((i, o, r, f)) => {
+            tot.0 += i;
+            tot.1 += o;
+            tot.2 += r;
+            fails.extend(f);
+        }
+        None if count == 1 => {
+            tot.0 += 1;
+            fails.push((start, "the process died (stack overflow or abort)".into()));
+        }
+        None => {
+            let half = count / 2;
+            campaign_range(a, start, half, tot, fails);
+            campaign_range(a, start + half, count - half, tot, fails);
+        }
+    }
+}
+
+fn main() {
+    let a = parse_args();
+    let corpus = Corpus::default_for(a.frontend);
+    if let Some(i) = a.print {
+        print!("{}", input(a.frontend, &corpus, a.seed, i));
+        return;
+    }
+    if a.child {
+        quiet_panics();
+        let st = run(a.frontend, &corpus, a.seed, a.start, a.count, &mut |_| {});
+        let mut o = std::io::stdout().lock();
+        for (i, m) in &st.failures {
+            let _ = writeln!(o, "FAIL {i} {}", m.replace('\n', " | "));
+        }
+        let _ = writeln!(o, "DONE {} {} {}", st.inputs, st.ok, st.refused);
+        return;
+    }
+    let t0 = Instant::now();
+    eprintln!(
+        "fencer-fuzz: front-end {}, seed {}, inputs {}..{}, corpus {} files",
+        frontend_name(a.frontend),
+        a.seed,
+        a.start,
+        a.start + a.count,
+        corpus.files.len()
+    );
+    let mut tot = (0, 0, 0);
+    let mut fails = Vec::new();
+    let mut at = a.start;
+    while at < a.start + a.count {
+        let n = a.chunk.min(a.start + a.count - at);
+        let before = fails.len();
+        campaign_range(&a, at, n, &mut tot, &mut fails);
+        for (i, m) in &fails[before..] {
+            eprintln!("FAIL seed {} index {i}: {m}", a.seed);
+            if let Some(dir) = &a.out {
+                let _ = std::fs::create_dir_all(dir);
+                let ext = frontend_name(a.frontend);
+                let _ = std::fs::write(
+                    dir.join(format!("{ext}-{}-{i}.{ext}", a.seed)),
+                    input(a.frontend, &corpus, a.seed, *i),
+                );
+            }
+        }
+        at += n;
+        eprintln!(
+            "fencer-fuzz: {} inputs ({} lowered, {} refused, {} failures), {:.0} s",
+            tot.0,
+            tot.1,
+            tot.2,
+            fails.len(),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    println!(
+        "front-end {} seed {}: {} inputs, {} lowered, {} refused with a diagnostic, {} failures, {:.1} s",
+        frontend_name(a.frontend),
+        a.seed,
+        tot.0,
+        tot.1,
+        tot.2,
+        fails.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    if !fails.is_empty() {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,37 @@
+//! The CI part of fuzzing: a few thousand inputs per front-end, in-process.
+
+use fencer_fuzz::{quiet_panics, run, Corpus, Frontend};
+
+fn campaign(f: Frontend, count: u64) {
+    quiet_panics();
+    let corpus = Corpus::default_for(f);
+    assert!(!corpus.files.is_empty(), "no corpus for {f:?}");
+    let seed = std::env::var("FENCER_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    // Cargo's test threads have 2 MiB stacks; the CLI runs on an 8 MiB main thread.
+    let st = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || run(f, &corpus, seed, 0, count, &mut |_| {}))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(st.ok > 0 && st.refused > 0, "{st:?}");
+    assert!(
+        st.failures.is_empty(),
+        "seed {seed}: {:?}\nreproduce with `cargo run -p fencer-fuzz -- --frontend {} --seed {seed} --print INDEX`",
+        st.failures,
+        format!("{f:?}").to_lowercase()
+    );
+}
+
+#[test]
+fn fen_inputs() {
+    campaign(Frontend::Fen, 2000);
+}
+
+#[test]
+fn litmus_inputs() {
+    campaign(Frontend::Litmus, 2000);
+}
