@@ -10,6 +10,9 @@
 use fencer_ir::{CondExpr, Expr, Op, Program};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+#[cfg(feature = "c")]
+mod c;
+
 /// No expression or condition of a lowered program may be deeper than this. The
 /// front-ends promise less (64 for `.fen` code, balanced trees elsewhere); this is the
 /// line past which a recursive pass over the IR is at risk.
@@ -22,6 +25,9 @@ const MAX_LEN: usize = 1 << 20;
 pub enum Frontend {
     Fen,
     Litmus,
+    /// Textual LLVM 14 IR, as clang-14 writes it for C (cargo feature `c`).
+    #[cfg(feature = "c")]
+    C,
 }
 
 impl Frontend {
@@ -29,6 +35,8 @@ impl Frontend {
         match s {
             "fen" => Some(Frontend::Fen),
             "litmus" => Some(Frontend::Litmus),
+            #[cfg(feature = "c")]
+            "c" => Some(Frontend::C),
             _ => None,
         }
     }
@@ -41,7 +49,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -50,7 +58,7 @@ impl Rng {
     }
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
     pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
@@ -105,6 +113,8 @@ impl Corpus {
         match frontend {
             Frontend::Fen => Corpus::load(&[root.join("examples"), root.join("bench/fen")], ".fen"),
             Frontend::Litmus => Corpus::load(&[root.join("../shared/litmus/x86")], ".litmus"),
+            #[cfg(feature = "c")]
+            Frontend::C => c::corpus(&[root.join("../shared/bench/c"), root.join("examples/c")]),
         }
     }
 }
@@ -112,15 +122,21 @@ impl Corpus {
 /// Input `index` of the campaign with `seed`.
 pub fn input(frontend: Frontend, corpus: &Corpus, seed: u64, index: u64) -> String {
     let mut r = Rng::new(seed ^ index.wrapping_mul(0xd1b5_4a32_d192_ed03));
-    r.next();
+    r.next_u64();
+    #[cfg(feature = "c")]
+    if frontend == Frontend::C {
+        return c::input(&mut r, corpus);
+    }
     let base = match (r.below(10), corpus.files.is_empty()) {
         (0..=4, false) => r.pick(&corpus.files).clone(),
         _ => match frontend {
             Frontend::Fen if r.chance(30) => {
-                fencer_testgen::program(r.next(), &fencer_testgen::Shape::default())
+                fencer_testgen::program(r.next_u64(), &fencer_testgen::Shape::default())
             }
             Frontend::Fen => gen_fen(&mut r),
             Frontend::Litmus => gen_litmus(&mut r),
+            #[cfg(feature = "c")]
+            Frontend::C => unreachable!("handled above"),
         },
     };
     let mutations = match r.below(10) {
@@ -137,27 +153,122 @@ pub fn input(frontend: Frontend, corpus: &Corpus, seed: u64, index: u64) -> Stri
 
 /// Snippets that make interesting programs when spliced in anywhere.
 const FEN_SNIPPETS: &[&str] = &[
-    "(", ")", "{", "}", "[", "]", ";", ",", "+", "-", "*", "/", "%", "&&", "||", "!", "~", "<<",
-    ">>", "==", "<", "=", " else if (r == 1) { x = 1; }", " else ", "if (", "while (",
-    "assert(", "assume(", "fence;", "r = ", "x", "r", "p.r", "9223372036854775807",
-    "9223372036854775808", "0x7fffffffffffffff", "0xffffffffffffffffff", "-9223372036854775808",
-    "é", "∀", "\u{0}", "\t", "\n", "/*", "*/", "//", "thread q { r = 1; }", "fn f(a) { return a; }",
-    "spawn f(1)", "join(", "cas(x, 0, 1)", "fetch_add(x, 1)", "xchg(x, 2)", "lock(m);",
-    "exists (", "forall (", "shared y[3] = {1, 2, 3};", "mutex m;", "0", "1",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ",",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "&&",
+    "||",
+    "!",
+    "~",
+    "<<",
+    ">>",
+    "==",
+    "<",
+    "=",
+    " else if (r == 1) { x = 1; }",
+    " else ",
+    "if (",
+    "while (",
+    "assert(",
+    "assume(",
+    "fence;",
+    "r = ",
+    "x",
+    "r",
+    "p.r",
+    "9223372036854775807",
+    "9223372036854775808",
+    "0x7fffffffffffffff",
+    "0xffffffffffffffffff",
+    "-9223372036854775808",
+    "é",
+    "∀",
+    "\u{0}",
+    "\t",
+    "\n",
+    "/*",
+    "*/",
+    "//",
+    "thread q { r = 1; }",
+    "fn f(a) { return a; }",
+    "spawn f(1)",
+    "join(",
+    "cas(x, 0, 1)",
+    "fetch_add(x, 1)",
+    "xchg(x, 2)",
+    "lock(m);",
+    "exists (",
+    "forall (",
+    "shared y[3] = {1, 2, 3};",
+    "mutex m;",
+    "0",
+    "1",
 ];
 
 const LITMUS_SNIPPETS: &[&str] = &[
-    "(", ")", "/\\", "\\/", "~", "[x]", "0:EAX", "1:EBX=1", "=", ";", "|", "{", "}", "$1",
-    "MOV [x],$1", "MOV EAX,[y]", "MFENCE", "XCHG [x],EAX", "LOCK ADD [x],$1", "CMP EAX,$0",
-    "JNE LC00", "LC00:", "exists", "~exists", "forall", "locations [x;y;]", "filter (",
-    "true", "false", "9223372036854775807", "-9223372036854775808", "0x", "99999999999999999999",
-    "é", "∀", "\u{0}", "\n", "(*", "*)", "#", "P0", " | P7 ;", "X86 T\n", "\"", "int x=0;",
+    "(",
+    ")",
+    "/\\",
+    "\\/",
+    "~",
+    "[x]",
+    "0:EAX",
+    "1:EBX=1",
+    "=",
+    ";",
+    "|",
+    "{",
+    "}",
+    "$1",
+    "MOV [x],$1",
+    "MOV EAX,[y]",
+    "MFENCE",
+    "XCHG [x],EAX",
+    "LOCK ADD [x],$1",
+    "CMP EAX,$0",
+    "JNE LC00",
+    "LC00:",
+    "exists",
+    "~exists",
+    "forall",
+    "locations [x;y;]",
+    "filter (",
+    "true",
+    "false",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "0x",
+    "99999999999999999999",
+    "é",
+    "∀",
+    "\u{0}",
+    "\n",
+    "(*",
+    "*)",
+    "#",
+    "P0",
+    " | P7 ;",
+    "X86 T\n",
+    "\"",
+    "int x=0;",
 ];
 
-fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
+pub(crate) fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
     let snippets = match frontend {
         Frontend::Fen => FEN_SNIPPETS,
         Frontend::Litmus => LITMUS_SNIPPETS,
+        #[cfg(feature = "c")]
+        Frontend::C => c::SNIPPETS,
     };
     let n = b.len() as u64;
     let at = r.below(n + 1) as usize;
@@ -193,7 +304,7 @@ fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
             b.splice(at..at, rep);
         }
         // A random byte.
-        4 => b.insert(at, r.next() as u8),
+        4 => b.insert(at, r.next_u64() as u8),
         // Snippets, sometimes many times over.
         _ => {
             let s = r.pick(snippets).as_bytes();
@@ -211,8 +322,8 @@ fn number(r: &mut Rng) -> String {
     match r.below(12) {
         0 => i64::MAX.to_string(),
         1 => "9223372036854775808".into(),
-        2 => format!("0x{:x}", r.next()),
-        3 => r.next().to_string(),
+        2 => format!("0x{:x}", r.next_u64()),
+        3 => r.next_u64().to_string(),
         4 => "0".into(),
         _ => r.below(5).to_string(),
     }
@@ -245,7 +356,7 @@ fn fen_expr(r: &mut Rng, names: &[String], depth: u32, out: &mut String) {
             }
         }
         1 => {
-            out.push_str(*r.pick(&["-", "!", "~"]));
+            out.push_str(r.pick(&["-", "!", "~"]));
             fen_expr(r, names, depth + 1, out);
         }
         2..=4 => {
@@ -352,7 +463,7 @@ fn fen_stmt(r: &mut Rng, names: &[String], shared: &[String], s: &mut String, de
             s.push_str("}\n");
         }
         3 => {
-            s.push_str(*r.pick(&["assert(", "assume("]));
+            s.push_str(r.pick(&["assert(", "assume("]));
             fen_expr(r, names, 0, s);
             s.push_str(");\n");
         }
@@ -393,7 +504,11 @@ fn gen_litmus(r: &mut Rng) -> String {
             s.push_str(&format!("x{i}={};", number(r)));
         } else {
             let reg = *r.pick(X86_REGS);
-            s.push_str(&format!("{}:{reg}={};", r.below(nthreads as u64), number(r)));
+            s.push_str(&format!(
+                "{}:{reg}={};",
+                r.below(nthreads as u64),
+                number(r)
+            ));
         }
     }
     s.push_str("\n}\n");
@@ -429,7 +544,7 @@ fn gen_litmus(r: &mut Rng) -> String {
             .collect();
         s.push_str(&format!(" {} ;\n", cells.join(" | ")));
     }
-    s.push_str(*r.pick(&["exists ", "~exists ", "forall "]));
+    s.push_str(r.pick(&["exists ", "~exists ", "forall "]));
     let mut c = String::new();
     litmus_cond(r, nthreads as u64, nlocs, 0, &mut c);
     s.push_str(&c);
@@ -447,7 +562,7 @@ fn gen_litmus(r: &mut Rng) -> String {
 
 fn litmus_cond(r: &mut Rng, threads: u64, locs: u64, depth: u32, out: &mut String) {
     let atom = |r: &mut Rng, out: &mut String| match r.below(8) {
-        0 => out.push_str(*r.pick(&["true", "false"])),
+        0 => out.push_str(r.pick(&["true", "false"])),
         1..=3 => out.push_str(&format!("x{}={}", r.below(locs), number(r))),
         4 => out.push_str(&format!("[x{}]={}", r.below(locs), number(r))),
         _ => out.push_str(&format!(
@@ -508,6 +623,8 @@ pub fn check(frontend: Frontend, src: &str) -> Outcome {
     let r = catch_unwind(AssertUnwindSafe(|| match frontend {
         Frontend::Fen => check_fen(src),
         Frontend::Litmus => check_litmus(src),
+        #[cfg(feature = "c")]
+        Frontend::C => c::check(src),
     }));
     match r {
         Ok(o) => o,
@@ -587,7 +704,7 @@ fn cond_depth(e: &CondExpr, budget: u32) -> u32 {
 }
 
 /// Whether every expression of the program is within [`MAX_IR_DEPTH`].
-fn shallow(p: &Program, extra: &[&CondExpr]) -> Outcome {
+pub(crate) fn shallow(p: &Program, extra: &[&CondExpr]) -> Outcome {
     let b = MAX_IR_DEPTH + 1;
     let mut deepest = 0;
     for f in &p.functions {

@@ -20,13 +20,15 @@ struct Args {
     child: bool,
     print: Option<u64>,
     out: Option<std::path::PathBuf>,
+    corpus: Option<std::path::PathBuf>,
+    check: Option<std::path::PathBuf>,
 }
 
 fn usage(msg: &str) -> ! {
     eprintln!("fencer-fuzz: {msg}");
     eprintln!(
-        "usage: fencer-fuzz --frontend fen|litmus [--count N] [--seed S] [--start I] \
-         [--chunk N] [--out DIR] [--print I]"
+        "usage: fencer-fuzz --frontend fen|litmus|c [--count N] [--seed S] [--start I] \
+         [--chunk N] [--corpus DIR] [--out DIR] [--print I] [--check FILE]"
     );
     std::process::exit(2)
 }
@@ -41,11 +43,16 @@ fn parse_args() -> Args {
         child: false,
         print: None,
         out: None,
+        corpus: None,
+        check: None,
     };
     let mut it = std::env::args().skip(1);
     let mut frontend = None;
     while let Some(k) = it.next() {
-        let mut val = || it.next().unwrap_or_else(|| usage(&format!("{k} needs a value")));
+        let mut val = || {
+            it.next()
+                .unwrap_or_else(|| usage(&format!("{k} needs a value")))
+        };
         let num = |v: String| -> u64 {
             v.parse()
                 .unwrap_or_else(|_| usage(&format!("expected a number, found `{v}`")))
@@ -64,6 +71,8 @@ fn parse_args() -> Args {
             "--chunk" => a.chunk = num(val()).max(1),
             "--print" => a.print = Some(num(val())),
             "--out" => a.out = Some(val().into()),
+            "--corpus" => a.corpus = Some(val().into()),
+            "--check" => a.check = Some(val().into()),
             "--child" => a.child = true,
             _ => usage(&format!("unknown argument `{k}`")),
         }
@@ -76,12 +85,16 @@ fn frontend_name(f: Frontend) -> &'static str {
     match f {
         Frontend::Fen => "fen",
         Frontend::Litmus => "litmus",
+        #[cfg(feature = "c")]
+        Frontend::C => "c",
     }
 }
 
-/// Runs `start..start + count` in a child. `None` if the child died (a stack overflow,
-/// an abort); else its counts and failures.
-fn child(a: &Args, start: u64, count: u64) -> Option<(u64, u64, u64, Vec<(u64, String)>)> {
+type Counts = (u64, u64, u64, Vec<(u64, String)>);
+
+/// Runs `start..start + count` in a child: its counts and failures, or how it died (a
+/// stack overflow, an abort).
+fn child(a: &Args, start: u64, count: u64) -> Result<Counts, String> {
     let out = Command::new(std::env::current_exe().expect("own path"))
         .args([
             "--child",
@@ -94,7 +107,12 @@ fn child(a: &Args, start: u64, count: u64) -> Option<(u64, u64, u64, Vec<(u64, S
             "--count",
             &count.to_string(),
         ])
-        .stderr(Stdio::null())
+        .args(
+            a.corpus
+                .iter()
+                .flat_map(|c| [std::ffi::OsStr::new("--corpus"), c.as_os_str()]),
+        )
+        .stderr(Stdio::piped())
         .output()
         .expect("run a child");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -111,8 +129,22 @@ fn child(a: &Args, start: u64, count: u64) -> Option<(u64, u64, u64, Vec<(u64, S
             }
         }
     }
-    let (inputs, ok, refused) = summary.filter(|_| out.status.success())?;
-    Some((inputs, ok, refused, fails))
+    match summary.filter(|_| out.status.success()) {
+        Some((inputs, ok, refused)) => Ok((inputs, ok, refused, fails)),
+        None => {
+            // What it said last: "has overflowed its stack", "LLVM ERROR: ...".
+            let err = String::from_utf8_lossy(&out.stderr);
+            let tail: String = err
+                .trim_end()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect();
+            Err(format!("the process died ({}): {tail}", out.status))
+        }
+    }
 }
 
 /// Runs a range in children, splitting the ranges whose child dies down to single inputs.
@@ -124,17 +156,17 @@ fn campaign_range(
     fails: &mut Vec<(u64, String)>,
 ) {
     match child(a, start, count) {
-        Some((i, o, r, f)) => {
+        Ok((i, o, r, f)) => {
             tot.0 += i;
             tot.1 += o;
             tot.2 += r;
             fails.extend(f);
         }
-        None if count == 1 => {
+        Err(m) if count == 1 => {
             tot.0 += 1;
-            fails.push((start, "the process died (stack overflow or abort)".into()));
+            fails.push((start, m));
         }
-        None => {
+        Err(_) => {
             let half = count / 2;
             campaign_range(a, start, half, tot, fails);
             campaign_range(a, start + half, count - half, tot, fails);
@@ -142,9 +174,39 @@ fn campaign_range(
     }
 }
 
+fn ext(f: Frontend) -> &'static str {
+    match f {
+        Frontend::Fen => ".fen",
+        Frontend::Litmus => ".litmus",
+        #[cfg(feature = "c")]
+        Frontend::C => ".ll",
+    }
+}
+
 fn main() {
-    let a = parse_args();
-    let corpus = Corpus::default_for(a.frontend);
+    let mut a = parse_args();
+    if let Some(f) = &a.check {
+        let src = std::fs::read(f).unwrap_or_else(|e| usage(&format!("{}: {e}", f.display())));
+        let o = fencer_fuzz::check(a.frontend, &String::from_utf8_lossy(&src));
+        println!("{o:?}");
+        std::process::exit(i32::from(matches!(o, fencer_fuzz::Outcome::Failed(_))));
+    }
+    let mut corpus = match &a.corpus {
+        Some(d) => Corpus::load(std::slice::from_ref(d), ext(a.frontend)),
+        None => Corpus::default_for(a.frontend),
+    };
+    // Children read the corpus from files: compiling the C one takes seconds.
+    let made = a.corpus.is_none() && !a.child && a.print.is_none();
+    if made {
+        let dir = std::env::temp_dir().join(format!("fencer-fuzz-corpus-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        for (i, f) in corpus.files.iter().enumerate() {
+            let _ = std::fs::write(dir.join(format!("{i:04}{}", ext(a.frontend))), f);
+        }
+        // Read back, so that the parent saves exactly the inputs its children ran.
+        corpus = Corpus::load(std::slice::from_ref(&dir), ext(a.frontend));
+        a.corpus = Some(dir);
+    }
     if let Some(i) = a.print {
         print!("{}", input(a.frontend, &corpus, a.seed, i));
         return;
@@ -179,9 +241,13 @@ fn main() {
             eprintln!("FAIL seed {} index {i}: {m}", a.seed);
             if let Some(dir) = &a.out {
                 let _ = std::fs::create_dir_all(dir);
-                let ext = frontend_name(a.frontend);
                 let _ = std::fs::write(
-                    dir.join(format!("{ext}-{}-{i}.{ext}", a.seed)),
+                    dir.join(format!(
+                        "{}-{}-{i}{}",
+                        frontend_name(a.frontend),
+                        a.seed,
+                        ext(a.frontend)
+                    )),
                     input(a.frontend, &corpus, a.seed, *i),
                 );
             }
@@ -195,6 +261,9 @@ fn main() {
             fails.len(),
             t0.elapsed().as_secs_f64()
         );
+    }
+    if made {
+        let _ = std::fs::remove_dir_all(a.corpus.as_ref().expect("made above"));
     }
     println!(
         "front-end {} seed {}: {} inputs, {} lowered, {} refused with a diagnostic, {} failures, {:.1} s",
