@@ -356,7 +356,7 @@ fn fen_expr(r: &mut Rng, names: &[String], depth: u32, out: &mut String) {
             }
         }
         1 => {
-            out.push_str(r.pick(&["-", "!", "~"]));
+            out.push_str(r.pick::<&str>(&["-", "!", "~"]));
             fen_expr(r, names, depth + 1, out);
         }
         2..=4 => {
@@ -463,7 +463,7 @@ fn fen_stmt(r: &mut Rng, names: &[String], shared: &[String], s: &mut String, de
             s.push_str("}\n");
         }
         3 => {
-            s.push_str(r.pick(&["assert(", "assume("]));
+            s.push_str(r.pick::<&str>(&["assert(", "assume("]));
             fen_expr(r, names, 0, s);
             s.push_str(");\n");
         }
@@ -544,7 +544,7 @@ fn gen_litmus(r: &mut Rng) -> String {
             .collect();
         s.push_str(&format!(" {} ;\n", cells.join(" | ")));
     }
-    s.push_str(r.pick(&["exists ", "~exists ", "forall "]));
+    s.push_str(r.pick::<&str>(&["exists ", "~exists ", "forall "]));
     let mut c = String::new();
     litmus_cond(r, nthreads as u64, nlocs, 0, &mut c);
     s.push_str(&c);
@@ -562,7 +562,7 @@ fn gen_litmus(r: &mut Rng) -> String {
 
 fn litmus_cond(r: &mut Rng, threads: u64, locs: u64, depth: u32, out: &mut String) {
     let atom = |r: &mut Rng, out: &mut String| match r.below(8) {
-        0 => out.push_str(r.pick(&["true", "false"])),
+        0 => out.push_str(r.pick::<&str>(&["true", "false"])),
         1..=3 => out.push_str(&format!("x{}={}", r.below(locs), number(r))),
         4 => out.push_str(&format!("[x{}]={}", r.below(locs), number(r))),
         _ => out.push_str(&format!(
