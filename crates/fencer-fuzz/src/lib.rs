@@ -19,7 +19,7 @@ mod c;
 pub const MAX_IR_DEPTH: u32 = 256;
 
 /// Generated programs stop growing at about this many bytes (mutations may add more).
-const MAX_LEN: usize = 1 << 20;
+const MAX_LEN: usize = 2 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frontend {
@@ -68,9 +68,9 @@ impl Rng {
     }
     /// A size: usually small, sometimes large, rarely huge (the inputs that overflowed).
     pub fn size(&mut self, small: u64, large: u64, huge: u64) -> u64 {
-        match self.below(100) {
-            0 => self.below(huge) + 1,
-            1..=5 => self.below(large) + 1,
+        match self.below(1000) {
+            0 | 1 => self.below(huge) + 1,
+            2..=29 => self.below(large) + 1,
             _ => self.below(small) + 1,
         }
     }
@@ -140,8 +140,8 @@ pub fn input(frontend: Frontend, corpus: &Corpus, seed: u64, index: u64) -> Stri
         },
     };
     let mutations = match r.below(10) {
-        0..=2 => 0,
-        3..=7 => r.below(3) + 1,
+        0..=3 => 0,
+        4..=7 => r.below(3) + 1,
         _ => r.below(20) + 1,
     };
     let mut bytes = base.into_bytes();
@@ -276,7 +276,7 @@ pub(crate) fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
     let kind = if b.len() > 4 * MAX_LEN {
         r.below(3)
     } else {
-        r.below(8)
+        r.below(9)
     };
     match kind {
         // Flip a byte.
@@ -296,7 +296,7 @@ pub(crate) fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
         3 if n > 0 => {
             let len = (r.size(4, 30, 200) as usize).min(b.len() - at.min(b.len()));
             let piece: Vec<u8> = b[at..at + len].to_vec();
-            let times = r.size(4, 500, 20000) as usize;
+            let times = (r.size(4, 500, 60000) as usize).min(MAX_LEN / len.max(1));
             let mut rep = Vec::with_capacity(piece.len() * times);
             for _ in 0..times {
                 rep.extend_from_slice(&piece);
@@ -305,10 +305,12 @@ pub(crate) fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
         }
         // A random byte.
         4 => b.insert(at, r.next_u64() as u8),
+        // Deepen or lengthen where the result still parses, often enough.
+        5 | 6 => structured(r, b, frontend),
         // Snippets, sometimes many times over.
         _ => {
             let s = r.pick(snippets).as_bytes();
-            let times = r.size(2, 100, 20000) as usize;
+            let times = r.size(2, 100, 60000) as usize;
             let mut rep = Vec::with_capacity(s.len() * times);
             for _ in 0..times {
                 rep.extend_from_slice(s);
@@ -318,13 +320,95 @@ pub(crate) fn mutate(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
     }
 }
 
+/// A literal: mostly small, sometimes extreme, rarely too large for 64 bits (which the
+/// lexer refuses, so that a program with one is never parsed further).
+/// Positions just after each occurrence of `pat`.
+fn after_each(b: &[u8], pat: &[u8]) -> Vec<usize> {
+    b.windows(pat.len())
+        .enumerate()
+        .filter(|(_, w)| *w == pat)
+        .map(|(i, _)| i + pat.len())
+        .collect()
+}
+
+fn repeat(piece: &str, times: u64) -> Vec<u8> {
+    piece.repeat(times as usize).into_bytes()
+}
+
+/// Edits that keep a program well formed most of the time while making it long or deep:
+/// an operator chain before a `;`, an `else if` chain after a `}`, parentheses around
+/// what follows a `(`; in litmus conditions, conjuncts, parentheses and `~`.
+fn structured(r: &mut Rng, b: &mut Vec<u8>, frontend: Frontend) {
+    let n = r.size(8, 2000, 60000);
+    match frontend {
+        Frontend::Fen => match r.below(3) {
+            0 => {
+                let spots = after_each(b, b";");
+                if let Some(&p) = spots.get(r.below(spots.len() as u64) as usize) {
+                    let op = r.pick(FEN_BINOPS);
+                    let term = r.pick(&["1", "0", "x", "r0", "(1)", "x0", "r1 * 2"]);
+                    b.splice(p - 1..p - 1, repeat(&format!(" {op} {term}"), n));
+                }
+            }
+            1 => {
+                let spots = after_each(b, b"}");
+                if let Some(&p) = spots.get(r.below(spots.len() as u64) as usize) {
+                    let cond = r.pick(&["r0 == 1", "x", "1", "r1 < 2 && x0"]);
+                    b.splice(p..p, repeat(&format!(" else if ({cond}) {{ r0 = 1; }}"), n));
+                }
+            }
+            _ => parens(r, b, b"(", n.min(400)),
+        },
+        Frontend::Litmus => {
+            let Some(&c) = after_each(b, b"exists")
+                .last()
+                .or(after_each(b, b"forall").last())
+            else {
+                return;
+            };
+            let Some(open) = b[c..].iter().position(|&x| x == b'(').map(|k| c + k + 1) else {
+                return;
+            };
+            match r.below(3) {
+                0 => {
+                    let atom = r.pick(&["0:EAX=0 /\\ ", "x=1 \\/ ", "[y]=0 /\\ ", "true /\\ "]);
+                    b.splice(open..open, repeat(atom, n));
+                }
+                1 => {
+                    let close = b.iter().rposition(|&x| x == b')').unwrap_or(b.len());
+                    let k = n.min(400) as usize;
+                    b.splice(close..close, repeat(")", k as u64));
+                    b.splice(open..open, repeat("(", k as u64));
+                }
+                _ => b.splice(open..open, repeat("~", n.min(400))).for_each(drop),
+            }
+        }
+        #[cfg(feature = "c")]
+        Frontend::C => {}
+    }
+}
+
+/// `k` more parentheses around the text after a random `(`, closed after the next `)`.
+fn parens(r: &mut Rng, b: &mut Vec<u8>, open: &[u8], k: u64) {
+    let spots = after_each(b, open);
+    let Some(&p) = spots.get(r.below(spots.len() as u64) as usize) else {
+        return;
+    };
+    let Some(q) = b[p..].iter().position(|&x| x == b')').map(|k| p + k + 1) else {
+        return;
+    };
+    b.splice(q..q, repeat(")", k));
+    b.splice(p..p, repeat("(", k));
+}
+
 fn number(r: &mut Rng) -> String {
-    match r.below(12) {
-        0 => i64::MAX.to_string(),
-        1 => "9223372036854775808".into(),
-        2 => format!("0x{:x}", r.next_u64()),
-        3 => r.next_u64().to_string(),
-        4 => "0".into(),
+    match r.below(1000) {
+        0 => "9223372036854775808".into(),
+        1 => format!("0x{:x}{:x}", r.next_u64(), r.next_u64()),
+        2..=30 => i64::MAX.to_string(),
+        31..=60 => format!("0x{:x}", r.next_u64() >> 1),
+        61..=90 => (r.next_u64() >> 1).to_string(),
+        91..=200 => "0".into(),
         _ => r.below(5).to_string(),
     }
 }
@@ -346,7 +430,7 @@ fn fen_expr(r: &mut Rng, names: &[String], depth: u32, out: &mut String) {
     match r.below(10) {
         _ if depth > 150 || out.len() > MAX_LEN => atom(r, out),
         0 => {
-            let n = r.size(3, 40, 120) as usize;
+            let n = r.size(3, 40, 400) as usize;
             for _ in 0..n {
                 out.push('(');
             }
@@ -361,7 +445,7 @@ fn fen_expr(r: &mut Rng, names: &[String], depth: u32, out: &mut String) {
         }
         2..=4 => {
             // A chain: one operator, or a mix.
-            let n = r.size(4, 200, 25000);
+            let n = r.size(4, 200, 100_000);
             let one = r.chance(50).then(|| *r.pick(FEN_BINOPS));
             fen_expr(r, names, depth + 1, out);
             for _ in 0..n {
@@ -437,7 +521,7 @@ fn fen_stmt(r: &mut Rng, names: &[String], shared: &[String], s: &mut String, de
     };
     match r.below(14) {
         0 | 1 if depth < 120 => {
-            let arms = r.size(2, 100, 12000);
+            let arms = r.size(2, 100, 40000);
             for i in 0..arms {
                 if s.len() > MAX_LEN {
                     break;
@@ -758,6 +842,26 @@ pub struct Stats {
     pub refused: u64,
     /// `(index, what went wrong)`.
     pub failures: Vec<(u64, String)>,
+}
+
+/// The stack inputs are checked on: cargo's test threads have 2 MiB, the CLI's main
+/// thread 8; checking on the smaller finds deep recursion with a margin.
+pub const STACK: usize = 2 << 20;
+
+/// [`run`] on a thread with a [`STACK`]-byte stack.
+pub fn run_on_small_stack(
+    frontend: Frontend,
+    corpus: Corpus,
+    seed: u64,
+    start: u64,
+    count: u64,
+) -> Stats {
+    std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || run(frontend, &corpus, seed, start, count, &mut |_| {}))
+        .expect("spawn the fuzzing thread")
+        .join()
+        .expect("panics are caught per input")
 }
 
 /// Inputs `start..start + count` of the campaign with `seed`. `progress` is called before

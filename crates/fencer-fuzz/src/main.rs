@@ -6,7 +6,7 @@
 //! one input that kills it, which is reported (and saved with `--out DIR`) like any other
 //! failure. `--print I` prints input `I`, to reproduce a failure from its seed and index.
 
-use fencer_fuzz::{input, quiet_panics, run, Corpus, Frontend};
+use fencer_fuzz::{input, quiet_panics, run_on_small_stack, Corpus, Frontend};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -187,7 +187,13 @@ fn main() {
     let mut a = parse_args();
     if let Some(f) = &a.check {
         let src = std::fs::read(f).unwrap_or_else(|e| usage(&format!("{}: {e}", f.display())));
-        let o = fencer_fuzz::check(a.frontend, &String::from_utf8_lossy(&src));
+        let (f, src) = (a.frontend, String::from_utf8_lossy(&src).into_owned());
+        let o = std::thread::Builder::new()
+            .stack_size(fencer_fuzz::STACK)
+            .spawn(move || fencer_fuzz::check(f, &src))
+            .expect("spawn")
+            .join()
+            .expect("panics are caught");
         println!("{o:?}");
         std::process::exit(i32::from(matches!(o, fencer_fuzz::Outcome::Failed(_))));
     }
@@ -213,7 +219,7 @@ fn main() {
     }
     if a.child {
         quiet_panics();
-        let st = run(a.frontend, &corpus, a.seed, a.start, a.count, &mut |_| {});
+        let st = run_on_small_stack(a.frontend, corpus, a.seed, a.start, a.count);
         let mut o = std::io::stdout().lock();
         for (i, m) in &st.failures {
             let _ = writeln!(o, "FAIL {i} {}", m.replace('\n', " | "));

@@ -1,6 +1,6 @@
 //! The CI part of fuzzing: a few thousand inputs per front-end, in-process.
 
-use fencer_fuzz::{quiet_panics, run, Corpus, Frontend};
+use fencer_fuzz::{quiet_panics, run_on_small_stack, Corpus, Frontend};
 
 fn campaign(f: Frontend, count: u64) {
     quiet_panics();
@@ -10,13 +10,7 @@ fn campaign(f: Frontend, count: u64) {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
-    // Cargo's test threads have 2 MiB stacks; the CLI runs on an 8 MiB main thread.
-    let st = std::thread::Builder::new()
-        .stack_size(8 << 20)
-        .spawn(move || run(f, &corpus, seed, 0, count, &mut |_| {}))
-        .unwrap()
-        .join()
-        .unwrap();
+    let st = run_on_small_stack(f, corpus, seed, 0, count);
     assert!(st.ok > 0 && st.refused > 0, "{st:?}");
     assert!(
         st.failures.is_empty(),
@@ -28,10 +22,10 @@ fn campaign(f: Frontend, count: u64) {
 
 #[test]
 fn fen_inputs() {
-    campaign(Frontend::Fen, 2000);
+    campaign(Frontend::Fen, 3000);
 }
 
 #[test]
 fn litmus_inputs() {
-    campaign(Frontend::Litmus, 2000);
+    campaign(Frontend::Litmus, 3000);
 }

@@ -72,12 +72,23 @@ impl<'a> Lowerer<'a> {
             Ok(())
         };
         let mut func_items = Vec::new();
+        let mut cells = 0;
         for item in &ast.items {
             match item {
                 Item::Shared(decls) => {
                     for d in decls {
                         check_dup(&self, &d.name)?;
                         let n = d.size.unwrap_or(1) as usize;
+                        cells += n;
+                        if cells > MAX_CELLS {
+                            return Err(self
+                                .err(
+                                    d.name.span,
+                                    format!("too much shared memory: expected at most {MAX_CELLS} cells in all, and `{}` passes that", d.name.name),
+                                    "too large",
+                                )
+                                .with_help("every state of the exploration holds a copy of every cell"));
+                        }
                         let init = match &d.init {
                             Init::Zero => vec![0; n],
                             Init::Scalar(v) => vec![*v; n],
@@ -874,6 +885,10 @@ impl<'a> Lowerer<'a> {
         }
     }
 }
+
+/// Shared cells in all: each array may have a million, but ten thousand such arrays
+/// would exhaust memory before the first step.
+const MAX_CELLS: usize = 1 << 24;
 
 /// Operator chains are split or rebalanced once their IR would be deeper than this.
 const SPLIT_DEPTH: u32 = 32;

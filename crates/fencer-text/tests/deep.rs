@@ -230,3 +230,16 @@ fn final_conditions() {
         assert!(d.message.contains("final condition too deep"), "{d}");
     });
 }
+
+#[test]
+fn shared_memory_is_bounded() {
+    // 20 arrays of a million cells fill 160 MB per state; 20000 of them would be 160 GB.
+    let mut src = String::new();
+    for i in 0..20000 {
+        src.push_str(&format!("shared a{i}[1000000] = 7;\n"));
+    }
+    src.push_str("thread p { fence; }\n");
+    let d = parse_program("t.fen", &src).unwrap_err();
+    assert_eq!((d.line, d.col), (17, 8), "{d}");
+    assert!(d.message.contains("too much shared memory"), "{d}");
+}
