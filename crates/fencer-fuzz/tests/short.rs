@@ -29,3 +29,37 @@ fn fen_inputs() {
 fn litmus_inputs() {
     campaign(Frontend::Litmus, 3000);
 }
+
+/// Inputs the campaigns found, named `FRONTEND-SEED-INDEX` (saved by `--out`; the
+/// generator has changed since, so the file is the reproducer, not the numbers). Each
+/// crashed or built an IR too deep before its fix: an `else if` chain of 1640 arms
+/// (stack overflow), a chain of 1347 `>` (IR 1347 deep), 400 `~` and 1368 `/\`
+/// in litmus conditions.
+#[test]
+fn regressions() {
+    quiet_panics();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/regressions");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        let f = match path.extension().and_then(|x| x.to_str()) {
+            Some("fen") => Frontend::Fen,
+            Some("litmus") => Frontend::Litmus,
+            _ => continue,
+        };
+        let src = std::fs::read_to_string(&path).unwrap();
+        let o = std::thread::Builder::new()
+            .stack_size(fencer_fuzz::STACK)
+            .spawn(move || fencer_fuzz::check(f, &src))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(
+            !matches!(o, fencer_fuzz::Outcome::Failed(_)),
+            "{}: {o:?}",
+            path.display()
+        );
+        n += 1;
+    }
+    assert!(n >= 4);
+}
