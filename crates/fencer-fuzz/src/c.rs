@@ -175,7 +175,7 @@ pub(crate) fn input(r: &mut Rng, corpus: &Corpus) -> String {
             // (fuzz-findings/c-bad-datalayout.ll) that would drown everything else.
             _ => {
                 let at = text.find("\ndefine").unwrap_or(0);
-                let mut b = text[at..].as_bytes().to_vec();
+                let mut b = text.as_bytes()[at..].to_vec();
                 mutate(r, &mut b, Frontend::C);
                 Some(format!("{}{}", &text[..at], String::from_utf8_lossy(&b)))
             }
