@@ -8,8 +8,13 @@
 
 use fencer_fuzz::{input, quiet_panics, run_on_small_stack, Corpus, Frontend};
 use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Output {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
 
 struct Args {
     frontend: Frontend,
@@ -95,7 +100,14 @@ type Counts = (u64, u64, u64, Vec<(u64, String)>);
 /// Runs `start..start + count` in a child: its counts and failures, or how it died (a
 /// stack overflow, an abort).
 fn child(a: &Args, start: u64, count: u64) -> Result<Counts, String> {
-    let out = Command::new(std::env::current_exe().expect("own path"))
+    // Output goes to files, not pipes: a child blocked on a full pipe would look hung.
+    let dir = std::env::temp_dir();
+    let tag = format!("fencer-fuzz-{}-{start}", std::process::id());
+    let (out_path, err_path) = (
+        dir.join(format!("{tag}.out")),
+        dir.join(format!("{tag}.err")),
+    );
+    let mut proc = Command::new(std::env::current_exe().expect("own path"))
         .args([
             "--child",
             "--frontend",
@@ -112,9 +124,35 @@ fn child(a: &Args, start: u64, count: u64) -> Result<Counts, String> {
                 .iter()
                 .flat_map(|c| [std::ffi::OsStr::new("--corpus"), c.as_os_str()]),
         )
-        .stderr(Stdio::piped())
-        .output()
+        .stdout(std::fs::File::create(&out_path).expect("child output file"))
+        .stderr(std::fs::File::create(&err_path).expect("child error file"))
+        .spawn()
         .expect("run a child");
+    // A hang is a failure too (LLVM loops forever on some debug information): 20 seconds,
+    // and a tenth of a second per input, are far more than any input needs.
+    let limit = Duration::from_secs(20) + Duration::from_millis(100 * count);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = proc.try_wait().expect("wait for a child") {
+            break Some(s);
+        }
+        if t0.elapsed() > limit {
+            let _ = proc.kill();
+            let _ = proc.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let read = |p: &std::path::Path| std::fs::read(p).unwrap_or_default();
+    let out = Output {
+        stdout: read(&out_path),
+        stderr: read(&err_path),
+    };
+    let _ = std::fs::remove_file(&out_path);
+    let _ = std::fs::remove_file(&err_path);
+    let Some(status) = status else {
+        return Err(format!("timed out after {} s", limit.as_secs()));
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     let mut fails = Vec::new();
     let mut summary = None;
@@ -129,7 +167,7 @@ fn child(a: &Args, start: u64, count: u64) -> Result<Counts, String> {
             }
         }
     }
-    match summary.filter(|_| out.status.success()) {
+    match summary.filter(|_| status.success()) {
         Some((inputs, ok, refused)) => Ok((inputs, ok, refused, fails)),
         None => {
             // What it said last: "has overflowed its stack", "LLVM ERROR: ...".
@@ -142,7 +180,7 @@ fn child(a: &Args, start: u64, count: u64) -> Result<Counts, String> {
                 .chars()
                 .take(200)
                 .collect();
-            Err(format!("the process died ({}): {tail}", out.status))
+            Err(format!("the process died ({status}): {tail}"))
         }
     }
 }
