@@ -383,3 +383,23 @@ fn the_timeout_bounds_loading_too() {
     assert_eq!(v["verdict"], "incomplete");
     assert_eq!(v["stopped_by"], "timeout");
 }
+
+#[test]
+fn llvm_ir_that_kills_llvm_is_bad_input() {
+    // Found by fencer-fuzz: LLVM aborts on the first two and crashes on the third; fencer
+    // reads them in a child process first. (The fourth, which makes LLVM's verifier loop,
+    // costs the child's one-minute limit: not run here.)
+    let dir = root().join("crates/fencer-cli/tests/llvm");
+    for f in [
+        "c-bad-datalayout.ll",
+        "c-verifier-abort.ll",
+        "c-debuginfo-segv.ll",
+    ] {
+        let path = dir.join(f);
+        let out = fencer(&["check", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{f}: {out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("LLVM cannot read this IR"), "{f}: {err}");
+        assert!(err.contains(f), "{f}: {err}");
+    }
+}

@@ -89,17 +89,23 @@ impl<'a> Lower<'a> {
                 Box::new(CondExpr::Const(*k)),
             ),
             Cond::Not(a) => CondExpr::Un(UnOp::Not, Box::new(self.cond(a)?)),
-            Cond::And(a, b) => CondExpr::Bin(
-                BinOp::LogAnd,
-                Box::new(self.cond(a)?),
-                Box::new(self.cond(b)?),
-            ),
-            Cond::Or(a, b) => CondExpr::Bin(
-                BinOp::LogOr,
-                Box::new(self.cond(a)?),
-                Box::new(self.cond(b)?),
-            ),
+            Cond::And(v) => self.balance(BinOp::LogAnd, v)?,
+            Cond::Or(v) => self.balance(BinOp::LogOr, v)?,
         })
+    }
+
+    /// A balanced tree, so that thirty thousand conjuncts are 15 levels deep rather than
+    /// thirty thousand (`CondExpr::eval` recurses). `/\` and `\/` are associative.
+    fn balance(&mut self, op: BinOp, v: &[Cond]) -> Result<CondExpr, Diagnostic> {
+        if let [c] = v {
+            return self.cond(c);
+        }
+        let (a, b) = v.split_at(v.len() / 2);
+        Ok(CondExpr::Bin(
+            op,
+            Box::new(self.balance(op, a)?),
+            Box::new(self.balance(op, b)?),
+        ))
     }
 }
 
@@ -111,6 +117,9 @@ pub fn show(c: &Cond) -> String {
             Var::Loc(x) => format!("[{x}]"),
         }
     }
+    fn join(v: &[Cond], sep: &str, p: u8) -> String {
+        v.iter().map(|c| go(c, p)).collect::<Vec<_>>().join(sep)
+    }
     fn go(c: &Cond, parent: u8) -> String {
         // 3: atom, 2: and, 1: or
         let (s, p) = match c {
@@ -118,8 +127,8 @@ pub fn show(c: &Cond) -> String {
             Cond::False => ("false".to_string(), 3),
             Cond::Eq(v, k, _) => (format!("{}={k}", var(v)), 3),
             Cond::Not(a) => (format!("~{}", go(a, 3)), 3),
-            Cond::And(a, b) => (format!("{} /\\ {}", go(a, 2), go(b, 2)), 2),
-            Cond::Or(a, b) => (format!("{} \\/ {}", go(a, 1), go(b, 1)), 1),
+            Cond::And(v) => (join(v, " /\\ ", 2), 2),
+            Cond::Or(v) => (join(v, " \\/ ", 1), 1),
         };
         if p < parent {
             format!("({s})")

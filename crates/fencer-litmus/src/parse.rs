@@ -18,9 +18,14 @@ pub enum Cond {
     False,
     Eq(Var, i64, Span),
     Not(Box<Cond>),
-    And(Box<Cond>, Box<Cond>),
-    Or(Box<Cond>, Box<Cond>),
+    /// Conjuncts in order: a chain of thousands of `/\\` is one node, not a tree as deep as
+    /// the chain is long that every pass would recurse down.
+    And(Vec<Cond>),
+    Or(Vec<Cond>),
 }
+
+/// Parentheses and `~` nested deeper than this are refused rather than risking the stack.
+pub const MAX_NESTING: u32 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Quant {
@@ -81,6 +86,8 @@ struct Lexer<'a> {
     pos: usize,
     /// Where the tokens end (for "found end of ..." messages).
     end: usize,
+    /// Parentheses and `~` open in the condition being parsed.
+    depth: u32,
 }
 
 const PUNCTS: [&str; 14] = [
@@ -157,6 +164,7 @@ impl<'a> Lexer<'a> {
             toks,
             pos: 0,
             end,
+            depth: 0,
         })
     }
 
@@ -278,30 +286,57 @@ impl<'a> Lexer<'a> {
     }
 
     fn cond(&mut self) -> Result<Cond, Diagnostic> {
-        let mut a = self.cond_and()?;
+        let mut v = vec![self.cond_and()?];
         while self.eat("\\/") {
-            let b = self.cond_and()?;
-            a = Cond::Or(Box::new(a), Box::new(b));
+            v.push(self.cond_and()?);
         }
-        Ok(a)
+        Ok(if v.len() == 1 {
+            v.pop().expect("one")
+        } else {
+            Cond::Or(v)
+        })
     }
 
     fn cond_and(&mut self) -> Result<Cond, Diagnostic> {
-        let mut a = self.cond_unary()?;
+        let mut v = vec![self.cond_unary()?];
         while self.eat("/\\") {
-            let b = self.cond_unary()?;
-            a = Cond::And(Box::new(a), Box::new(b));
+            v.push(self.cond_unary()?);
         }
-        Ok(a)
+        Ok(if v.len() == 1 {
+            v.pop().expect("one")
+        } else {
+            Cond::And(v)
+        })
+    }
+
+    fn nest(&mut self) -> Result<(), Diagnostic> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Diagnostic::new(
+                self.file,
+                self.src,
+                self.span(),
+                format!(
+                    "condition nested too deeply: expected at most {MAX_NESTING} levels of parentheses and `~`"
+                ),
+                "too deep",
+            ));
+        }
+        Ok(())
     }
 
     fn cond_unary(&mut self) -> Result<Cond, Diagnostic> {
         if self.eat("~") {
-            return Ok(Cond::Not(Box::new(self.cond_unary()?)));
+            self.nest()?;
+            let c = Cond::Not(Box::new(self.cond_unary()?));
+            self.depth -= 1;
+            return Ok(c);
         }
         if self.eat("(") {
+            self.nest()?;
             let c = self.cond()?;
             self.expect(")")?;
+            self.depth -= 1;
             return Ok(c);
         }
         match self.peek() {

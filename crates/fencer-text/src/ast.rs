@@ -88,9 +88,11 @@ pub enum StmtKind {
     Assert(Expr),
     Lock(Ident),
     Unlock(Ident),
+    /// `if (c1) {..} else if (c2) {..} ... else {..}`: the `else if` arms are kept in one
+    /// list rather than nested, so that a chain of ten thousand arms is not ten thousand
+    /// levels of recursion in every pass over the tree.
     If {
-        cond: Expr,
-        then: Vec<Stmt>,
+        arms: Vec<(Expr, Vec<Stmt>)>,
         els: Option<Vec<Stmt>>,
     },
     While {
@@ -154,6 +156,42 @@ pub enum ExprKind {
     ThreadReg(Ident, Ident),
     Un(UnOp, Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+/// Dropping is iterative: the parser builds operator chains (`a + b + ... + z`) as trees
+/// as deep as the chain is long, and the compiler's recursive drop of a tree twenty
+/// thousand nodes deep overflows a 2 MiB thread stack.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        // The boxes move onto the stack as they are: unboxing would copy every node.
+        #[allow(clippy::vec_box)]
+        fn take(k: &mut ExprKind, out: &mut Vec<Box<Expr>>) {
+            match std::mem::replace(k, ExprKind::Int(0)) {
+                ExprKind::Un(_, a) => out.push(a),
+                ExprKind::Bin(_, a, b) => {
+                    out.push(a);
+                    out.push(b);
+                }
+                ExprKind::Place(Place { index: Some(i), .. }) => out.push(i),
+                _ => {}
+            }
+        }
+        let leaf = |k: &ExprKind| match k {
+            ExprKind::Un(..) | ExprKind::Bin(..) => false,
+            ExprKind::Place(p) => p.index.is_none(),
+            _ => true,
+        };
+        if leaf(&self.kind) {
+            return;
+        }
+        let mut stack = Vec::new();
+        take(&mut self.kind, &mut stack);
+        while let Some(mut e) = stack.pop() {
+            if !leaf(&e.kind) {
+                take(&mut e.kind, &mut stack);
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

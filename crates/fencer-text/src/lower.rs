@@ -10,7 +10,7 @@ use crate::ast::{self, *};
 use crate::diag::{Diagnostic, LineIndex};
 use crate::printer::print_expr;
 use fencer_ir as ir;
-use fencer_ir::{Addr, CondExpr, CondVar, Instr, ObjKind, Op, Reg, RmwOp, SrcLoc};
+use fencer_ir::{Addr, BinOp, CondExpr, CondVar, Instr, ObjKind, Op, Reg, RmwOp, SrcLoc, UnOp};
 use std::collections::HashMap;
 
 pub struct Lowerer<'a> {
@@ -72,6 +72,7 @@ impl<'a> Lowerer<'a> {
             Ok(())
         };
         let mut func_items = Vec::new();
+        let mut cells = 0;
         for item in &ast.items {
             match item {
                 Item::Shared(decls) => {
@@ -89,6 +90,18 @@ impl<'a> Lowerer<'a> {
                                     .collect(),
                             ),
                         };
+                        // Zero cells cost nothing (memory is sparse); cells with another
+                        // initial value are stored, in every state the exploration keeps.
+                        cells += init.len();
+                        if cells > MAX_CELLS {
+                            return Err(self
+                                .err(
+                                    d.name.span,
+                                    format!("too much initialised shared memory: expected at most {MAX_CELLS} cells with a non-zero initial value in all, and `{}` passes that", d.name.name),
+                                    "too large",
+                                )
+                                .with_help("every state of the exploration holds a copy of every cell that is not zero"));
+                        }
                         self.add_object(&d.name, ObjKind::Shared, size, init, d.size.is_some());
                     }
                 }
@@ -238,8 +251,10 @@ impl<'a> Lowerer<'a> {
                         self.new_reg(cx, n);
                     }
                 }
-                StmtKind::If { then, els, .. } => {
-                    self.collect_regs(cx, then);
+                StmtKind::If { arms, els } => {
+                    for (_, then) in arms {
+                        self.collect_regs(cx, then);
+                    }
                     if let Some(e) = els {
                         self.collect_regs(cx, e);
                     }
@@ -323,9 +338,17 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_expr(&self, cx: &mut FnCtx, e: &Expr) -> LResult<ir::Expr> {
-        Ok(match &e.kind {
-            ExprKind::Int(v) => ir::Expr::Const(*v),
-            ExprKind::Bool(b) => ir::Expr::Const(*b as i64),
+        Ok(self.lower_node(cx, e)?.e)
+    }
+
+    /// Lowers an expression whose operator chains may be arbitrarily long. The tree the
+    /// parser builds for `a + b + ... + z` is as deep as the chain is long; the IR must
+    /// not be (the machine, `Expr::regs` and friends recurse over it), so chains are
+    /// walked in a loop and bounded by [`Self::limit`].
+    fn lower_node(&self, cx: &mut FnCtx, e: &Expr) -> LResult<Node> {
+        let node = match &e.kind {
+            ExprKind::Int(v) => Node::leaf(ir::Expr::Const(*v)),
+            ExprKind::Bool(b) => Node::leaf(ir::Expr::Const(*b as i64)),
             ExprKind::Place(p) => {
                 if let Some(&r) = cx.reg_by_name.get(&p.name.name) {
                     if let Some(i) = &p.index {
@@ -335,16 +358,20 @@ impl<'a> Lowerer<'a> {
                             "unexpected index",
                         ));
                     }
-                    return Ok(ir::Expr::Reg(r));
+                    return Ok(Node::leaf(ir::Expr::Reg(r)));
                 }
                 let addr = self.shared_addr(cx, p, "a value")?;
                 let t = self.temp(cx);
-                self.emit(cx, Op::Load {
+                self.emit(
+                    cx,
+                    Op::Load {
                         dst: t,
                         addr,
                         copy: false,
-                    }, e.span);
-                ir::Expr::Reg(t)
+                    },
+                    e.span,
+                );
+                Node::leaf(ir::Expr::Reg(t))
             }
             ExprKind::ThreadReg(t, r) => {
                 return Err(self
@@ -355,12 +382,79 @@ impl<'a> Lowerer<'a> {
                     )
                     .with_help("share values between threads through `shared` locations"))
             }
-            ExprKind::Un(op, a) => ir::Expr::Un(*op, Box::new(self.lower_expr(cx, a)?)),
-            ExprKind::Bin(op, a, b) => {
-                let a = self.lower_expr(cx, a)?;
-                let b = self.lower_expr(cx, b)?;
-                ir::Expr::bin(*op, a, b)
+            ExprKind::Un(op, a) => {
+                let a = self.lower_node(cx, a)?;
+                Node {
+                    depth: a.depth + 1,
+                    faults: a.faults,
+                    e: ir::Expr::Un(*op, Box::new(a.e)),
+                }
             }
+            ExprKind::Bin(..) => {
+                let (first, rights) = spine(e);
+                let first = self.lower_node(cx, first)?;
+                let mut operands = Vec::with_capacity(rights.len());
+                // Left to right, so that the loads of shared reads keep their order.
+                for (op, r) in rights {
+                    operands.push((op, self.lower_node(cx, r)?));
+                }
+                return chain(first, operands, &mut |n| self.limit(cx, n, e.span));
+            }
+        };
+        self.limit(cx, node, e.span)
+    }
+
+    /// Keeps an expression within [`MAX_IR_DEPTH`]: past [`SPLIT_DEPTH`], a subexpression
+    /// that cannot fault is computed beforehand into a fresh temporary (`Op::Local`).
+    /// Computing it early changes nothing: it reads registers only, all already set, and
+    /// cannot fail. A subexpression that can divide by zero stays where it is, because
+    /// moving it out of the right operand of `&&` or `||`, or before a fault of another
+    /// kind, would change what the program does; if those alone pass the bound, that is
+    /// an error.
+    fn limit(&self, cx: &mut FnCtx, n: Node, span: Span) -> LResult<Node> {
+        if n.depth <= SPLIT_DEPTH {
+            return Ok(n);
+        }
+        let hoist = |this: &Self, cx: &mut FnCtx, e: ir::Expr| {
+            let t = this.temp(cx);
+            this.emit(cx, Op::Local { dst: t, expr: e }, span);
+            ir::Expr::Reg(t)
+        };
+        if !n.faults {
+            return Ok(Node::leaf(hoist(self, cx, n.e)));
+        }
+        let mut e = n.e;
+        match &mut e {
+            ir::Expr::Un(_, a) | ir::Expr::AddrOf(_, a) if !can_fault(a) => {
+                let a0 = std::mem::replace(&mut **a, ir::Expr::Const(0));
+                **a = hoist(self, cx, a0);
+            }
+            ir::Expr::Bin(_, a, b) => {
+                for x in [a, b] {
+                    if !can_fault(x) && depth(x) > 1 {
+                        let x0 = std::mem::replace(&mut **x, ir::Expr::Const(0));
+                        **x = hoist(self, cx, x0);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let d = depth(&e);
+        if d > MAX_IR_DEPTH {
+            return Err(self
+                .err(
+                    span,
+                    format!(
+                        "expression too deep: expected at most {MAX_IR_DEPTH} nested operators that can divide by zero"
+                    ),
+                    "too deep",
+                )
+                .with_help("compute parts of it into registers first"));
+        }
+        Ok(Node {
+            e,
+            depth: d,
+            faults: true,
         })
     }
 
@@ -583,38 +677,43 @@ impl<'a> Lowerer<'a> {
                 };
                 self.emit(cx, op, span);
             }
-            StmtKind::If { cond, then, els } => {
-                let c = self.lower_expr(cx, cond)?;
-                let br = self.emit(
-                    cx,
-                    Op::Branch {
-                        cond: c,
-                        then_to: 0,
-                        else_to: 0,
-                    },
-                    cond.span,
-                );
-                self.lower_block(cx, then)?;
-                let then_to = br + 1;
-                let else_to = match els {
-                    None => cx.code.len() as u32,
-                    Some(b) => {
-                        let j = self.emit(cx, Op::Jump(0), span);
-                        self.lower_block(cx, b)?;
-                        let end = cx.code.len() as u32;
-                        cx.code[j as usize].op = Op::Jump(end);
-                        j + 1
-                    }
-                };
-                cx.code[br as usize].op =
-                    match std::mem::replace(&mut cx.code[br as usize].op, Op::Fence) {
-                        Op::Branch { cond, .. } => Op::Branch {
-                            cond,
-                            then_to,
-                            else_to,
+            StmtKind::If { arms, els } => {
+                // Each arm: its condition, a branch past its body when false, its body, and
+                // a jump to the end (patched once the end is known).
+                let mut to_end = Vec::new();
+                for (i, (cond, then)) in arms.iter().enumerate() {
+                    let c = self.lower_expr(cx, cond)?;
+                    let br = self.emit(
+                        cx,
+                        Op::Branch {
+                            cond: c,
+                            then_to: 0,
+                            else_to: 0,
                         },
-                        _ => unreachable!("patched instruction is the branch"),
-                    };
+                        cond.span,
+                    );
+                    self.lower_block(cx, then)?;
+                    if i + 1 < arms.len() || els.is_some() {
+                        to_end.push(self.emit(cx, Op::Jump(0), span));
+                    }
+                    let else_to = cx.code.len() as u32;
+                    if let Op::Branch {
+                        then_to,
+                        else_to: e,
+                        ..
+                    } = &mut cx.code[br as usize].op
+                    {
+                        *then_to = br + 1;
+                        *e = else_to;
+                    }
+                }
+                if let Some(b) = els {
+                    self.lower_block(cx, b)?;
+                }
+                let end = cx.code.len() as u32;
+                for j in to_end {
+                    cx.code[j as usize].op = Op::Jump(end);
+                }
             }
             StmtKind::While { cond, body } => {
                 let head = cx.code.len() as u32;
@@ -699,17 +798,47 @@ impl<'a> Lowerer<'a> {
         functions: &[ir::Function],
         threads: &[ir::ThreadDecl],
     ) -> LResult<CondExpr> {
-        Ok(match &e.kind {
-            ExprKind::Int(v) => CondExpr::Const(*v),
-            ExprKind::Bool(b) => CondExpr::Const(*b as i64),
-            ExprKind::Un(op, a) => {
-                CondExpr::Un(*op, Box::new(self.cond_expr(a, functions, threads)?))
+        Ok(self.cond_node(e, functions, threads)?.0)
+    }
+
+    /// A final condition has no code to compute parts of it beforehand: long chains of
+    /// associative operators are balanced, and anything still deeper than
+    /// [`MAX_IR_DEPTH`] is an error.
+    fn cond_node(
+        &self,
+        e: &Expr,
+        functions: &[ir::Function],
+        threads: &[ir::ThreadDecl],
+    ) -> LResult<(CondExpr, u32)> {
+        let mut check = |n: (CondExpr, u32)| {
+            if n.1 > MAX_IR_DEPTH {
+                return Err(self
+                    .err(
+                        e.span,
+                        format!("final condition too deep: expected at most {MAX_IR_DEPTH} nested operators"),
+                        "too deep",
+                    )
+                    .with_help("`&&`, `||`, `+`, `*`, `&`, `|`, `^` chains of any length are fine; other operators nest"));
             }
-            ExprKind::Bin(op, a, b) => CondExpr::Bin(
-                *op,
-                Box::new(self.cond_expr(a, functions, threads)?),
-                Box::new(self.cond_expr(b, functions, threads)?),
-            ),
+            Ok(n)
+        };
+        let leaf = |c: CondExpr| Ok((c, 1));
+        match &e.kind {
+            ExprKind::Int(v) => leaf(CondExpr::Const(*v)),
+            ExprKind::Bool(b) => leaf(CondExpr::Const(*b as i64)),
+            ExprKind::Un(op, a) => {
+                let (a, d) = self.cond_node(a, functions, threads)?;
+                check((CondExpr::Un(*op, Box::new(a)), d + 1))
+            }
+            ExprKind::Bin(..) => {
+                let (first, rights) = spine(e);
+                let first = self.cond_node(first, functions, threads)?;
+                let mut operands = Vec::with_capacity(rights.len());
+                for (op, r) in rights {
+                    operands.push((op, self.cond_node(r, functions, threads)?));
+                }
+                chain(first, operands, &mut check)
+            }
             ExprKind::ThreadReg(t, r) => {
                 let Some(ti) = threads.iter().position(|d| d.name == t.name) else {
                     return Err(self.err(
@@ -728,10 +857,10 @@ impl<'a> Lowerer<'a> {
                         )
                         .with_help("registers are the names a thread assigns to"));
                 };
-                CondExpr::Var(CondVar::Reg {
+                leaf(CondExpr::Var(CondVar::Reg {
                     thread: ti as u32,
                     reg,
-                })
+                }))
             }
             ExprKind::Place(p) => {
                 let n = &p.name.name;
@@ -784,8 +913,175 @@ impl<'a> Lowerer<'a> {
                         ))
                     }
                 };
-                CondExpr::Var(CondVar::Cell { obj, index })
+                leaf(CondExpr::Var(CondVar::Cell { obj, index }))
             }
-        })
+        }
+    }
+}
+
+/// Shared cells in all: each array may have a million, but ten thousand such arrays
+/// would exhaust memory before the first step.
+const MAX_CELLS: usize = 1 << 24;
+
+/// Operator chains are split or rebalanced once their IR would be deeper than this.
+const SPLIT_DEPTH: u32 = 32;
+/// No lowered expression or condition is deeper than this.
+pub const MAX_IR_DEPTH: u32 = 64;
+/// Runs of one associative operator longer than this become balanced trees. Shorter ones
+/// keep the shape they are written in, so that ordinary programs lower as they always did.
+const BALANCE_RUN: usize = 8;
+
+/// A lowered expression with what [`Lowerer::limit`] needs to know about it.
+struct Node {
+    e: ir::Expr,
+    depth: u32,
+    /// Whether evaluating it can fail (divide by zero).
+    faults: bool,
+}
+
+impl Node {
+    fn leaf(e: ir::Expr) -> Node {
+        Node {
+            e,
+            depth: 1,
+            faults: false,
+        }
+    }
+}
+
+/// What [`chain`] builds: IR expressions in code, conditions in the final condition.
+trait ChainNode: Sized {
+    fn bin(op: BinOp, a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+}
+
+impl ChainNode for Node {
+    fn bin(op: BinOp, a: Node, b: Node) -> Node {
+        let divides = matches!(op, BinOp::Div | BinOp::Rem | BinOp::UDiv | BinOp::URem)
+            && !matches!(b.e, ir::Expr::Const(c) if c != 0);
+        Node {
+            depth: a.depth.max(b.depth) + 1,
+            faults: a.faults || b.faults || divides,
+            e: ir::Expr::bin(op, a.e, b.e),
+        }
+    }
+    fn neg(a: Node) -> Node {
+        Node {
+            depth: a.depth + 1,
+            faults: a.faults,
+            e: ir::Expr::Un(UnOp::Neg, Box::new(a.e)),
+        }
+    }
+}
+
+impl ChainNode for (CondExpr, u32) {
+    fn bin(op: BinOp, a: Self, b: Self) -> Self {
+        (
+            CondExpr::Bin(op, Box::new(a.0), Box::new(b.0)),
+            a.1.max(b.1) + 1,
+        )
+    }
+    fn neg(a: Self) -> Self {
+        (CondExpr::Un(UnOp::Neg, Box::new(a.0)), a.1 + 1)
+    }
+}
+
+/// The left spine of a binary expression, in a loop: the leftmost operand, then each
+/// operator with its right operand, in source order.
+fn spine(e: &Expr) -> (&Expr, Vec<(BinOp, &Expr)>) {
+    let mut rights = Vec::new();
+    let mut cur = e;
+    while let ExprKind::Bin(op, a, b) = &cur.kind {
+        rights.push((*op, &**b));
+        cur = a;
+    }
+    rights.reverse();
+    (cur, rights)
+}
+
+/// The operator a run is balanced with, for operators whose chains can be regrouped
+/// without changing the value or what is evaluated. Wrapping `+`, `*`, `&`, `|`, `^` are
+/// associative, and `a - b` is `a + (-b)` exactly in wrapping arithmetic. A balanced tree
+/// of `&&` (`||`) still evaluates operands left to right and stops at the first false
+/// (true) one, with the same 0/1 result.
+fn group(op: BinOp) -> Option<BinOp> {
+    use BinOp::*;
+    match op {
+        Add | Sub => Some(Add),
+        Mul | And | Or | Xor | LogAnd | LogOr => Some(op),
+        _ => None,
+    }
+}
+
+/// Combines `first op1 r1 op2 r2 ...` (left-associative) into a tree, calling `fix` on
+/// every node built so that it can split or refuse it.
+fn chain<T: ChainNode>(
+    first: T,
+    rights: Vec<(BinOp, T)>,
+    fix: &mut dyn FnMut(T) -> LResult<T>,
+) -> LResult<T> {
+    let mut acc = first;
+    let mut rights = rights.into_iter().peekable();
+    while let Some((op, r)) = rights.next() {
+        let g = group(op);
+        let mut run = vec![(op, r)];
+        while let Some((o, _)) = rights.peek() {
+            if g.is_some() && group(*o) == g {
+                run.push(rights.next().expect("peeked"));
+            } else {
+                break;
+            }
+        }
+        match g {
+            Some(g) if run.len() > BALANCE_RUN => {
+                let mut items = vec![acc];
+                for (o, r) in run {
+                    items.push(if o == BinOp::Sub { fix(T::neg(r))? } else { r });
+                }
+                acc = balance(g, items, fix)?;
+            }
+            _ => {
+                for (o, r) in run {
+                    acc = fix(T::bin(o, acc, r))?;
+                }
+            }
+        }
+    }
+    Ok(acc)
+}
+
+/// A balanced tree of `op` over `items`, in order.
+fn balance<T: ChainNode>(
+    op: BinOp,
+    mut items: Vec<T>,
+    fix: &mut dyn FnMut(T) -> LResult<T>,
+) -> LResult<T> {
+    if items.len() == 1 {
+        return Ok(items.pop().expect("one item"));
+    }
+    let right = items.split_off(items.len() / 2);
+    let a = balance(op, items, fix)?;
+    let b = balance(op, right, fix)?;
+    fix(T::bin(op, a, b))
+}
+
+fn depth(e: &ir::Expr) -> u32 {
+    match e {
+        ir::Expr::Const(_) | ir::Expr::Reg(_) => 1,
+        ir::Expr::AddrOf(_, a) | ir::Expr::Un(_, a) => depth(a) + 1,
+        ir::Expr::Bin(_, a, b) => depth(a).max(depth(b)) + 1,
+    }
+}
+
+fn can_fault(e: &ir::Expr) -> bool {
+    match e {
+        ir::Expr::Const(_) | ir::Expr::Reg(_) => false,
+        ir::Expr::AddrOf(_, a) | ir::Expr::Un(_, a) => can_fault(a),
+        ir::Expr::Bin(op, a, b) => {
+            (matches!(op, BinOp::Div | BinOp::Rem | BinOp::UDiv | BinOp::URem)
+                && !matches!(**b, ir::Expr::Const(c) if c != 0))
+                || can_fault(a)
+                || can_fault(b)
+        }
     }
 }

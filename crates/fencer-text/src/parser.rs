@@ -257,9 +257,12 @@ impl<'a> Parser<'a> {
                 self.file,
                 self.src,
                 self.span(),
-                format!("nesting deeper than {MAX_DEPTH} levels"),
+                format!(
+                    "nesting deeper than {MAX_DEPTH} levels: expected at most {MAX_DEPTH} nested blocks, parentheses and unary operators"
+                ),
                 "too deep",
-            ));
+            )
+            .with_help("split the expression or the block with intermediate registers or functions"));
         }
         Ok(())
     }
@@ -493,20 +496,23 @@ impl<'a> Parser<'a> {
             "if" => {
                 self.bump();
                 let cond = self.paren_expr("if")?;
-                let then = self.block()?;
-                let els = if self.is_kw("else") {
+                let mut arms = vec![(cond, self.block()?)];
+                let mut els = None;
+                // A loop, not recursion: `else if` chains may be thousands of arms long.
+                while self.is_kw("else") {
                     self.bump();
                     if self.is_kw("if") {
-                        Some(vec![self.stmt()?])
+                        self.bump();
+                        let cond = self.paren_expr("if")?;
+                        arms.push((cond, self.block()?));
                     } else {
-                        Some(self.block()?)
+                        els = Some(self.block()?);
+                        break;
                     }
-                } else {
-                    None
-                };
+                }
                 let span = start.to(self.prev_span());
                 return Ok(Stmt {
-                    kind: StmtKind::If { cond, then, els },
+                    kind: StmtKind::If { arms, els },
                     span,
                 });
             }

@@ -89,10 +89,13 @@ fn print_stmt(s: &mut String, st: &Stmt, level: usize) {
         StmtKind::Unlock(m) => {
             let _ = writeln!(s, "unlock({});", m.name);
         }
-        StmtKind::If { cond, then, els } => {
-            let _ = writeln!(s, "if ({}) {{", print_expr(cond));
-            print_block(s, then, level + 1);
-            indent(s, level);
+        StmtKind::If { arms, els } => {
+            for (i, (cond, then)) in arms.iter().enumerate() {
+                let kw = if i == 0 { "if" } else { "} else if" };
+                let _ = writeln!(s, "{kw} ({}) {{", print_expr(cond));
+                print_block(s, then, level + 1);
+                indent(s, level);
+            }
             match els {
                 None => s.push_str("}\n"),
                 Some(b) => {
@@ -186,20 +189,47 @@ pub fn print_expr(e: &Expr) -> String {
                 _ => format!("{sym}{}", print_expr(a)),
             }
         }
-        ExprKind::Bin(op, a, b) => {
-            let p = precedence(*op);
-            let wrap = |x: &Expr, right: bool| match &x.kind {
-                ExprKind::Bin(o, ..) => {
-                    let q = precedence(*o);
-                    if q < p || (right && q == p) {
-                        format!("({})", print_expr(x))
-                    } else {
-                        print_expr(x)
-                    }
-                }
-                _ => print_expr(x),
-            };
-            format!("{} {} {}", wrap(a, false), op.symbol(), wrap(b, true))
+        ExprKind::Bin(..) => print_chain(e),
+    }
+}
+
+/// A binary expression, walking its left spine in a loop: operator chains are as deep as
+/// they are long, and recursion down a chain of twenty thousand terms overflows the stack.
+/// Operands on the right, and left operands that need parentheses, are bounded by the
+/// parser's nesting limit.
+fn print_chain(e: &Expr) -> String {
+    let mut rights = Vec::new();
+    let mut cur = e;
+    let first = loop {
+        let ExprKind::Bin(op, a, b) = &cur.kind else {
+            break print_expr(cur);
+        };
+        let p = precedence(*op);
+        rights.push((*op, wrap(b, p, true)));
+        match &a.kind {
+            ExprKind::Bin(o, ..) if precedence(*o) >= p => cur = a,
+            _ => break wrap(a, p, false),
         }
+    };
+    let mut s = first;
+    for (op, r) in rights.iter().rev() {
+        let _ = write!(s, " {} {r}", op.symbol());
+    }
+    s
+}
+
+/// An operand of an operator of precedence `p`, wrapped when it binds more loosely, or
+/// equally on the right (operators associate left).
+fn wrap(x: &Expr, p: u8, right: bool) -> String {
+    match &x.kind {
+        ExprKind::Bin(o, ..) => {
+            let q = precedence(*o);
+            if q < p || (right && q == p) {
+                format!("({})", print_expr(x))
+            } else {
+                print_expr(x)
+            }
+        }
+        _ => print_expr(x),
     }
 }

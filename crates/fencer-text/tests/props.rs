@@ -93,8 +93,11 @@ fn stmt() -> impl Strategy<Value = Stmt> {
     simple.prop_recursive(3, 20, 4, |inner| {
         let block = prop::collection::vec(inner, 0..4);
         prop_oneof![
-            (expr(), block.clone(), prop::option::of(block.clone()))
-                .prop_map(|(cond, then, els)| StmtKind::If { cond, then, els }),
+            (
+                prop::collection::vec((expr(), block.clone()), 1..4),
+                prop::option::of(block.clone())
+            )
+                .prop_map(|(arms, els)| StmtKind::If { arms, els }),
             (expr(), block).prop_map(|(cond, body)| StmtKind::While { cond, body }),
         ]
         .prop_map(|kind| Stmt { kind, span: sp() })
