@@ -36,8 +36,9 @@ struct Cli {
 enum Command {
     /// Explore every execution of a program and report violations and final states.
     #[command(
-        after_help = "The program is in fencer's text format (docs/text-format.md), or C with \
-pthreads (`.c`; also LLVM 14 IR as `.ll` or `.bc`), compiled with clang-14 at -O0: every access \
+        after_help = "The extension picks the front-end: `.fen` is fencer's text format \
+(docs/text-format.md), `.litmus` a herd7 X86 litmus test, `.c`/`.i` C with pthreads (also \
+LLVM 14 IR as `.ll` or `.bc`), compiled with clang-14 at -O0: every access \
 the source makes is kept (see docs/c.md for what each C construct means on TSO and PSO). \
 Compiler flags pass through: -D, -I, --std, and anything after `--`.\n\n\
 Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3 -- -Wall\n\n\

@@ -148,6 +148,19 @@ impl Hb {
         }
     }
 
+    /// The clock of process `p`'s `idx`-th event before its other predecessors join in
+    /// (a reused vector: the hot path allocates nothing).
+    fn next_clock(&mut self, p: u32, idx: u32) -> Vec<u32> {
+        let mut c = self.spare.pop().unwrap_or_default();
+        c.clear();
+        c.extend_from_slice(&self.pclock[p as usize]);
+        if c.len() <= p as usize {
+            c.resize(p as usize + 1, 0);
+        }
+        c[p as usize] = idx;
+        c
+    }
+
     /// Whether the event at `a` happens before the event whose clock is `c`.
     fn covered(&self, a: usize, c: &[u32]) -> bool {
         get(c, self.ev[a].proc) >= self.ev[a].idx
@@ -166,13 +179,7 @@ impl Hb {
         let tid = family(step);
         self.pcount[p as usize] += 1;
         let idx = self.pcount[p as usize];
-        let mut c = self.spare.pop().unwrap_or_default();
-        c.clear();
-        c.extend_from_slice(&self.pclock[p as usize]);
-        if c.len() <= p as usize {
-            c.resize(p as usize + 1, 0);
-        }
-        c[p as usize] = idx;
+        let mut c = self.next_clock(p, idx);
         // Race candidates: direct predecessors by src, cf or uu edges from other processes.
         // (Buffers reused across events: the hot path allocates nothing.)
         let mut cand = std::mem::take(&mut self.cand_buf);
@@ -417,13 +424,7 @@ impl Hb {
         }
         let p = self.proc(step);
         let idx = self.pcount[p as usize] + 1;
-        let mut c = self.spare.pop().unwrap_or_default();
-        c.clear();
-        c.extend_from_slice(&self.pclock[p as usize]);
-        if c.len() <= p as usize {
-            c.resize(p as usize + 1, 0);
-        }
-        c[p as usize] = idx;
+        let mut c = self.next_clock(p, idx);
         self.join_aux(&mut c, tid, None);
         if self.covered(l, &c) {
             self.spare.push(c);

@@ -42,32 +42,16 @@ impl Frontend {
     }
 }
 
-/// SplitMix64: small, fast, and the same numbers on every platform.
-pub struct Rng(u64);
+pub use fencer_testgen::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
+/// What the fuzzer asks of the generator's random numbers beyond what tests need.
+pub trait Sizes {
     /// A size: usually small, sometimes large, rarely huge (the inputs that overflowed).
-    pub fn size(&mut self, small: u64, large: u64, huge: u64) -> u64 {
+    fn size(&mut self, small: u64, large: u64, huge: u64) -> u64;
+}
+
+impl Sizes for Rng {
+    fn size(&mut self, small: u64, large: u64, huge: u64) -> u64 {
         match self.below(1000) {
             0 | 1 => self.below(huge) + 1,
             2..=29 => self.below(large) + 1,

@@ -38,6 +38,13 @@ impl Gen<'_> {
         });
         self.body.len() - 1
     }
+    fn load(&mut self, dst: Reg, addr: Addr) {
+        self.emit(Op::Load {
+            dst,
+            addr,
+            copy: false,
+        });
+    }
     /// `if (r == 0) skip the next instructions`; returns the branch to patch.
     fn skip_if_zero(&mut self, r: Reg) -> usize {
         self.emit(Op::Branch {
@@ -91,11 +98,7 @@ impl Gen<'_> {
             2 | 3 => {
                 // Use what another thread published.
                 let q = self.reg("q");
-                self.emit(Op::Load {
-                    dst: q,
-                    addr: slot,
-                    copy: false,
-                });
+                self.load(q, slot);
                 let br = self.skip_if_zero(q);
                 if self.r.chance(50) {
                     let v = self.r.range(4, 6) as i64;
@@ -105,11 +108,7 @@ impl Gen<'_> {
                     });
                 } else {
                     let d = self.reg("d");
-                    self.emit(Op::Load {
-                        dst: d,
-                        addr: Addr::Ptr(Expr::Reg(q)),
-                        copy: false,
-                    });
+                    self.load(d, Addr::Ptr(Expr::Reg(q)));
                     self.loaded.push(d);
                 }
                 self.patch(br);
@@ -117,11 +116,7 @@ impl Gen<'_> {
             4 => {
                 // Free what is published (maybe twice, maybe after another thread did).
                 let q = self.reg("q");
-                self.emit(Op::Load {
-                    dst: q,
-                    addr: slot,
-                    copy: false,
-                });
+                self.load(q, slot);
                 let br = self.skip_if_zero(q);
                 self.emit(Op::Free(Expr::Reg(q)));
                 self.patch(br);
@@ -175,11 +170,7 @@ impl Gen<'_> {
             }
             8 => {
                 let r = self.reg("r");
-                self.emit(Op::Load {
-                    dst: r,
-                    addr: Addr::scalar(x),
-                    copy: false,
-                });
+                self.load(r, Addr::scalar(x));
                 self.loaded.push(r);
             }
             9 if !self.loaded.is_empty() => {

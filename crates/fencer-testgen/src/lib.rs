@@ -24,7 +24,14 @@ impl Rng {
         lo + self.next_u64() % (hi - lo + 1)
     }
     pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
+        self.below(100) < percent
+    }
+    /// Uniform in `0..n` (`0` when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
     }
 }
 
