@@ -192,7 +192,8 @@ struct CheckArgs {
     /// Print the result as one JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// Stop after this many seconds (exit code 3 with the statistics so far).
+    /// Stop after this many seconds, loading (clang) included (exit code 3 with the
+    /// statistics so far).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
     /// Stop after this many complete executions (exit code 3).
@@ -206,8 +207,10 @@ struct CheckArgs {
     /// jump); the result then holds up to that bound and the cut executions are counted.
     #[arg(long, value_name = "N")]
     unroll: Option<u32>,
-    /// Keep spin loops as they are. By default a loop whose iterations only read shared
-    /// memory is replaced by one iteration and an `assume` of its exit condition.
+    /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
+    /// after an iteration that only read (the execution is discarded, or reported as a
+    /// hang when nothing can ever release the loop), when no register it writes is read
+    /// later.
     #[arg(long)]
     no_spin_assume: bool,
 }
