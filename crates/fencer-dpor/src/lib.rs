@@ -19,7 +19,7 @@ mod wut;
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{dependent, Event, State, Status, Step};
+use fencer_machine::{dependent, Event, Fault, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
@@ -82,20 +82,51 @@ impl Default for Options {
 }
 
 pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Report {
-    run(prog, model, opts, false).0
+    run(prog, model, opts, false, &mut NoObserver).0
+}
+
+/// Sees every execution the engine explores, for commands built on top of an engine
+/// (robustness monitors, fence repair) that need the events themselves, not only the
+/// report. The engine neither knows nor cares what they do with them.
+pub trait Observer {
+    /// An execution ended: every thread finished, or nothing can move (blocked, cut by a
+    /// bound, deadlocked). Executions abandoned because sleep sets made them redundant
+    /// are not shown (an equivalent one is). `events` is the whole execution, in order.
+    fn execution(&mut self, _state: &State, _events: &[Event]) {}
+    /// A step faulted; `events` ends with the faulting event.
+    fn fault(&mut self, _state: &State, _fault: &Fault, _events: &[Event]) {}
+}
+
+struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Explores like [`explore`], showing every execution to `obs`.
+pub fn explore_observed(
+    prog: &Program,
+    model: ModelKind,
+    opts: &Options,
+    obs: &mut dyn Observer,
+) -> Report {
+    run(prog, model, opts, false, obs).0
 }
 
 /// Explores, and also returns the Shasha-Snir trace fingerprint of every complete
 /// execution, in the order explored (for testing the engine against the reference).
 pub fn explore_traces(prog: &Program, model: ModelKind, opts: &Options) -> (Report, Vec<u128>) {
-    run(prog, model, opts, true)
+    run(prog, model, opts, true, &mut NoObserver)
 }
 
-fn run(prog: &Program, model: ModelKind, opts: &Options, traces: bool) -> (Report, Vec<u128>) {
+fn run(
+    prog: &Program,
+    model: ModelKind,
+    opts: &Options,
+    traces: bool,
+    obs: &mut dyn Observer,
+) -> (Report, Vec<u128>) {
     match model {
-        ModelKind::Sc => Dpor::<Sc>::new(prog, opts, traces).run(),
-        ModelKind::Tso => Dpor::<Tso>::new(prog, opts, traces).run(),
-        ModelKind::Pso => Dpor::<Pso>::new(prog, opts, traces).run(),
+        ModelKind::Sc => Dpor::<Sc>::new(prog, opts, traces, obs).run(),
+        ModelKind::Tso => Dpor::<Tso>::new(prog, opts, traces, obs).run(),
+        ModelKind::Pso => Dpor::<Pso>::new(prog, opts, traces, obs).run(),
     }
 }
 
@@ -159,6 +190,7 @@ struct Dpor<'a, M> {
     reversed: u64,
     /// Trace fingerprints of complete executions, when asked for.
     traces: Option<Vec<u128>>,
+    obs: &'a mut dyn Observer,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -183,7 +215,7 @@ impl wut::Events for Current<'_> {
 }
 
 impl<'a, M: MemoryModel> Dpor<'a, M> {
-    fn new(prog: &'a Program, opts: &'a Options, traces: bool) -> Self {
+    fn new(prog: &'a Program, opts: &'a Options, traces: bool, obs: &'a mut dyn Observer) -> Self {
         Dpor {
             prog,
             opts,
@@ -198,6 +230,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             races: 0,
             reversed: 0,
             traces: traces.then(Vec::new),
+            obs,
             _m: std::marker::PhantomData,
         }
     }
@@ -269,6 +302,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         self.pending.clear();
         if let Status::Fault(f) = &status {
             self.col.fault(&state, f, &[]);
+            self.obs.fault(&state, f, &[]);
             if self.opts.stop_on_violation {
                 return;
             }
@@ -308,6 +342,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                             t.push(h.value());
                         }
                     }
+                    self.obs.execution(&state, &self.events);
                     self.col.end::<M>(&state, &self.events);
                 } else {
                     // Every enabled process sleeps: this execution would repeat another.
@@ -357,6 +392,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             if let Status::Fault(f) = status {
                 self.col.fault(&state, &f, &self.events);
+                self.obs.fault(&state, &f, &self.events);
                 if self.opts.stop_on_violation {
                     return;
                 }
