@@ -1,6 +1,7 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod robust;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
@@ -66,6 +67,10 @@ answer is partial).\n\n\
 Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     )]
     Litmus(LitmusArgs),
+    /// Is every execution under TSO (PSO) sequentially consistent? Finds every distinct
+    /// SC violation, with a replayed witness and its happens-before cycle.
+    #[command(after_help = robust::AFTER_HELP)]
+    Robust(robust::RobustArgs),
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -240,6 +245,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check(args),
         Command::Litmus(args) => litmus(args),
+        Command::Robust(args) => robust::robust(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
@@ -518,39 +524,11 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
-    let Some(kind) = input_kind(&args.file) else {
-        return usage_error(
-            args.json,
-            &format!(
-                "{}: error: fencer does not know this kind of file\n  help: fencer reads {EXTENSIONS}",
-                args.file.display()
-            ),
-            None,
-        );
-    };
-    // Loading (clang, parsing, lowering) counts against --timeout too: it runs on a thread
-    // of its own so that a slow compile still stops on time.
     let args = Arc::new(args);
-    let loaded = {
-        let args = args.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let r = match kind {
-                Input::C => load_c(&args, model),
-                Input::Litmus => load_litmus(&args),
-                Input::Text => load_text(&args),
-            };
-            let _ = tx.send(r);
-        });
-        match timeout {
-            Some(t) => rx.recv_timeout(t).ok(),
-            None => rx.recv().ok(),
-        }
-    };
-    let mut prog = match loaded {
-        Some(Ok(p)) => p,
-        Some(Err(code)) => return code,
-        None => return stopped_while_loading(&args, model, started),
+    let mut prog = match load_program(&args, model, timeout) {
+        Ok(p) => p,
+        Err(Some(code)) => return code,
+        Err(None) => return stopped_while_loading(&args, model, started),
     };
     let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
     let spin_loops = if args.no_spin_assume {
@@ -588,39 +566,8 @@ fn check(args: CheckArgs) -> ExitCode {
             r
         }
     };
-    if let Some(c) = report
-        .counterexample
-        .as_ref()
-        .filter(|c| c.kind == "unsupported")
-    {
-        // The C front-end refuses lazily: the program was judged unloadable only now.
-        let full = c
-            .message
-            .rsplit_once(" (thread ")
-            .map_or(&*c.message, |(m, _)| m);
-        let (message, help) = match full.split_once("\n  help: ") {
-            Some((m, h)) => (m.to_string(), Some(h.to_string())),
-            None => (full.to_string(), None),
-        };
-        let (file, line, col) = (
-            c.file.clone().unwrap_or_default(),
-            c.line.unwrap_or(0),
-            c.column.unwrap_or(0),
-        );
-        let d = fencer_text::Diagnostic {
-            file: file.clone(),
-            line,
-            col,
-            span: Default::default(),
-            message,
-            label: String::new(),
-            help,
-        };
-        let text = match line {
-            0 => format!("{file}: error: {full}"),
-            _ => format!("{file}:{line}:{col}: error: {full}"),
-        };
-        return usage_error(args.json, &text, Some(&d));
+    if let Some(code) = unsupported(args.json, &report) {
+        return code;
     }
     report.stats.spin_loops = spin_loops as u64;
     report.stats.peak_rss_kib = peak_rss_kib();
@@ -630,6 +577,83 @@ fn check(args: CheckArgs) -> ExitCode {
         out(&report.to_text(args.verbose));
     }
     ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+/// Loads the program `args` names with the front-end its extension picks, for `model`.
+/// Loading (clang, parsing, lowering) counts against `timeout` too: it runs on a thread of
+/// its own so that a slow compile still stops on time. `Err(None)`: the time ran out.
+fn load_program(
+    args: &Arc<CheckArgs>,
+    model: ModelKind,
+    timeout: Option<Duration>,
+) -> Result<fencer_ir::Program, Option<ExitCode>> {
+    let Some(kind) = input_kind(&args.file) else {
+        return Err(Some(usage_error(
+            args.json,
+            &format!(
+                "{}: error: fencer does not know this kind of file\n  help: fencer reads {EXTENSIONS}",
+                args.file.display()
+            ),
+            None,
+        )));
+    };
+    let loaded = {
+        let args = args.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = match kind {
+                Input::C => load_c(&args, model),
+                Input::Litmus => load_litmus(&args),
+                Input::Text => load_text(&args),
+            };
+            let _ = tx.send(r);
+        });
+        match timeout {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.recv().ok(),
+        }
+    };
+    match loaded {
+        Some(Ok(p)) => Ok(p),
+        Some(Err(code)) => Err(Some(code)),
+        None => Err(None),
+    }
+}
+
+/// The C front-end refuses lazily: a program is judged unloadable only when exploration
+/// reaches what it cannot model. That is bad input (exit code 2), not a violation.
+fn unsupported(json: bool, report: &Report) -> Option<ExitCode> {
+    let c = report
+        .counterexample
+        .as_ref()
+        .filter(|c| c.kind == "unsupported")?;
+    let full = c
+        .message
+        .rsplit_once(" (thread ")
+        .map_or(&*c.message, |(m, _)| m);
+    let (message, help) = match full.split_once("\n  help: ") {
+        Some((m, h)) => (m.to_string(), Some(h.to_string())),
+        None => (full.to_string(), None),
+    };
+    let (file, line, col) = (
+        c.file.clone().unwrap_or_default(),
+        c.line.unwrap_or(0),
+        c.column.unwrap_or(0),
+    );
+    let d = fencer_text::Diagnostic {
+        file: file.clone(),
+        line,
+        col,
+        span: Default::default(),
+        message,
+        label: String::new(),
+        help,
+    };
+    let text = match line {
+        0 => format!("{file}: error: {full}"),
+        _ => format!("{file}:{line}:{col}: error: {full}"),
+    };
+    Some(usage_error(json, &text, Some(&d)))
 }
 
 /// `--timeout` ran out before the program was even loaded: nothing was explored.
