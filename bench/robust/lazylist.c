@@ -25,10 +25,14 @@
  * TSO drains the buffer, PSO drains only the channel of `l`.
  *
  * Harness: the set starts as {2}. Thread A: add(1), remove(2). Thread B: remove(1),
- * add(3), contains(1). Checks (hold under SC, by linearizability of a set): A's add(1)
- * and remove(2) and B's add(3) succeed (each key has one adder or one remover); if B
- * removed 1 its later contains(1) is false; after both joins the set is {3} or {1, 3}
- * (1 in it exactly when B's remove failed); the list is sorted with no marked node.
+ * contains(1). Checks (hold under SC, by linearizability of a set): A's add(1) and
+ * remove(2) succeed (each of these keys has one adder or one remover); if B removed 1 its
+ * later contains(1) is false; after both joins the set is {} or {1} (1 in it exactly
+ * when B's remove failed); the list is sorted with no marked node. With -DBIG thread B
+ * also adds 3 (SC: 440 executions; PSO with --all: about 344,000 executions, 50 s).
+ * Traversals and retries are bounded by assertions SC never reaches (MAX_HOPS,
+ * MAX_TRIES): without them PSO executions that break the list run in circles and
+ * `--all` under PSO never ends.
  *
  * Expected robustness:
  *   TSO: robust. Every plain store to shared memory is made while holding the locks of
@@ -166,7 +170,9 @@ void *thread_a(void *arg) {
 
 void *thread_b(void *arg) {
   int removed = remove_key(1);
+#ifdef BIG
   assert(add(3)); /* only B adds 3 */
+#endif
   int c1 = contains(1);
   assert(!(removed && c1)); /* nobody adds 1 after A's add */
   return (void *)(long)removed;
@@ -184,7 +190,9 @@ int main(void) {
   pthread_join(b, &r);
   int removed = (int)(long)r;
   assert(!contains(2));
+#ifdef BIG
   assert(contains(3));
+#endif
   assert(contains(1) == !removed);
   /* sorted, no marked node left reachable */
   for (struct node *n = Head; n != tail; n = n->next) {

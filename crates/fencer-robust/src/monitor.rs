@@ -30,7 +30,7 @@
 //! reported; with DPOR exploring every trace, the paper's completeness theorem (which
 //! speaks of all SC executions) carries over. ARCHITECTURE.md gives the argument.
 
-use crate::trace::access;
+use crate::trace::{access, faulted_read, read_of};
 use fencer_machine::{Event, EventId, EventKind, Step};
 use fencer_memory::Loc;
 use rustc_hash::FxHashMap;
@@ -51,6 +51,8 @@ struct LocState {
     owner: Option<u32>,
     run: Vec<u32>,
     reads: Vec<(u32, u32, usize)>,
+    /// Whether any write has been here in this execution.
+    written: bool,
     used: bool,
 }
 
@@ -122,6 +124,7 @@ impl Monitor {
                 s.clear();
             }
             l.owner = None;
+            l.written = false;
             l.run.clear();
             l.reads.clear();
         }
@@ -166,7 +169,13 @@ impl Monitor {
             debug_assert!(matches!(e.step, Step::Thread(_)), "the monitor runs on SC");
             let t = e.id.thread as usize;
             let idx = e.id.index;
-            let acc = access(&e.kind);
+            let mut acc = access(&e.kind);
+            if let Some(l) = faulted_read(&e.kind) {
+                let li = self.loc(l);
+                if !self.locs[li].written {
+                    acc = Some(read_of(l));
+                }
+            }
             c.clear();
             c.extend_from_slice(&self.vc[t]);
             k.clear();
@@ -216,6 +225,7 @@ impl Monitor {
                     join(&mut l.r_kb, &k);
                 }
                 if a.write {
+                    l.written = true;
                     l.w_vc.copy_from_slice(&c);
                     l.w_kb.copy_from_slice(&k);
                     l.r_vc.iter_mut().for_each(|x| *x = 0);

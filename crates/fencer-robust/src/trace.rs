@@ -53,6 +53,28 @@ pub struct Acc {
     pub store: bool,
 }
 
+/// The cell an access that faulted would have read (an uninitialised cell, or a freed
+/// object's). Before any write to the cell has reached memory, it read the cell's initial
+/// state, and it counts as a read of the initial value: reading memory no store has yet
+/// reached is exactly what a delayed initialisation looks like on PSO. After one, it is a
+/// use after free, which reads nothing.
+pub fn faulted_read(kind: &EventKind) -> Option<Loc> {
+    match *kind {
+        EventKind::FaultedAccess { loc } if loc.index != u32::MAX => Some(loc),
+        _ => None,
+    }
+}
+
+/// A read of `loc` (for [`faulted_read`]).
+pub fn read_of(loc: Loc) -> Acc {
+    Acc {
+        loc,
+        read: true,
+        write: false,
+        store: false,
+    }
+}
+
 /// The memory access of an event, if it has one. Mutex operations read and write their
 /// mutex; a failed trylock or compare-and-swap only reads.
 pub fn access(kind: &EventKind) -> Option<Acc> {
@@ -125,6 +147,10 @@ impl Graph {
         let mut spawned_by: FxHashMap<u32, usize> = FxHashMap::default();
         let mut committed: FxHashMap<EventId, ()> = FxHashMap::default();
         let mut pending: Vec<usize> = Vec::new();
+        let mut written: rustc_hash::FxHashSet<Loc> = Default::default();
+        // Stores each thread has issued (a thread's own pending store is what its read
+        // would see, so such a faulted read is a use after free, not an initial read).
+        let mut issued: rustc_hash::FxHashSet<(Loc, u32)> = Default::default();
         for (i, e) in events.iter().enumerate() {
             match e.step {
                 Step::Update(..) => {
@@ -132,6 +158,7 @@ impl Graph {
                         let n = g.node_of[&store];
                         g.co.entry(loc).or_default().push(n);
                         committed.insert(store, ());
+                        written.insert(loc);
                     }
                     continue;
                 }
@@ -139,7 +166,12 @@ impl Graph {
                     let n = g.pos.len();
                     g.pos.push(i);
                     g.id.push(e.id);
-                    let acc = access(&e.kind);
+                    let mut acc = access(&e.kind);
+                    let faulted = faulted_read(&e.kind)
+                        .filter(|l| !written.contains(l) && !issued.contains(&(*l, t)));
+                    if let Some(l) = faulted {
+                        acc = Some(read_of(l));
+                    }
                     g.acc.push(acc);
                     g.succ.push(Vec::new());
                     g.co_index.push(usize::MAX);
@@ -165,6 +197,9 @@ impl Graph {
                         }
                         _ => {}
                     }
+                    if faulted.is_some() {
+                        g.src[n] = Some(None);
+                    }
                     if let Some((_, from)) = e.kind.read_loc() {
                         g.src[n] = Some(match from {
                             ReadFrom::Init => None,
@@ -175,8 +210,10 @@ impl Graph {
                         let buffered = matches!(e.kind, EventKind::Store { buffered: true, .. });
                         if a.write && !buffered {
                             g.co.entry(a.loc).or_default().push(n);
+                            written.insert(a.loc);
                         } else if buffered {
                             pending.push(n);
+                            issued.insert((a.loc, t));
                         }
                     }
                 }
@@ -387,6 +424,28 @@ impl Graph {
             }
         }
         out
+    }
+
+    /// Some edge `(v, w)` on a cycle, if happens-before has one.
+    pub fn cycle_edge(&self) -> Option<(usize, usize)> {
+        let (comp, sizes) = self.components();
+        (0..self.len()).find_map(|v| {
+            (sizes[comp[v]] > 1)
+                .then(|| self.succ[v].iter().find(|&&(w, _)| comp[w] == comp[v]))
+                .flatten()
+                .map(|&(w, _)| (v, w))
+        })
+    }
+
+    /// The cycle through the edge `(e, s)`: a path from `s` back to `e`, then the edge.
+    pub fn closed_path(&self, s: usize, e: usize) -> Option<Vec<(usize, Edge)>> {
+        let close = self.succ[e].iter().find(|&&(w, _)| w == s)?.1;
+        let path = self.path(s, e)?;
+        Some(
+            path.into_iter()
+                .map(|(n, into)| (n, into.unwrap_or(close)))
+                .collect(),
+        )
     }
 
     /// The cycle `s ->hb* prev(e) ->po e ->c s` of a violating pair, as nodes with the

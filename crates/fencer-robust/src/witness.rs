@@ -6,7 +6,7 @@
 //! replayed in the machine under the weak model, and the trace of what the machine did is
 //! checked for the cycle; a witness is only shown when it replays.
 
-use crate::trace::{access, Edge, Graph};
+use crate::trace::{access, faulted_read, read_of, Edge, Graph};
 use fencer_ir::Program;
 use fencer_machine::{Event, EventId, EventKind, State, Status, Step};
 use fencer_memory::{Chan, Loc, MemoryModel};
@@ -41,6 +41,7 @@ fn strict_clocks(events: &[Event]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
         .map_or(0, |t| t as usize + 1);
     let mut vc = vec![vec![0u32; n]; n];
     let mut w: rustc_hash::FxHashMap<Loc, (Vec<u32>, Vec<u32>)> = Default::default();
+    let mut written: rustc_hash::FxHashSet<Loc> = Default::default();
     let mut strict = Vec::with_capacity(events.len());
     let mut full = Vec::with_capacity(events.len());
     let join = |a: &mut Vec<u32>, b: &[u32]| {
@@ -55,7 +56,10 @@ fn strict_clocks(events: &[Event]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
             let ch = vc[child as usize].clone();
             join(&mut c, &ch);
         }
-        let acc = access(&e.kind);
+        let mut acc = access(&e.kind);
+        if let Some(l) = faulted_read(&e.kind).filter(|l| !written.contains(l)) {
+            acc = Some(read_of(l));
+        }
         if let Some(a) = acc {
             let (wv, rv) = w.entry(a.loc).or_insert_with(|| (vec![0; n], vec![0; n]));
             join(&mut c, wv);
@@ -72,6 +76,7 @@ fn strict_clocks(events: &[Event]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
             }
             if a.write {
                 *wv = c.clone();
+                written.insert(a.loc);
                 rv.iter_mut().for_each(|x| *x = 0);
             }
         }
@@ -188,10 +193,8 @@ pub fn build<M: MemoryModel>(
             | EventKind::TryLockFailed { .. }
             | EventKind::Spawn { .. } => bufs.drain(t, None, &mut steps),
             EventKind::Rmw { loc, .. } => bufs.drain(t, Some(loc), &mut steps),
-            EventKind::Join { child } => {
-                if (child as usize) < n {
-                    bufs.drain(child as usize, None, &mut steps)
-                }
+            EventKind::Join { child } if (child as usize) < n => {
+                bufs.drain(child as usize, None, &mut steps)
             }
             _ => {}
         }

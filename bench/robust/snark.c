@@ -1,0 +1,217 @@
+// expect: sc=safe tso=safe pso=violation
+/* snark.c -- the "Snark" DCAS-based linked-list deque (Detlefs, Flood, Garthwaite,
+ * Martin, Shavit and Steele, "Even Better DCAS-Based Concurrent Deques", DISC 2000).
+ *
+ * Origin: the "snark" benchmark of Burnim, Sen and Stergiou (TACAS'11, section 7,
+ * Tables 1 and 2; 150 LOC there), taken from CheckFence (Burckhardt, Alur and Martin,
+ * PLDI'07). A doubly linked list of nodes {L, R, V}; LeftHat and RightHat point to the
+ * end nodes; a shared Dummy node (L = R = Dummy) ends the list on both sides. A pushed
+ * node points at Dummy on its outer side. An empty end is recognised by a hat whose
+ * outer pointer is a self-loop: a popped node is turned into one (popRight sets
+ * rh->L = rh in the same DCAS that moves RightHat left), and Dummy is one. Pushes swing
+ * the hat and the old end's outer pointer with one DCAS (both hats when the deque is
+ * empty); pops of the last node swing both hats to Dummy with one DCAS.
+ * Note: Doherty et al. (SPAA 2004, "DCAS is not a silver bullet for nonblocking
+ * algorithm design") found that the original can pop an element twice or report a
+ * non-empty deque empty, in longer executions than this harness's; `fencer check`
+ * finds no assertion failure under SC here.
+ *
+ * DCAS emulation: a global test-and-test-and-set spinlock word `dcas_lock` (acquire
+ * `__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)`, release `__atomic_exchange_n(l, 0,
+ * __ATOMIC_RELAXED)`). Inside it, DCAS compares both words and writes them with relaxed
+ * `__atomic_exchange_n`, so they reach memory at once, as an atomic operation on two
+ * addresses would. Because a lock-based DCAS makes its two writes in two steps, every
+ * read of a hat or of a node's L or R (`rd`), and popRight/popLeft's clearing store of
+ * the popped node's outer pointer (`wr`), also goes through the lock; otherwise a plain
+ * reader could see one of a DCAS's two writes without the other, which a real DCAS
+ * never shows (and which does break the algorithm under SC). The node's value V, written
+ * once before the node is published, is read plainly.
+ * fencer maps these read-modify-writes weaker than release to the paper's atm(p, a, f):
+ * under TSO they drain the thread's whole buffer, under PSO only the channel of their own
+ * address. (A pthread mutex or a `__sync_*` builtin would drain every buffer under PSO,
+ * a full barrier that hides the PSO bug; see docs/c.md.)
+ *
+ * Simplifications: popped nodes are not freed (no reclamation, as in the GC setting the
+ * algorithm assumes); Dummy and the hats are set up by main before the threads start.
+ *
+ * Harness: thread A: pushRight(1), then popLeft(). Thread B: pushLeft(2), then
+ * popRight(). Checks (hold under SC): no pop finds the deque empty (each thread's push
+ * precedes its pop, so at every pop there are more pushes than earlier pops), the two
+ * pops return 1 and 2 in some order, and after both joins the deque is empty at both
+ * ends.
+ *
+ * Expected robustness:
+ *   TSO: robust. The only plain stores to shared memory initialise a new node (L, R, V)
+ *        before the DCAS that publishes it, and the node is unreachable until then; the
+ *        DCAS's lock acquire drains the buffer (and every `rd` does too). Everything else
+ *        is a read-modify-write.
+ *   PSO: NOT robust. The node's initialising stores (`nd->R = Dummy; nd->V = v;
+ *        nd->L = ...`) are to other addresses than the lock word and the two words the
+ *        DCAS writes, so they can still be buffered after the DCAS links the node; the
+ *        other thread then pops it and reads its L, R or V before they are written -- a
+ *        `read of uninitialised memory` (malloc memory) in fencer, so
+ *        `fencer check --model pso` says violation. */
+#include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+struct node {
+  struct node *L, *R;
+  int V;
+};
+
+struct node *Dummy;
+struct node *LeftHat, *RightHat;
+int dcas_lock = 0;
+
+#define EMPTY 0
+/* Retry bound that SC executions never reach (a DCAS fails only after the other thread
+   changed the deque, which it does at most twice): cuts weak executions that loop. */
+#define MAX_TRIES 8
+
+static void glock(void) {
+  while (__atomic_exchange_n(&dcas_lock, 1, __ATOMIC_ACQUIRE)) {
+    while (*(volatile int *)&dcas_lock) { }
+  }
+}
+static void gunlock(void) { __atomic_exchange_n(&dcas_lock, 0, __ATOMIC_RELAXED); }
+
+/* A read and a write of a word DCAS may change, atomic with respect to DCAS. */
+static struct node *rd(struct node **p) {
+  glock();
+  struct node *v = *(struct node *volatile *)p;
+  gunlock();
+  return v;
+}
+static void wr(struct node **p, struct node *v) {
+  glock();
+  __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+  gunlock();
+}
+
+static int dcas(struct node **a1, struct node **a2, struct node *o1, struct node *o2,
+                struct node *n1, struct node *n2) {
+  glock();
+  int ok = *(struct node *volatile *)a1 == o1 && *(struct node *volatile *)a2 == o2;
+  if (ok) {
+    __atomic_exchange_n(a1, n1, __ATOMIC_RELAXED);
+    __atomic_exchange_n(a2, n2, __ATOMIC_RELAXED);
+  }
+  gunlock();
+  return ok;
+}
+
+static void pushRight(int v) {
+  struct node *nd = malloc(sizeof *nd);
+  nd->R = Dummy;
+  nd->V = v;
+  int tries = 0;
+  while (1) {
+    assert(++tries <= MAX_TRIES);
+    struct node *rh = rd(&RightHat);
+    struct node *rhR = rd(&rh->R);
+    if (rhR == rh) { /* empty */
+      nd->L = Dummy;
+      struct node *lh = rd(&LeftHat);
+      if (dcas(&RightHat, &LeftHat, rh, lh, nd, nd)) return;
+    } else {
+      nd->L = rh;
+      if (dcas(&RightHat, &rh->R, rh, rhR, nd, nd)) return;
+    }
+  }
+}
+
+static void pushLeft(int v) {
+  struct node *nd = malloc(sizeof *nd);
+  nd->L = Dummy;
+  nd->V = v;
+  int tries = 0;
+  while (1) {
+    assert(++tries <= MAX_TRIES);
+    struct node *lh = rd(&LeftHat);
+    struct node *lhL = rd(&lh->L);
+    if (lhL == lh) { /* empty */
+      nd->R = Dummy;
+      struct node *rh = rd(&RightHat);
+      if (dcas(&LeftHat, &RightHat, lh, rh, nd, nd)) return;
+    } else {
+      nd->R = lh;
+      if (dcas(&LeftHat, &lh->L, lh, lhL, nd, nd)) return;
+    }
+  }
+}
+
+static int popRight(void) {
+  int tries = 0;
+  while (1) {
+    assert(++tries <= MAX_TRIES);
+    struct node *rh = rd(&RightHat);
+    struct node *lh = rd(&LeftHat);
+    if (rd(&rh->R) == rh) return EMPTY;
+    if (rh == lh) { /* one element */
+      if (dcas(&RightHat, &LeftHat, rh, lh, Dummy, Dummy))
+        return ((volatile struct node *)rh)->V;
+    } else {
+      struct node *rhL = rd(&rh->L);
+      if (dcas(&RightHat, &rh->L, rh, rhL, rhL, rh)) {
+        int result = ((volatile struct node *)rh)->V;
+        wr(&rh->R, Dummy);
+        return result;
+      }
+    }
+  }
+}
+
+static int popLeft(void) {
+  int tries = 0;
+  while (1) {
+    assert(++tries <= MAX_TRIES);
+    struct node *lh = rd(&LeftHat);
+    struct node *rh = rd(&RightHat);
+    if (rd(&lh->L) == lh) return EMPTY;
+    if (lh == rh) { /* one element */
+      if (dcas(&LeftHat, &RightHat, lh, rh, Dummy, Dummy))
+        return ((volatile struct node *)lh)->V;
+    } else {
+      struct node *lhR = rd(&lh->R);
+      if (dcas(&LeftHat, &lh->R, lh, lhR, lhR, lh)) {
+        int result = ((volatile struct node *)lh)->V;
+        wr(&lh->L, Dummy);
+        return result;
+      }
+    }
+  }
+}
+
+void *thread_a(void *arg) {
+  pushRight(1);
+  int v = popLeft();
+  assert(v == 1 || v == 2); /* never empty: see the header */
+  return (void *)(long)v;
+}
+
+void *thread_b(void *arg) {
+  pushLeft(2);
+  int v = popRight();
+  assert(v == 1 || v == 2);
+  return (void *)(long)v;
+}
+
+int main(void) {
+  Dummy = malloc(sizeof *Dummy);
+  Dummy->L = Dummy;
+  Dummy->R = Dummy;
+  Dummy->V = EMPTY;
+  LeftHat = Dummy;
+  RightHat = Dummy;
+  pthread_t a, b;
+  void *ra, *rb;
+  pthread_create(&a, 0, thread_a, 0);
+  pthread_create(&b, 0, thread_b, 0);
+  pthread_join(a, &ra);
+  pthread_join(b, &rb);
+  assert((long)ra + (long)rb == 3 && ra != rb);
+  assert(popLeft() == EMPTY);
+  assert(popRight() == EMPTY);
+  return 0;
+}
