@@ -117,6 +117,11 @@ struct BenchArgs {
     /// Print the rows as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Measure `fencer robust` instead of `check`: per program and weak model, SC
+    /// exploration time, monitoring time and its overhead, and the exhaustive method's
+    /// time, with both methods' verdicts (a `// robust: tso=yes pso=no` line is checked).
+    #[arg(long)]
+    robust: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -264,6 +269,7 @@ fn main() -> ExitCode {
             },
             timeout: args.timeout,
             json: args.json,
+            robust: args.robust,
         }),
     }
 }

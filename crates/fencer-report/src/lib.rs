@@ -284,6 +284,10 @@ pub struct RobustReport {
     pub robust: Option<bool>,
     /// `monitor` or `exhaustive`.
     pub method: String,
+    /// With the monitor: milliseconds spent monitoring (witnesses included), out of the
+    /// total `elapsed_ms`; the rest is SC exploration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monitor_ms: Option<f64>,
     pub violations: Vec<ScViolation>,
     #[serde(flatten)]
     pub report: Report,
@@ -386,7 +390,11 @@ impl RobustReport {
                 let _ = write!(s, "  races: {x} found, {y} reversed");
             }
         }
-        let _ = writeln!(s, "\ntime: {} ms", st.elapsed_ms);
+        let _ = write!(s, "\ntime: {} ms", st.elapsed_ms);
+        if let Some(m) = self.monitor_ms {
+            let _ = write!(s, " (monitoring {m:.0} ms)");
+        }
+        s.push('\n');
         s
     }
 }

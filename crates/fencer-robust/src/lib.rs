@@ -58,6 +58,8 @@ pub struct Outcome {
     pub violations: BTreeMap<(Site, Site), Found>,
     /// Monitor: SC executions on which the monitor reported something.
     pub flagged: u64,
+    /// Monitor: time spent monitoring (witnesses included), out of the report's total.
+    pub monitor_time: Option<std::time::Duration>,
 }
 
 /// Checks the robustness of `prog` against `model` (TSO or PSO). `opts.stop_on_violation`
@@ -89,11 +91,20 @@ struct MonitorObs<'a, M> {
     flagged: u64,
     seen: Vec<(EventId, usize)>,
     keys: Vec<(Site, Site)>,
+    spent: std::time::Duration,
     _m: std::marker::PhantomData<M>,
 }
 
 impl<M: MemoryModel> Observer for MonitorObs<'_, M> {
     fn execution(&mut self, state: &State, events: &[Event]) {
+        let start = std::time::Instant::now();
+        self.monitor_one(state, events);
+        self.spent += start.elapsed();
+    }
+}
+
+impl<M: MemoryModel> MonitorObs<'_, M> {
+    fn monitor_one(&mut self, state: &State, events: &[Event]) {
         self.seen.clear();
         let seen = &mut self.seen;
         self.monitor
@@ -200,6 +211,7 @@ fn check_in<M: MemoryModel>(
                 flagged: 0,
                 seen: Vec::new(),
                 keys: Vec::new(),
+                spent: std::time::Duration::ZERO,
                 _m: std::marker::PhantomData,
             };
             let report = fencer_dpor::explore_observed(prog, ModelKind::Sc, &opts, &mut obs);
@@ -207,6 +219,7 @@ fn check_in<M: MemoryModel>(
                 report,
                 violations: obs.found,
                 flagged: obs.flagged,
+                monitor_time: Some(obs.spent),
             }
         }
         Method::Exhaustive => {
@@ -224,6 +237,7 @@ fn check_in<M: MemoryModel>(
                 report,
                 violations: obs.found,
                 flagged: obs.cyclic,
+                monitor_time: None,
             }
         }
     }
@@ -252,6 +266,7 @@ impl Outcome {
         }
         RobustReport {
             robust,
+            monitor_ms: self.monitor_time.map(|t| t.as_secs_f64() * 1000.0),
             method: method.name().to_string(),
             violations,
             report,
