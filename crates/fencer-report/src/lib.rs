@@ -310,6 +310,9 @@ impl RobustReport {
             _ => "exhaustive, every execution under the model",
         };
         let answer = match self.robust {
+            Some(true) if r.counterexample.is_some() => {
+                "ROBUST, but a safety violation was found (below)".to_string()
+            }
             Some(true) => "ROBUST: every execution is sequentially consistent".to_string(),
             Some(false) => format!(
                 "NOT ROBUST: {} distinct violation{} of sequential consistency",
@@ -367,7 +370,12 @@ impl RobustReport {
                 let _ = writeln!(s, "    {:<3} back to #{}", first.edge, first.event.step);
             }
             if let Some(w) = &v.witness {
-                for line in render_counterexample(w).lines() {
+                let _ = writeln!(
+                    s,
+                    "  witness: a {} execution replayed in the machine; its trace has this cycle",
+                    r.model.to_uppercase()
+                );
+                for line in render_counterexample(w).lines().skip(1) {
                     let _ = writeln!(s, "  {line}");
                 }
             }
