@@ -76,18 +76,14 @@ static void glock(void) {
 }
 static void gunlock(void) { __atomic_exchange_n(&dcas_lock, 0, __ATOMIC_RELAXED); }
 
-/* A read and a write of a word DCAS may change, atomic with respect to DCAS. */
-static struct node *rd(struct node **p) {
-  glock();
-  struct node *v = *(struct node *volatile *)p;
-  gunlock();
-  return v;
-}
+/* A write of a word DCAS may change, atomic with respect to DCAS. */
 static void wr(struct node **p, struct node *v) {
   glock();
   __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
   gunlock();
 }
+
+#define RD(x) (*(struct node *volatile *)&(x))
 
 static int dcas(struct node **a1, struct node **a2, struct node *o1, struct node *o2,
                 struct node *n1, struct node *n2) {
@@ -108,11 +104,11 @@ static void pushRight(int v) {
   int tries = 0;
   while (1) {
     assert(++tries <= MAX_TRIES);
-    struct node *rh = rd(&RightHat);
-    struct node *rhR = rd(&rh->R);
+    glock(); /* snapshot */
+    struct node *rh = RD(RightHat), *rhR = RD(rh->R), *lh = RD(LeftHat);
+    gunlock();
     if (rhR == rh) { /* empty */
       nd->L = Dummy;
-      struct node *lh = rd(&LeftHat);
       if (dcas(&RightHat, &LeftHat, rh, lh, nd, nd)) return;
     } else {
       nd->L = rh;
@@ -128,11 +124,11 @@ static void pushLeft(int v) {
   int tries = 0;
   while (1) {
     assert(++tries <= MAX_TRIES);
-    struct node *lh = rd(&LeftHat);
-    struct node *lhL = rd(&lh->L);
+    glock(); /* snapshot */
+    struct node *lh = RD(LeftHat), *lhL = RD(lh->L), *rh = RD(RightHat);
+    gunlock();
     if (lhL == lh) { /* empty */
       nd->R = Dummy;
-      struct node *rh = rd(&RightHat);
       if (dcas(&LeftHat, &RightHat, lh, rh, nd, nd)) return;
     } else {
       nd->R = lh;
@@ -145,14 +141,14 @@ static int popRight(void) {
   int tries = 0;
   while (1) {
     assert(++tries <= MAX_TRIES);
-    struct node *rh = rd(&RightHat);
-    struct node *lh = rd(&LeftHat);
-    if (rd(&rh->R) == rh) return EMPTY;
+    glock(); /* snapshot */
+    struct node *rh = RD(RightHat), *lh = RD(LeftHat), *rhR = RD(rh->R), *rhL = RD(rh->L);
+    gunlock();
+    if (rhR == rh) return EMPTY;
     if (rh == lh) { /* one element */
       if (dcas(&RightHat, &LeftHat, rh, lh, Dummy, Dummy))
         return ((volatile struct node *)rh)->V;
     } else {
-      struct node *rhL = rd(&rh->L);
       if (dcas(&RightHat, &rh->L, rh, rhL, rhL, rh)) {
         int result = ((volatile struct node *)rh)->V;
         wr(&rh->R, Dummy);
@@ -166,14 +162,14 @@ static int popLeft(void) {
   int tries = 0;
   while (1) {
     assert(++tries <= MAX_TRIES);
-    struct node *lh = rd(&LeftHat);
-    struct node *rh = rd(&RightHat);
-    if (rd(&lh->L) == lh) return EMPTY;
+    glock(); /* snapshot */
+    struct node *lh = RD(LeftHat), *rh = RD(RightHat), *lhL = RD(lh->L), *lhR = RD(lh->R);
+    gunlock();
+    if (lhL == lh) return EMPTY;
     if (lh == rh) { /* one element */
       if (dcas(&LeftHat, &RightHat, lh, rh, Dummy, Dummy))
         return ((volatile struct node *)lh)->V;
     } else {
-      struct node *lhR = rd(&lh->R);
       if (dcas(&LeftHat, &lh->R, lh, lhR, lhR, lh)) {
         int result = ((volatile struct node *)lh)->V;
         wr(&lh->L, Dummy);

@@ -66,6 +66,9 @@ pub struct Monitor {
     flushes: Vec<Vec<u32>>,
     /// Per location (numbered in `loc_ids`), kept across executions.
     locs: Vec<LocState>,
+    /// Location numbers: by object and cell for the usual small ones (no hashing on the
+    /// hot path), by hash for the rest (huge arrays, the allocator's own locations).
+    dense_ids: Vec<Vec<u32>>,
     loc_ids: FxHashMap<Loc, usize>,
     c: Vec<u32>,
     k: Vec<u32>,
@@ -91,6 +94,7 @@ impl Monitor {
             kb: Vec::new(),
             flushes: Vec::new(),
             locs: Vec::new(),
+            dense_ids: Vec::new(),
             loc_ids: FxHashMap::default(),
             c: Vec::new(),
             k: Vec::new(),
@@ -133,7 +137,22 @@ impl Monitor {
     fn loc(&mut self, loc: Loc) -> usize {
         let n = self.n;
         let next = self.locs.len();
-        let i = *self.loc_ids.entry(loc).or_insert(next);
+        let (o, c) = (loc.obj as usize, loc.index as usize);
+        let i = if o < 1 << 16 && c < 1 << 12 {
+            if self.dense_ids.len() <= o {
+                self.dense_ids.resize_with(o + 1, Vec::new);
+            }
+            let ids = &mut self.dense_ids[o];
+            if ids.len() <= c {
+                ids.resize(c + 1, u32::MAX);
+            }
+            if ids[c] == u32::MAX {
+                ids[c] = next as u32;
+            }
+            ids[c] as usize
+        } else {
+            *self.loc_ids.entry(loc).or_insert(next)
+        };
         if i == next {
             self.locs.push(LocState::default());
         }
@@ -175,6 +194,15 @@ impl Monitor {
                 if !self.locs[li].written {
                     acc = Some(read_of(l));
                 }
+            }
+            let sync = matches!(e.kind, EventKind::Join { .. } | EventKind::Spawn { .. });
+            if acc.is_none() && !sync {
+                // Nothing but program order: the thread's clock moves, nothing else does.
+                self.vc[t][t] = idx + 1;
+                if matches!(e.kind, EventKind::Fence) {
+                    self.flushes[t].push(idx);
+                }
+                continue;
             }
             c.clear();
             c.extend_from_slice(&self.vc[t]);
