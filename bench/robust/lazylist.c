@@ -19,17 +19,22 @@
  * instructions), under PSO only the buffer of the lock word. fencer's pthread_mutex_lock/
  * unlock drain EVERY buffer under PSO (docs/c.md), a full barrier (and a pthread mutex
  * per malloc'd node would have to be initialised with pthread_mutex_init). So each node's
- * lock is a test-and-test-and-set spinlock word: acquire `__atomic_exchange_n(l, 1,
- * __ATOMIC_ACQUIRE)`, release `__atomic_exchange_n(l, 0, __ATOMIC_RELAXED)` --
+ * lock is a spinlock word: acquire a loop of `__atomic_compare_exchange_n(l, &free, 1,
+ * 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)`, release `__atomic_exchange_n(l, 0,
+ * __ATOMIC_RELAXED)` --
  * read-modify-writes weaker than release, which fencer maps to the paper's atm(p, l, f):
  * TSO drains the buffer, PSO drains only the channel of `l`.
  *
+ * (The acquire is a CAS loop, not a test-and-set exchange loop: a failed CAS only reads,
+ * so fencer's spin-loop pruning drops it, while each failed exchange writes the lock
+ * word and multiplies the traces -- 223,582 SC executions against 252 for two threads
+ * taking a lock 5 times each.)
+ *
  * Harness: the set starts as {2}. Thread A: add(1), remove(2). Thread B: remove(1),
- * contains(1). Checks (hold under SC, by linearizability of a set): A's add(1) and
- * remove(2) succeed (each of these keys has one adder or one remover); if B removed 1 its
- * later contains(1) is false; after both joins the set is {} or {1} (1 in it exactly
- * when B's remove failed); the list is sorted with no marked node. With -DBIG thread B
- * also adds 3 (SC: 440 executions; PSO with --all: about 344,000 executions, 50 s).
+ * add(3), contains(1). Checks (hold under SC, by linearizability of a set): A's add(1)
+ * and remove(2) and B's add(3) succeed (each key has one adder or one remover); if B
+ * removed 1 its later contains(1) is false; after both joins the set is {3} or {1, 3}
+ * (1 in it exactly when B's remove failed); the list is sorted with no marked node.
  * Traversals and retries are bounded by assertions SC never reaches (MAX_HOPS,
  * MAX_TRIES): without them PSO executions that break the list run in circles and
  * `--all` under PSO never ends.
@@ -65,8 +70,11 @@ struct node *Head; /* set up by main, never changes */
 #define V(p) ((volatile struct node *)(p))
 
 static void lock(struct node *n) {
-  while (__atomic_exchange_n(&n->lock, 1, __ATOMIC_ACQUIRE)) {
-    while (V(n)->lock) { }
+  while (1) {
+    int free_ = 0;
+    if (__atomic_compare_exchange_n(&n->lock, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED))
+      break;
   }
 }
 static void unlock(struct node *n) { __atomic_exchange_n(&n->lock, 0, __ATOMIC_RELAXED); }
@@ -170,9 +178,7 @@ void *thread_a(void *arg) {
 
 void *thread_b(void *arg) {
   int removed = remove_key(1);
-#ifdef BIG
   assert(add(3)); /* only B adds 3 */
-#endif
   int c1 = contains(1);
   assert(!(removed && c1)); /* nobody adds 1 after A's add */
   return (void *)(long)removed;
@@ -190,9 +196,7 @@ int main(void) {
   pthread_join(b, &r);
   int removed = (int)(long)r;
   assert(!contains(2));
-#ifdef BIG
   assert(contains(3));
-#endif
   assert(contains(1) == !removed);
   /* sorted, no marked node left reachable */
   for (struct node *n = Head; n != tail; n = n->next) {
