@@ -1,4 +1,5 @@
 // expect: sc=safe tso=violation pso=violation
+// robust: tso=no pso=no
 /* bakery.c -- Lamport's bakery algorithm for two threads, no fences.
  *
  * Origin: the "bakery" benchmark of Burnim, Sen and Stergiou, "Sound and Complete

@@ -1,4 +1,5 @@
 // expect: sc=safe tso=violation pso=violation
+// robust: tso=no pso=no
 /* dekker.c -- Dekker's mutual-exclusion algorithm for two threads, no fences.
  *
  * Origin: the "dekker" benchmark of Burnim, Sen and Stergiou, "Sound and Complete

@@ -1,4 +1,5 @@
 // expect: sc=safe tso=safe pso=violation
+// robust: tso=yes pso=no
 /* harris.c -- Harris's non-blocking linked-list set (T. Harris, "A Pragmatic
  * Implementation of Non-Blocking Linked-Lists", DISC 2001).
  *

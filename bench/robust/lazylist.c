@@ -1,4 +1,5 @@
 // expect: sc=safe tso=safe pso=violation
+// robust: tso=yes pso=no
 /* lazylist.c -- the lazy list-based set (Heller, Herlihy, Luchangco, Moir, Scherer and
  * Shavit, "A Lazy Concurrent List-Based Set Algorithm", OPODIS 2005).
  *

@@ -1,4 +1,5 @@
 // expect: sc=safe tso=safe pso=violation
+// robust: tso=yes pso=no
 /* msn.c -- the Michael-Scott non-blocking queue (Michael and Scott, PODC'96: "Simple,
  * fast, and practical non-blocking and blocking concurrent queue algorithms", figure 1).
  *

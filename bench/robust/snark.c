@@ -1,4 +1,5 @@
 // expect: sc=safe tso=safe pso=violation
+// robust: tso=yes pso=no
 /* snark.c -- the "Snark" DCAS-based linked-list deque (Detlefs, Flood, Garthwaite,
  * Martin, Shavit and Steele, "Even Better DCAS-Based Concurrent Deques", DISC 2000).
  *
