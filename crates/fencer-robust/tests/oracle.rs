@@ -232,13 +232,13 @@ fn sweep(model: ModelKind) {
         "{model:?}: {nr} of {n} programs (and variants) not robust; monitor found fewer pairs in {}",
         FEWER.with(|c| c.get())
     );
+    if !failures.is_empty() {
+        panic!("{} failures:\n{}", failures.len(), failures.join("\n\n"));
+    }
     assert!(
         n < 100 || nr * 20 > n,
         "too few non-robust programs for the test to mean much"
     );
-    if !failures.is_empty() {
-        panic!("{} failures:\n{}", failures.len(), failures.join("\n\n"));
-    }
 }
 
 #[test]
