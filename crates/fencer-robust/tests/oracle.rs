@@ -151,6 +151,27 @@ fn run(seed: u64, loops: bool, model: ModelKind) -> Result<(), String> {
         let mut spun = prog.clone();
         fencer_ir::spin::spin_assume(&mut spun);
         result = compare(&spun, model, unroll).map_err(|e| format!("(spin-assume) {e}"));
+        // The rewrite drops iterations that only read; a cycle through a stale read has
+        // a twin through the read that replaces it, so robustness must not change.
+        if result.is_ok() {
+            let cyclic = |p: &Program| {
+                let mut r = RefObs::default();
+                let ropts = fencer_reference::Options {
+                    unroll,
+                    max_depth: 200,
+                    ..Default::default()
+                };
+                fencer_reference::explore_observed(p, model, &ropts, &mut r);
+                r.cyclic
+            };
+            let (a, b) = (cyclic(&prog), cyclic(&spun));
+            if a != b {
+                result = Err(format!(
+                    "the spin-loop rewrite changed robustness: as written {}, rewritten {}",
+                    !a, !b
+                ));
+            }
+        }
     }
     result.map_err(|e| format!("seed {seed}, {model:?}, loops {loops}: {e}\n{src}"))
 }
