@@ -6,5 +6,18 @@
 
 pub mod ast;
 pub mod parse;
+pub mod run;
+pub mod sem;
 
 pub use parse::parse;
+pub use sem::{compile, System};
+
+/// Parses and compiles a model; `overrides` set `input` constants.
+pub fn load(
+    file: &str,
+    src: &str,
+    overrides: &std::collections::HashMap<String, i32>,
+) -> Result<System, fencer_text::Diagnostic> {
+    let m = parse(file, src)?;
+    compile(file, src, &m, overrides)
+}
