@@ -129,12 +129,7 @@ impl System {
 
     /// Every successor of `s` under the system's processes (the property process, if any,
     /// does not move here): `f(label, successor or error)`. `buf` is scratch space.
-    pub fn successors(
-        &self,
-        s: &[u8],
-        buf: &mut Vec<u8>,
-        f: &mut dyn FnMut(Label, Next<'_>),
-    ) {
+    pub fn successors(&self, s: &[u8], buf: &mut Vec<u8>, f: &mut dyn FnMut(Label, Next<'_>)) {
         let committed = self.committed(s);
         let is_commit = |p: usize| self.processes[p].commit[self.state_of(s, p) as usize];
         for (p, pr) in self.processes.iter().enumerate() {

@@ -447,9 +447,19 @@ pub fn compile(
                     .map(|(_, n)| n.name.clone())
                     .zip(args.iter().copied())
                     .collect();
+                // An instance is named by its `key` parameters (all of them when none is
+                // marked): `a(1)` for `process a(key i, limit)` instantiated as `a(1, 3)`.
+                let is_key = |q: &Option<Ident>| q.as_ref().is_some_and(|q| q.name == "key");
+                let keyed = ps.iter().any(|(q, _)| is_key(q));
+                let key: Vec<i32> = ps
+                    .iter()
+                    .zip(&args)
+                    .filter(|((q, _), _)| !keyed || is_key(q))
+                    .map(|(_, v)| *v)
+                    .collect();
                 pending.push(Pending {
                     decl: t,
-                    name: instance_name(&i.template.name, &args),
+                    name: instance_name(&i.template.name, &key),
                     params,
                 });
             }
