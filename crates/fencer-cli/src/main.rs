@@ -1,6 +1,7 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod dve;
 mod robust;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -217,6 +218,16 @@ struct CheckArgs {
     /// jump); the result then holds up to that bound and the cut executions are counted.
     #[arg(long, value_name = "N")]
     unroll: Option<u32>,
+    /// DVE: also report a reachable state where no process can move.
+    #[arg(long)]
+    deadlock: bool,
+    /// DVE: report a reachable state where this expression holds (over globals, `P.state`
+    /// and `P->var`), e.g. `--reach 'P_0.CS + P_1.CS > 1'`.
+    #[arg(long, value_name = "EXPR")]
+    reach: Option<String>,
+    /// DVE: stop after storing this many states (exit code 3).
+    #[arg(long, value_name = "N")]
+    max_states: Option<u64>,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read
@@ -322,7 +333,7 @@ enum Input {
 }
 
 const EXTENSIONS: &str = "`.fen` (fencer's text format), `.litmus` (herd7 X86 litmus tests), \
-    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR)";
+    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR), `.dve` (DiVinE models, with `check`)";
 
 fn input_kind(path: &std::path::Path) -> Option<Input> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -530,6 +541,9 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    if args.file.extension().is_some_and(|e| e == "dve") {
+        return dve::check(&args, timeout);
+    }
     let args = Arc::new(args);
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

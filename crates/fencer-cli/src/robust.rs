@@ -127,6 +127,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         max_depth: a.max_depth,
         unroll: a.unroll,
         no_spin_assume: a.no_spin_assume,
+        deadlock: false,
+        reach: None,
+        max_states: None,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

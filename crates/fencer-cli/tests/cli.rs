@@ -524,3 +524,83 @@ fn robust_litmus_and_errors() {
     assert_eq!(v["executions"], 1);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn dve_models_through_check() {
+    let ex = |f: &str| root().join("examples/dve").join(f).display().to_string();
+    // Safe, with a goal that is never reached.
+    let out = fencer(&[
+        "check",
+        &ex("peterson.dve"),
+        "--reach",
+        "P0.cs + P1.cs > 1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "safe");
+    assert_eq!(v["engine"], "explicit");
+    assert_eq!(v["stats"]["states"], 20);
+    assert_eq!(v["stats"]["transitions"], 34);
+    // A goal that is reached: the shortest path to it.
+    let out = fencer(&["check", &ex("peterson.dve"), "--reach", "P0.cs"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("counterexample (reached)"), "{text}");
+    assert!(text.contains("P0: wait -> cs"), "{text}");
+    // A deadlock, only when asked for.
+    assert_eq!(
+        fencer(&["check", &ex("philosophers.dve")]).status.code(),
+        Some(0)
+    );
+    let out = fencer(&["check", &ex("philosophers.dve"), "--deadlock"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("counterexample (deadlock)"));
+    // A run-time error (a byte overflows), and an `input` constant that avoids it.
+    let out = fencer(&["check", &ex("counter.dve")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("value 256 out of range of byte"));
+    assert_eq!(
+        fencer(&["check", &ex("counter.dve"), "-D", "limit=100"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Bad input: a bad -D, a bad --reach, a broken model, each exit 2 with a position.
+    let out = fencer(&["check", &ex("counter.dve"), "-D", "limit"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fencer(&["check", &ex("peterson.dve"), "--reach", "P0.nowhere"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`nowhere` is not a state of `P0`"));
+    let dir = std::env::temp_dir().join(format!("fencer-dve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.dve");
+    std::fs::write(
+        &bad,
+        "byte x;\nprocess P { state a; init b; }\nsystem async;\n",
+    )
+    .unwrap();
+    let out = fencer(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.dve:2:27") && err.contains("`b` is not a state of `P`"),
+        "{err}"
+    );
+    // A limit: exit 3.
+    let out = fencer(&[
+        "check",
+        &ex("counter.dve"),
+        "-D",
+        "limit=100",
+        "--max-states",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -895,3 +895,22 @@ pub fn parse(file: &str, src: &str) -> Result<Model, Diagnostic> {
     };
     p.model()
 }
+
+/// Parses one expression (`--reach EXPR`, an atomic proposition). `file` names it in
+/// diagnostics.
+pub fn parse_expr(file: &str, src: &str) -> Result<Expr, Diagnostic> {
+    let toks = lex(file, src)?;
+    let mut p = Parser {
+        file,
+        src,
+        toks,
+        pos: 0,
+        depth: 0,
+        ops: 0,
+    };
+    let e = p.expr()?;
+    if !matches!(p.peek(), Tok::Eof) {
+        return Err(p.expected("the end of the expression"));
+    }
+    Ok(e)
+}

@@ -119,6 +119,45 @@ pub struct System {
     pub definitions: HashMap<String, CExpr>,
     /// LTL properties written in the model (`property ltl NAME "formula"`).
     pub ltl: Vec<(String, String)>,
+    /// Names in scope at the top level, for expressions given later (`--reach`).
+    scope: Scope,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Scope {
+    consts: HashMap<String, i32>,
+    globals: HashMap<String, Var>,
+    proc_index: HashMap<String, usize>,
+    locals_of: Vec<HashMap<String, Var>>,
+    consts_of: Vec<HashMap<String, i32>>,
+}
+
+impl System {
+    /// Compiles an expression over the model's globals, `P.state` and `P->var` (`--reach`,
+    /// atomic propositions). `file` and `src` are the expression's own, for diagnostics.
+    pub fn expression(&self, file: &str, src: &str) -> R<CExpr> {
+        let e = crate::parse::parse_expr(file, src)?;
+        let none = HashMap::new();
+        let cx = Ctx {
+            file,
+            src,
+            width: self.width,
+            init: Vec::new(),
+            consts: self.scope.consts.clone(),
+            globals: self.scope.globals.clone(),
+            global_list: Vec::new(),
+            chans: HashMap::new(),
+            channels: Vec::new(),
+            procs: self.processes.clone(),
+            proc_index: self.scope.proc_index.clone(),
+            overrides: &none,
+        };
+        let env = Env {
+            locals_of: &self.scope.locals_of,
+            consts_of: &self.scope.consts_of,
+        };
+        cx.expr(&e, None, &env, &self.definitions)
+    }
 }
 
 struct Ctx<'a> {
@@ -732,7 +771,15 @@ pub fn compile(
         }
     }
     let property = cx.procs.iter().position(|p| p.property);
+    let scope = Scope {
+        consts: cx.consts.clone(),
+        globals: cx.globals.clone(),
+        proc_index: cx.proc_index.clone(),
+        locals_of: locals_of.clone(),
+        consts_of: consts_of.clone(),
+    };
     Ok(System {
+        scope,
         width: cx.width,
         initial,
         globals: cx.global_list,

@@ -178,13 +178,11 @@ pub fn reach<S: TransitionSystem>(
             level_end = st.parent.len() as u32;
             stats.levels += 1;
         }
-        if next.is_multiple_of(4096) {
-            if opts.timeout.is_some_and(|t| start.elapsed() >= t) {
-                return finish(stats, &st, None, Some("timeout"));
-            }
-            if opts.max_states.is_some_and(|m| st.parent.len() as u64 >= m) {
-                return finish(stats, &st, None, Some("max-states"));
-            }
+        if next.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
+            return finish(stats, &st, None, Some("timeout"));
+        }
+        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+            return finish(stats, &st, None, Some("max-states"));
         }
         cur.clear();
         cur.extend_from_slice(st.get(next));

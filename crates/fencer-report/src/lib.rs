@@ -109,6 +109,9 @@ pub struct Stats {
     pub events: u64,
     /// Distinct states visited (engines that memoise).
     pub states: Option<u64>,
+    /// Transitions of the state graph (the explicit-state engine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<u64>,
     /// Executions abandoned because every enabled process was in the sleep set (DPOR).
     pub sleep_blocked: Option<u64>,
     /// Races found (DPOR).
