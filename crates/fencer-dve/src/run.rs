@@ -130,6 +130,9 @@ impl System {
     /// Every successor of `s` under the system's processes (the property process, if any,
     /// does not move here): `f(label, successor or error)`. `buf` is scratch space.
     pub fn successors(&self, s: &[u8], buf: &mut Vec<u8>, f: &mut dyn FnMut(Label, Next<'_>)) {
+        if load(s, self.error_var, 0) != 0 {
+            return;
+        }
         let committed = self.committed(s);
         let is_commit = |p: usize| self.processes[p].commit[self.state_of(s, p) as usize];
         for (p, pr) in self.processes.iter().enumerate() {
@@ -304,6 +307,86 @@ impl System {
                 }
             }
         }
+    }
+
+    /// The successors of `s` in the product with the property process (a Büchi
+    /// automaton): each system step paired with each property transition enabled in the
+    /// system's *source* state; when the system cannot move, the property moves alone
+    /// (DIVINE's semantics). Without a property process, the system's successors. The
+    /// property's move is the label's `second` when the system step was a single one, and
+    /// is folded into the state only otherwise (labels name the system's steps).
+    pub fn product_successors(
+        &self,
+        s: &[u8],
+        buf: &mut Vec<u8>,
+        f: &mut dyn FnMut(Label, Next<'_>),
+    ) {
+        let Some(pp) = self.property else {
+            return self.successors(s, buf, f);
+        };
+        let prop = &self.processes[pp];
+        let here = self.state_of(s, pp);
+        // The property transitions enabled in the source state (guards that fail to
+        // evaluate count as not enabled).
+        let moves: Vec<u32> = prop
+            .trans
+            .iter()
+            .enumerate()
+            .filter(|(t, tr)| tr.from == here && self.enabled(pp, *t, s).unwrap_or(false))
+            .map(|(_, tr)| tr.to)
+            .collect();
+        if moves.is_empty() {
+            return;
+        }
+        let mut any = false;
+        let mut next = Vec::new();
+        self.successors(s, buf, &mut |l, r| {
+            any = true;
+            // A run-time error leads to the error sink: this state, marked.
+            let mut sink = Vec::new();
+            let r = match r {
+                Err(e) => {
+                    f(l, Err(e));
+                    sink.extend_from_slice(s);
+                    store(&mut sink, self.error_var, 0, 1);
+                    Ok(&sink[..])
+                }
+                Ok(t) => Ok(t),
+            };
+            match r {
+                Err(e) => f(l, Err(e)),
+                Ok(t) => {
+                    for &to in &moves {
+                        next.clear();
+                        next.extend_from_slice(t);
+                        store(&mut next, prop.state_var, 0, to as i32);
+                        f(l, Ok(&next));
+                    }
+                }
+            }
+        });
+        if !any {
+            for (t, tr) in prop.trans.iter().enumerate() {
+                if tr.from == here && self.enabled(pp, t, s).unwrap_or(false) {
+                    buf.clear();
+                    buf.extend_from_slice(s);
+                    store(buf, prop.state_var, 0, tr.to as i32);
+                    f(
+                        Label {
+                            first: (pp as u32, t as u32),
+                            second: None,
+                        },
+                        Ok(buf),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Whether the property process is in an accepting state.
+    pub fn accepting(&self, s: &[u8]) -> bool {
+        self.property
+            .is_some_and(|p| self.processes[p].accept[self.state_of(s, p) as usize])
     }
 
     /// The first assertion that fails in `s`: (process, the assertion's text).

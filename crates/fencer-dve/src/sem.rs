@@ -121,6 +121,10 @@ pub struct System {
     pub ltl: Vec<(String, String)>,
     /// Names in scope at the top level, for expressions given later (`--reach`).
     scope: Scope,
+    /// Set in the sink state a run-time error leads to in a product with a property
+    /// process: the system cannot move there, and the property moves alone (as DIVINE
+    /// treats an error state), so a property can be violated by an error.
+    pub error_var: Var,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -764,6 +768,7 @@ pub fn compile(
         cx.procs[pi].asserts = asserts;
         cx.procs[pi].trans = trans;
     }
+    let error_var = cx.alloc(Type::Byte, None);
     let mut initial = vec![0u8; cx.width as usize];
     for (var, values) in &cx.init {
         for (k, v) in values.iter().enumerate() {
@@ -779,6 +784,7 @@ pub fn compile(
         consts_of: consts_of.clone(),
     };
     Ok(System {
+        error_var,
         scope,
         width: cx.width,
         initial,

@@ -22,6 +22,10 @@ pub trait TransitionSystem {
     /// Calls `f` for each step from `s`: its label and the state it leads to, or the
     /// run-time error it ends in.
     fn successors(&self, s: &[u8], f: &mut dyn FnMut(Self::Label, Next<'_>));
+    /// Whether `s` is accepting (for a product with a Büchi automaton).
+    fn accepting(&self, _s: &[u8]) -> bool {
+        false
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -236,4 +240,194 @@ pub fn reach<S: TransitionSystem>(
         next += 1;
     }
     finish(stats, &st, None, None)
+}
+
+/// An accepting cycle: the path to the cycle's first state, then the cycle back to it.
+#[derive(Clone, Debug)]
+pub struct Lasso<L> {
+    pub initial: Vec<u8>,
+    pub prefix: Vec<(L, Vec<u8>)>,
+    pub cycle: Vec<(L, Vec<u8>)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LtlOutcome<L> {
+    pub stats: Stats,
+    /// States of the product that are accepting.
+    pub accepting: u64,
+    pub lasso: Option<Lasso<L>>,
+    pub stopped: Option<&'static str>,
+}
+
+const BLUE: u8 = 1;
+const RED: u8 = 2;
+const ON_STACK: u8 = 4;
+
+struct Frame<L> {
+    state: u32,
+    succs: Vec<(L, u32)>,
+    next: usize,
+}
+
+/// Whether some reachable cycle goes through an accepting state (the product of a system
+/// and the Büchi automaton of a negated property: the property holds iff there is none),
+/// by nested depth-first search (Courcoubetis, Vardi, Wolper, Yannakakis): after the
+/// blue search leaves an accepting state, a red search from it looks for a state on the
+/// blue stack. Both searches are iterative. Run-time errors end their path.
+pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    let start = Instant::now();
+    let mut st = Store {
+        width: sys.width(),
+        arena: Vec::new(),
+        table: HashTable::new(),
+        parent: Vec::new(),
+        hasher: rustc_hash::FxBuildHasher,
+    };
+    let mut flags: Vec<u8> = Vec::new();
+    let mut stats = Stats::default();
+    let mut accepting = 0u64;
+    let init = sys.initial();
+    st.insert(&init, u32::MAX, None);
+    flags.push(0);
+    let mut cur = Vec::new();
+    // Successors of state `i` as indices, storing new ones.
+    let mut expand = |i: u32, st: &mut Store<S::Label>, flags: &mut Vec<u8>, stats: &mut Stats| {
+        cur.clear();
+        cur.extend_from_slice(st.get(i));
+        let mut out = Vec::new();
+        sys.successors(&cur, &mut |l, r| {
+            stats.transitions += 1;
+            match r {
+                Err(_) => stats.errors += 1,
+                Ok(s) => {
+                    let j = match st.insert(s, i, Some(l)) {
+                        Some(j) => {
+                            flags.push(0);
+                            j
+                        }
+                        None => {
+                            let h = st.hasher.hash_one(s);
+                            let (w, arena) = (st.width, &st.arena);
+                            *st.table
+                                .find(h, |&k| &arena[k as usize * w..(k as usize + 1) * w] == s)
+                                .expect("present")
+                        }
+                    };
+                    out.push((l, j));
+                }
+            }
+        });
+        out
+    };
+    let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
+        stats.states = st.parent.len() as u64;
+        stats.elapsed = start.elapsed();
+        stats.memory = (st.arena.capacity() + st.table.capacity() * 4) as u64;
+        LtlOutcome {
+            stats,
+            accepting,
+            lasso,
+            stopped,
+        }
+    };
+    let mut blue: Vec<Frame<S::Label>> = Vec::new();
+    let succs = expand(0, &mut st, &mut flags, &mut stats);
+    flags[0] |= BLUE | ON_STACK;
+    blue.push(Frame {
+        state: 0,
+        succs,
+        next: 0,
+    });
+    let mut steps = 0u64;
+    while let Some(top) = blue.last_mut() {
+        steps += 1;
+        if steps.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
+            return finish(stats, &st, accepting, None, Some("timeout"));
+        }
+        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+            return finish(stats, &st, accepting, None, Some("max-states"));
+        }
+        if top.next < top.succs.len() {
+            let (_, j) = top.succs[top.next];
+            top.next += 1;
+            if flags[j as usize] & BLUE == 0 {
+                let succs = expand(j, &mut st, &mut flags, &mut stats);
+                flags[j as usize] |= BLUE | ON_STACK;
+                blue.push(Frame {
+                    state: j,
+                    succs,
+                    next: 0,
+                });
+            }
+            continue;
+        }
+        // Post-order: the blue search is done with `seed`.
+        let seed = top.state;
+        if top.succs.is_empty() {
+            stats.deadlocks += 1;
+        }
+        if sys.accepting(st.get(seed)) {
+            accepting += 1;
+            // Red search from the seed for a state on the blue stack.
+            let mut red: Vec<Frame<S::Label>> = Vec::new();
+            let succs = expand(seed, &mut st, &mut flags, &mut stats);
+            red.push(Frame {
+                state: seed,
+                succs,
+                next: 0,
+            });
+            let mut hit = None;
+            while let Some(rt) = red.last_mut() {
+                if rt.next == rt.succs.len() {
+                    red.pop();
+                    continue;
+                }
+                let (_, j) = rt.succs[rt.next];
+                rt.next += 1;
+                if flags[j as usize] & ON_STACK != 0 {
+                    hit = Some(j);
+                    break;
+                }
+                if flags[j as usize] & RED == 0 {
+                    flags[j as usize] |= RED;
+                    let succs = expand(j, &mut st, &mut flags, &mut stats);
+                    red.push(Frame {
+                        state: j,
+                        succs,
+                        next: 0,
+                    });
+                }
+            }
+            if let Some(j) = hit {
+                // Prefix: the blue stack up to `j`; cycle: the blue stack from `j` to the
+                // seed, then the red path back to `j`.
+                let label_of = |f: &Frame<S::Label>| f.succs[f.next - 1].0;
+                let k = blue
+                    .iter()
+                    .position(|f| f.state == j)
+                    .expect("on the stack");
+                let mut prefix = Vec::new();
+                for w in 0..k {
+                    prefix.push((label_of(&blue[w]), st.get(blue[w + 1].state).to_vec()));
+                }
+                let mut cycle = Vec::new();
+                for w in k..blue.len() - 1 {
+                    cycle.push((label_of(&blue[w]), st.get(blue[w + 1].state).to_vec()));
+                }
+                for (w, f) in red.iter().enumerate() {
+                    let to = red.get(w + 1).map_or(j, |g| g.state);
+                    cycle.push((label_of(f), st.get(to).to_vec()));
+                }
+                let lasso = Lasso {
+                    initial: st.get(0).to_vec(),
+                    prefix,
+                    cycle,
+                };
+                return finish(stats, &st, accepting, Some(lasso), None);
+            }
+        }
+        flags[seed as usize] &= !ON_STACK;
+        blue.pop();
+    }
+    finish(stats, &st, accepting, None, None)
 }
