@@ -370,7 +370,9 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
             accepting += 1;
             // Red search from the seed for a state on the blue stack.
             let mut red: Vec<Frame<S::Label>> = Vec::new();
-            let succs = expand(seed, &mut st, &mut flags, &mut stats);
+            // The red search sees states again: its expansions are not counted.
+            let mut again = Stats::default();
+            let succs = expand(seed, &mut st, &mut flags, &mut again);
             red.push(Frame {
                 state: seed,
                 succs,
@@ -390,7 +392,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
                 }
                 if flags[j as usize] & RED == 0 {
                     flags[j as usize] |= RED;
-                    let succs = expand(j, &mut st, &mut flags, &mut stats);
+                    let succs = expand(j, &mut st, &mut flags, &mut again);
                     red.push(Frame {
                         state: j,
                         succs,
