@@ -2,6 +2,7 @@
 
 mod bench;
 mod robust;
+mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
@@ -71,6 +72,9 @@ Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     /// SC violation, with a replayed witness and its happens-before cycle.
     #[command(after_help = robust::AFTER_HELP)]
     Robust(robust::RobustArgs),
+    /// Re-execute the execution a trace file (`check --save-trace`) describes, and print it.
+    #[command(after_help = views::REPLAY_HELP)]
+    Replay(views::ReplayArgs),
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -223,6 +227,8 @@ struct CheckArgs {
     /// later.
     #[arg(long)]
     no_spin_assume: bool,
+    #[command(flatten)]
+    views: views::ViewArgs,
 }
 
 fn main() -> ExitCode {
@@ -251,6 +257,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Litmus(args) => litmus(args),
         Command::Robust(args) => robust::robust(args),
+        Command::Replay(args) => views::replay(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
@@ -581,6 +588,9 @@ fn check(args: CheckArgs) -> ExitCode {
         out(&format!("{}\n", report.to_json()));
     } else {
         out(&report.to_text(args.verbose));
+    }
+    if let Err(code) = views::after_check(&args, &prog, model, &report) {
+        return code;
     }
     ExitCode::from(report.verdict.exit_code() as u8)
 }

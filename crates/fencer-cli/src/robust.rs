@@ -88,6 +88,8 @@ pub struct RobustArgs {
     /// Keep spin loops as they are (see `fencer check --help`).
     #[arg(long)]
     no_spin_assume: bool,
+    #[command(flatten)]
+    views: views::ViewArgs,
 }
 
 pub fn robust(a: RobustArgs) -> ExitCode {
@@ -127,6 +129,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         max_depth: a.max_depth,
         unroll: a.unroll,
         no_spin_assume: a.no_spin_assume,
+        views: Default::default(),
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,
@@ -165,6 +168,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         out(&format!("{}\n", report.to_json()));
     } else {
         out(&report.to_text(args.verbose));
+    }
+    if let Err(code) = views::after_robust(&a.views, &args, &prog, model, &report) {
+        return code;
     }
     ExitCode::from(report.exit_code() as u8)
 }

@@ -35,7 +35,7 @@ fn node_label(x: &Execution, pos: usize) -> String {
         },
         _ => x.short(e),
     };
-    format!("{}: {}\\n{}:{}", pos + 1, what, x.prog.file_name(e.src), e.src.line)
+    format!("{}: {}\n{}:{}", pos + 1, what, x.prog.file_name(e.src), e.src.line)
 }
 
 pub fn render(x: &Execution) -> String {

@@ -121,7 +121,7 @@ fn source_section(x: &Execution, sources: &[(String, String)]) -> String {
                 .filter(|l| l.file == *file && l.line == n)
                 .map(|l| l.step.to_string())
                 .collect();
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "<span id=\"src-{}-{n}\" class=\"{}\"><span class=\"ln\">{n:>4}</span> {}{}</span>",
                 esc(&file.replace(|c: char| !c.is_ascii_alphanumeric(), "_")),
