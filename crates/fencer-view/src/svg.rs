@@ -152,6 +152,14 @@ pub fn arrows(x: &Execution) -> Vec<(usize, usize, Edge)> {
     }
     out.sort_by_key(|&(a, b, e)| (a, b, e.name()));
     out.dedup_by_key(|k| (k.0, k.1, k.2.name()));
+    // A read-modify-write reads the write just before it in store order: one arrow (rf)
+    // says both.
+    let rf: Vec<(usize, usize)> = out
+        .iter()
+        .filter(|k| k.2 == Edge::Rf)
+        .map(|k| (k.0, k.1))
+        .collect();
+    out.retain(|k| k.2 != Edge::Co || !rf.contains(&(k.0, k.1)));
     out
 }
 
