@@ -460,6 +460,7 @@ impl Execution<'_> {
     /// Where an execution's violation is, and what it is: for the final row of the views.
     pub fn verdict_text(&self) -> String {
         match (&self.cex, self.enabled_at_end) {
+            (Some(c), _) if c.message.starts_with(&format!("{}:", c.kind)) => c.message.clone(),
             (Some(c), _) => format!("{}: {}", c.kind, c.message),
             (None, 0) => "the execution ends without a violation".into(),
             (None, n) => format!(

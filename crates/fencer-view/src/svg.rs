@@ -34,6 +34,30 @@ pub struct Layout {
     pub threads: usize,
     pub chans: Vec<(u32, Chan)>,
     pub locs: Vec<fencer_memory::Loc>,
+    /// The verdict's text, as lines that fit the width.
+    pub verdict: Vec<String>,
+}
+
+/// Splits `text` into lines of at most the characters `w` pixels hold (at most 4 lines).
+fn wrap(text: &str, w: f64) -> Vec<String> {
+    let max = ((w - 16.0) / CHAR).floor().max(10.0) as usize;
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > max {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    if lines.len() > 4 {
+        lines.truncate(4);
+        lines[3].push_str(" …");
+    }
+    lines.into_iter().map(|l| fit(&l, w)).collect()
 }
 
 fn width_for(chars: usize) -> f64 {
@@ -103,9 +127,12 @@ pub fn layout(x: &Execution) -> Layout {
     }
     let top = MARGIN + 22.0 + 18.0 + 26.0 + ROW;
     let rows = x.events.len() as f64 + 1.0;
+    let width = (cx + MARGIN + 60.0).max(520.0);
+    let verdict = wrap(&x.verdict_text(), width - 2.0 * MARGIN);
     Layout {
-        width: (cx + MARGIN + 60.0).max(520.0),
-        height: top + rows * ROW + 34.0 + MARGIN,
+        width,
+        height: top + rows * ROW + 18.0 + 16.0 * verdict.len() as f64 + MARGIN,
+        verdict,
         top,
         cols,
         event_col,
@@ -219,7 +246,7 @@ pub fn render(x: &Execution) -> String {
         let _ = writeln!(
             s,
             r#"<rect class="col {kind}" x="{cx:.1}" y="{hy:.0}" width="{w:.1}" height="{:.0}"/>"#,
-            l.height - hy - MARGIN - 34.0
+            l.top + (x.events.len() as f64 + 1.0) * ROW - hy
         );
         let _ = writeln!(
             s,
@@ -412,18 +439,20 @@ pub fn render(x: &Execution) -> String {
     let by = vy + ROW + 4.0;
     let _ = writeln!(
         s,
-        r#"<rect class="{}" x="{MARGIN}" y="{by:.0}" width="{:.0}" height="26" rx="4"/>"#,
+        r#"<rect class="{}" x="{MARGIN}" y="{by:.0}" width="{:.0}" height="{:.0}" rx="4"/>"#,
         if bad { "verdict bad" } else { "verdict" },
-        l.width - 2.0 * MARGIN
+        l.width - 2.0 * MARGIN,
+        10.0 + 16.0 * l.verdict.len() as f64
     );
-    let text = x.verdict_text();
-    let _ = writeln!(
-        s,
-        r#"<text class="verdict-text" x="{:.0}" y="{:.0}">{}</text>"#,
-        MARGIN + 8.0,
-        by + 17.0,
-        esc(&fit(&text, l.width - 2.0 * MARGIN))
-    );
+    for (k, line) in l.verdict.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text class="verdict-text" x="{:.0}" y="{:.0}">{}</text>"#,
+            MARGIN + 8.0,
+            by + 17.0 + 16.0 * k as f64,
+            esc(line)
+        );
+    }
     s.push_str("</svg>\n");
     s
 }
