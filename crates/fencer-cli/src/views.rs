@@ -147,7 +147,7 @@ fn c_flags(args: &CheckArgs) -> Vec<String> {
     flags
 }
 
-fn trace_file(args: &CheckArgs, x: &Execution, c: &Counterexample) -> TraceFile {
+fn trace_file(args: &CheckArgs, x: &Execution, c: &Counterexample, robust: bool) -> TraceFile {
     let lines = x.lines();
     TraceFile {
         program: args.file.display().to_string(),
@@ -156,6 +156,7 @@ fn trace_file(args: &CheckArgs, x: &Execution, c: &Counterexample) -> TraceFile 
         unroll: args.unroll,
         max_depth: args.max_depth.min(u32::MAX as usize) as u32,
         spin_assume: !args.no_spin_assume,
+        ignore_condition: robust,
         cflags: c_flags(args),
         violation: Some(match (&c.file, c.line, c.column) {
             (Some(f), Some(l), Some(col)) => format!("{} {f}:{l}:{col}", c.kind),
@@ -210,7 +211,7 @@ pub fn after_check(
         None => None,
     };
     if let (Some(p), Some(x), Some(c)) = (&v.save_trace, &x, cex) {
-        write_file(p, &trace_file(args, x, c).render())?;
+        write_file(p, &trace_file(args, x, c, false).render())?;
     }
     let violations: Vec<&Counterexample> = cex.into_iter().collect();
     write_views(
@@ -265,7 +266,7 @@ pub fn after_robust(
                 x.cex = Some(c.clone());
             }
             if let Some(p) = &v.save_trace {
-                write_file(p, &trace_file(args, &x, c).render())?;
+                write_file(p, &trace_file(args, &x, c, true).render())?;
             }
             Some(x)
         }
@@ -343,6 +344,9 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
         Err(Some(code)) => return code,
         Err(None) => return ExitCode::from(EXIT_USAGE),
     };
+    if t.ignore_condition {
+        prog.cond = None;
+    }
     if t.spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }

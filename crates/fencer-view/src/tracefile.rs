@@ -15,8 +15,10 @@
 //! upd(t0)       # ...
 //! ```
 //!
-//! Version 1. The header lines come first, in this order (`cflags` is optional and lists
-//! the C compiler flags `check` was given, separated by spaces); then one step per line:
+//! Version 1. The header lines come first, in this order (optional: `ignore-condition yes`,
+//! written by `fencer robust`, which drops the program's final condition; `cflags`, the C
+//! compiler flags `check` was given, separated by spaces; `violation`); then one step per
+//! line:
 //! `tN` (thread N runs its next visible instruction), `upd(tN)` (TSO: the oldest entry of
 //! thread N's store buffer reaches memory) or `upd(tN,x)` (PSO: the oldest entry of its
 //! buffer for cell `x`, named as counterexamples name it: `x`, `a[2]`, `heap#5[0]`).
@@ -38,6 +40,8 @@ pub struct TraceFile {
     pub unroll: Option<u32>,
     pub max_depth: u32,
     pub spin_assume: bool,
+    /// The program's final condition was dropped (`fencer robust` ignores it).
+    pub ignore_condition: bool,
     pub cflags: Vec<String>,
     /// `KIND FILE:LINE:COL` of the violation the execution ends in, if any (for people;
     /// replay judges anew).
@@ -62,6 +66,9 @@ impl TraceFile {
             "spin-assume {}\n",
             if self.spin_assume { "yes" } else { "no" }
         );
+        if self.ignore_condition {
+            s += "ignore-condition yes\n";
+        }
         if !self.cflags.is_empty() {
             s += &format!("cflags {}\n", self.cflags.join(" "));
         }
@@ -71,7 +78,7 @@ impl TraceFile {
         s += &format!("steps {}\n", self.steps.len());
         for (i, st) in self.steps.iter().enumerate() {
             match self.comments.get(i).filter(|c| !c.is_empty()) {
-                Some(c) => s += &format!("{:<14}# {}\n", st.to_string(), c.replace('\n', " ")),
+                Some(c) => s += &format!("{:<14} # {}\n", st.to_string(), c.replace('\n', " ")),
                 None => s += &format!("{st}\n"),
             }
         }
@@ -131,6 +138,7 @@ impl TraceFile {
             "no" => false,
             _ => return Err(format!("line {n}: spin-assume is `yes` or `no`")),
         };
+        let ignore_condition = next("ignore-condition", true)?.is_some_and(|(_, v)| v == "yes");
         let cflags = next("cflags", true)?
             .map(|(_, v)| v.split_whitespace().map(String::from).collect())
             .unwrap_or_default();
@@ -158,6 +166,7 @@ impl TraceFile {
             unroll,
             max_depth,
             spin_assume,
+            ignore_condition,
             cflags,
             violation,
             comments: vec![String::new(); steps.len()],
@@ -206,7 +215,7 @@ mod tests {
 
     #[test]
     fn steps_parse_and_print() {
-        for s in ["t0", "t12", "upd(t1)", "upd(t0,x)", "upd(t2,a[3])", "upd(t0,pool[1].1)", "upd(t3,heap#5[0])"] {
+        for s in ["t0", "t12", "upd(t1)", "upd(t0,x)", "upd(t2,a[3])", "upd(t0,pool[1].1)", "upd(t3,heap#5[0])", "upd(t10,long_name_of_a_flag)"] {
             assert_eq!(parse_step(s).unwrap().to_string(), s);
         }
         for s in ["", "t", "x0", "upd(t0,)", "upd(x)", "t-1", "upd(t0"] {
@@ -223,22 +232,25 @@ mod tests {
             unroll: Some(3),
             max_depth: 100,
             spin_assume: false,
+            ignore_condition: true,
             cflags: vec!["-DN=2".into()],
             violation: Some("condition examples/mp.fen:20:1".into()),
             steps: vec![
                 TraceStep::Thread(0),
                 TraceStep::Update(0, Some("flag".into())),
+                TraceStep::Update(0, Some("a_very_long_location".into())),
             ],
-            comments: vec!["p store data".into(), String::new()],
+            comments: vec!["p store data".into(), String::new(), "upd".into()],
         };
         let back = TraceFile::parse(&t.render()).unwrap();
         assert_eq!(back.steps, t.steps);
         assert_eq!(back.cflags, t.cflags);
+        assert!(back.ignore_condition);
         assert_eq!((back.unroll, back.max_depth, back.spin_assume), (Some(3), 100, false));
         let bad = t.render().replace("fencer-trace 1", "fencer-trace 9");
         assert!(TraceFile::parse(&bad).unwrap_err().contains("version 9"));
-        let bad = t.render().replace("steps 2", "steps 3");
-        assert!(TraceFile::parse(&bad).unwrap_err().contains("3 steps"));
+        let bad = t.render().replace("steps 3", "steps 2");
+        assert!(TraceFile::parse(&bad).unwrap_err().contains("2 steps"));
         let bad = t.render().replace("upd(t0,flag)", "bogus");
         assert!(TraceFile::parse(&bad).unwrap_err().contains("`bogus` is not a step"));
     }
