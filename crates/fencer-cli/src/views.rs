@@ -31,7 +31,10 @@ pub struct ViewArgs {
 
 impl ViewArgs {
     fn any(&self) -> bool {
-        self.view.is_some() || self.html.is_some() || self.sarif.is_some() || self.save_trace.is_some()
+        self.view.is_some()
+            || self.html.is_some()
+            || self.sarif.is_some()
+            || self.save_trace.is_some()
     }
 }
 
@@ -102,7 +105,10 @@ fn write_views(
     violations: &[&Counterexample],
 ) -> Result<(), ExitCode> {
     if let Some(p) = &v.sarif {
-        write_file(p, &fencer_view::sarif::render(program, model.name(), violations))?;
+        write_file(
+            p,
+            &fencer_view::sarif::render(program, model.name(), violations),
+        )?;
     }
     let Some(x) = x else {
         for p in [&v.view, &v.html, &v.save_trace].into_iter().flatten() {
@@ -214,14 +220,7 @@ pub fn after_check(
         write_file(p, &trace_file(args, x, c, false).render())?;
     }
     let violations: Vec<&Counterexample> = cex.into_iter().collect();
-    write_views(
-        v,
-        x.as_ref(),
-        Some(report),
-        &prog.name,
-        model,
-        &violations,
-    )
+    write_views(v, x.as_ref(), Some(report), &prog.name, model, &violations)
 }
 
 /// After `robust`: the first violation's witness (or a safety violation found on the
@@ -257,7 +256,13 @@ pub fn after_robust(
     if let Some(c) = &report.report.counterexample {
         violations.push(c);
     }
-    let shown = shown.or_else(|| report.report.counterexample.as_ref().map(|c| (c, Vec::new())));
+    let shown = shown.or_else(|| {
+        report
+            .report
+            .counterexample
+            .as_ref()
+            .map(|c| (c, Vec::new()))
+    });
     let x = match shown {
         Some((c, highlight)) => {
             let mut x = replay_found(prog, model, limits(args), c)?;

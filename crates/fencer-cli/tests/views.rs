@@ -56,7 +56,11 @@ fn round_trip(file: &Path, model: &str, extra: &[&str]) {
         "{f} {model} {extra:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let replayed = json(&out);
     assert_eq!(replayed["verdict"], "violation");
     assert_eq!(replayed["program_changed"], false);
@@ -137,15 +141,24 @@ fn a_changed_program_is_reported_and_a_step_that_no_longer_fits_names_itself() {
     assert_eq!(out.status.code(), Some(1));
     let saved = std::fs::read_to_string(&trace).unwrap();
     assert!(saved.starts_with("fencer-trace 1\n"), "{saved}");
-    assert!(saved.contains("\nmodel tso\n") && saved.contains("\nupd(t0)"), "{saved}");
+    assert!(
+        saved.contains("\nmodel tso\n") && saved.contains("\nupd(t0)"),
+        "{saved}"
+    );
     // q no longer stores: its second step is now past its end.
     let src = std::fs::read_to_string(&prog).unwrap();
     std::fs::write(&prog, src.replace("    y = 1;\n", "")).unwrap();
     let out = fencer(&["replay", p, t]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is not the program the trace was saved from"), "{err}");
-    assert!(err.contains("step 4 (t1) cannot be taken: q has finished"), "{err}");
+    assert!(
+        err.contains("is not the program the trace was saved from"),
+        "{err}"
+    );
+    assert!(
+        err.contains("step 4 (t1) cannot be taken: q has finished"),
+        "{err}"
+    );
     assert!(err.contains("help: the program changed"), "{err}");
     // A damaged trace file is bad input too.
     std::fs::write(&trace, saved.replace("upd(t0)", "upd(t0")).unwrap();
@@ -172,7 +185,12 @@ fn replay_under_another_model_runs_the_same_schedule() {
 fn views_are_written_and_the_output_is_unchanged() {
     let sb = root().join("examples/sb.fen");
     let p = sb.to_str().unwrap();
-    let (svg, dot, html, sarif) = (tmp("sb.svg"), tmp("sb.dot"), tmp("sb.html"), tmp("sb.sarif"));
+    let (svg, dot, html, sarif) = (
+        tmp("sb.svg"),
+        tmp("sb.dot"),
+        tmp("sb.html"),
+        tmp("sb.sarif"),
+    );
     let plain = fencer(&["check", p, "-m", "tso", "--json"]);
     let out = fencer(&[
         "check",
@@ -197,14 +215,18 @@ fn views_are_written_and_the_output_is_unchanged() {
     assert_eq!(a, b, "the views change nothing in the JSON");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("schedule"));
     assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
-    assert!(std::fs::read_to_string(&html).unwrap().starts_with("<!DOCTYPE html>"));
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
     assert_eq!(s["version"], "2.1.0");
     assert_eq!(s["runs"][0]["results"][0]["ruleId"], "condition");
     let out = fencer(&["check", p, "-m", "tso", "--view", dot.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(std::fs::read_to_string(&dot).unwrap().starts_with("digraph"));
+    assert!(std::fs::read_to_string(&dot)
+        .unwrap()
+        .starts_with("digraph"));
     // An unknown drawing format is a usage error.
     let out = fencer(&["check", p, "-m", "tso", "--view", "x.png"]);
     assert_eq!(out.status.code(), Some(2));
@@ -229,7 +251,11 @@ fn views_are_written_and_the_output_is_unchanged() {
 #[test]
 fn robust_draws_the_first_witness_with_its_cycle() {
     let mp = root().join("examples/mp.fen");
-    let (svg, sarif, trace) = (tmp("mp-robust.svg"), tmp("mp-robust.sarif"), tmp("mp-robust.trace"));
+    let (svg, sarif, trace) = (
+        tmp("mp-robust.svg"),
+        tmp("mp-robust.sarif"),
+        tmp("mp-robust.trace"),
+    );
     let out = fencer(&[
         "robust",
         mp.to_str().unwrap(),
@@ -251,5 +277,10 @@ fn robust_draws_the_first_witness_with_its_cycle() {
     assert_eq!(s["runs"][0]["results"][0]["ruleId"], "sc-violation");
     // The witness replays (it ends without a safety violation: exit code 0).
     let out = fencer(&["replay", mp.to_str().unwrap(), trace.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

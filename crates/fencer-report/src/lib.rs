@@ -81,7 +81,10 @@ pub enum ScheduleStep {
     Thread(u32),
     /// The oldest entry of a store buffer of thread `thread` reached memory: its one buffer
     /// (TSO: `loc` is `None`) or its buffer for cell `loc = (object, index)` (PSO).
-    Update { thread: u32, loc: Option<(u32, u32)> },
+    Update {
+        thread: u32,
+        loc: Option<(u32, u32)>,
+    },
 }
 
 /// Why an exploration stopped early.

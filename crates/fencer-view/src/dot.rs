@@ -35,7 +35,13 @@ fn node_label(x: &Execution, pos: usize) -> String {
         },
         _ => x.short(e),
     };
-    format!("{}: {}\n{}:{}", pos + 1, what, x.prog.file_name(e.src), e.src.line)
+    format!(
+        "{}: {}\n{}:{}",
+        pos + 1,
+        what,
+        x.prog.file_name(e.src),
+        e.src.line
+    )
 }
 
 pub fn render(x: &Execution) -> String {
@@ -43,7 +49,11 @@ pub fn render(x: &Execution) -> String {
     let names = x.thread_names();
     let mut s = String::new();
     let _ = writeln!(s, "digraph execution {{");
-    let _ = writeln!(s, "  label={};", q(&format!("{}: {}", x.title(), x.verdict_text())));
+    let _ = writeln!(
+        s,
+        "  label={};",
+        q(&format!("{}: {}", x.title(), x.verdict_text()))
+    );
     let _ = writeln!(s, "  labelloc=t; fontname=\"monospace\";");
     let _ = writeln!(
         s,
@@ -60,14 +70,21 @@ pub fn render(x: &Execution) -> String {
         }
     }
     if !init_locs.is_empty() {
-        let _ = writeln!(s, "  subgraph cluster_init {{ label=\"init\"; style=dashed;");
+        let _ = writeln!(
+            s,
+            "  subgraph cluster_init {{ label=\"init\"; style=dashed;"
+        );
         for l in &init_locs {
             let _ = writeln!(
                 s,
                 "    init_{}_{} [label={}, fillcolor=\"#eeeeee\"];",
                 l.obj,
                 l.index,
-                q(&format!("W {}={}", loc_name(x.prog, *l), x.cell_text(&x.states[0], *l)))
+                q(&format!(
+                    "W {}={}",
+                    loc_name(x.prog, *l),
+                    x.cell_text(&x.states[0], *l)
+                ))
             );
         }
         let _ = writeln!(s, "  }}");
@@ -133,11 +150,21 @@ pub fn render(x: &Execution) -> String {
         }
         let (o, i) = (a.loc.obj, a.loc.index);
         if matches!(x.events[p].kind.read_loc(), Some((_, ReadFrom::Init))) {
-            let _ = writeln!(s, "  init_{o}_{i} -> e{p} [label=\"rf\", {}];", style(Edge::Rf));
+            let _ = writeln!(
+                s,
+                "  init_{o}_{i} -> e{p} [label=\"rf\", {}];",
+                style(Edge::Rf)
+            );
         }
-        if a.write && !has_co_pred.contains(&v) && !matches!(x.events[p].kind, EventKind::Load { .. })
+        if a.write
+            && !has_co_pred.contains(&v)
+            && !matches!(x.events[p].kind, EventKind::Load { .. })
         {
-            let _ = writeln!(s, "  init_{o}_{i} -> e{p} [label=\"co\", {}];", style(Edge::Co));
+            let _ = writeln!(
+                s,
+                "  init_{o}_{i} -> e{p} [label=\"co\", {}];",
+                style(Edge::Co)
+            );
         }
     }
     let _ = writeln!(s, "}}");

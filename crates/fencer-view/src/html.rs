@@ -163,10 +163,13 @@ pub fn render(x: &Execution, report: Option<&Report>, sources: &[(String, String
         let _ = writeln!(s, "<h2>Statistics</h2>\n<table class=\"stats\">");
         let mut rows = vec![
             ("verdict", format!("{:?}", r.verdict).to_lowercase()),
-            ("engine", match &r.algo {
-                Some(a) => format!("{} ({a})", r.engine),
-                None => r.engine.clone(),
-            }),
+            (
+                "engine",
+                match &r.algo {
+                    Some(a) => format!("{} ({a})", r.engine),
+                    None => r.engine.clone(),
+                },
+            ),
             ("complete executions", st.executions.to_string()),
             ("blocked executions", st.blocked.to_string()),
             ("events", st.events.to_string()),

@@ -15,7 +15,7 @@ pub mod svg;
 pub mod tracefile;
 
 use fencer_ir::Program;
-use fencer_machine::collect::{machine_step, Collector};
+use fencer_machine::collect::Collector;
 use fencer_machine::{loc_name, Event, EventKind, Fault, State, Status, Step};
 use fencer_memory::{Chan, Loc, MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Counterexample, ScheduleStep, TraceLine};
@@ -101,7 +101,11 @@ pub struct ReplayError {
 
 impl std::fmt::Display for ReplayError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "step {} ({}) cannot be taken: {}", self.step, self.what, self.why)
+        write!(
+            f,
+            "step {} ({}) cannot be taken: {}",
+            self.step, self.what, self.why
+        )
     }
 }
 
@@ -198,7 +202,7 @@ fn resolve(
 }
 
 /// Why thread `t` cannot run now, for an error message.
-fn why_disabled<M: MemoryModel>(prog: &Program, state: &State, t: u32) -> String {
+fn why_disabled(prog: &Program, state: &State, t: u32) -> String {
     let th = &state.threads[t as usize];
     let name = state.thread_name(prog, t);
     if th.finished {
@@ -256,7 +260,7 @@ fn replay_in<'p, M: MemoryModel>(
         state.enabled::<M>(prog, &mut enabled);
         if !enabled.contains(&step) {
             let why = match step {
-                Step::Thread(t) => why_disabled::<M>(prog, &state, t),
+                Step::Thread(t) => why_disabled(prog, &state, t),
                 Step::Update(..) => "that buffer is empty".into(),
             };
             return Err(ReplayError {
@@ -294,7 +298,9 @@ fn replay_in<'p, M: MemoryModel>(
 impl Execution<'_> {
     /// The state at the end.
     pub fn last(&self) -> &State {
-        self.states.last().expect("the initial state is always there")
+        self.states
+            .last()
+            .expect("the initial state is always there")
     }
 
     /// The counterexample lines of the events (as `check` prints them, without the line
@@ -532,10 +538,4 @@ pub fn esc(s: &str) -> String {
         }
     }
     o
-}
-
-/// Makes the views' schedule from a counterexample: `machine_step` for callers that hold
-/// machine steps.
-pub fn steps_of(schedule: &[ScheduleStep]) -> Vec<Step> {
-    schedule.iter().map(|&s| machine_step(s)).collect()
 }

@@ -68,10 +68,7 @@ fn flow_location(l: &TraceLine) -> Value {
 
 /// One result: the violation at its location, the execution as thread flows.
 pub fn result(c: &Counterexample) -> Value {
-    let rule = RULES
-        .iter()
-        .position(|(id, _)| *id == c.kind)
-        .unwrap_or(0);
+    let rule = RULES.iter().position(|(id, _)| *id == c.kind).unwrap_or(0);
     let mut threads: Vec<(String, Vec<Value>)> = Vec::new();
     for l in &c.events {
         match threads.iter_mut().find(|(t, _)| *t == l.thread) {

@@ -167,8 +167,13 @@ pub fn arrows(x: &Execution) -> Vec<(usize, usize, Edge)> {
             match e {
                 Edge::Po => {}
                 Edge::Rf => {
-                    let forwarded =
-                        matches!(x.events[b].kind, EventKind::Load { forwarded: true, .. });
+                    let forwarded = matches!(
+                        x.events[b].kind,
+                        EventKind::Load {
+                            forwarded: true,
+                            ..
+                        }
+                    );
                     let a = if forwarded { a } else { in_memory(a) };
                     out.push((a, b, e));
                 }
@@ -378,7 +383,11 @@ pub fn render(x: &Execution) -> String {
             bulge = (bulge + 8.0) % 32.0;
             let xr = xa + wa - 4.0;
             let k = 18.0 + bulge;
-            format!("M{xr:.1} {ya:.1} C{:.1} {ya:.1} {:.1} {yb:.1} {xr:.1} {yb:.1}", xr + k, xr + k)
+            format!(
+                "M{xr:.1} {ya:.1} C{:.1} {ya:.1} {:.1} {yb:.1} {xr:.1} {yb:.1}",
+                xr + k,
+                xr + k
+            )
         } else if ca < cb {
             let (x1, x2) = (xa + wa - 4.0, xb + 4.0);
             let k = ((x2 - x1) / 2.0).max(20.0);
@@ -418,7 +427,11 @@ pub fn render(x: &Execution) -> String {
                 let line = th
                     .frames
                     .last()
-                    .map(|fr| x.prog.functions[fr.func as usize].body[fr.pc as usize].loc.line)
+                    .map(|fr| {
+                        x.prog.functions[fr.func as usize].body[fr.pc as usize]
+                            .loc
+                            .line
+                    })
                     .unwrap_or(0);
                 format!("✗ blocked L{line}")
             }

@@ -215,7 +215,16 @@ mod tests {
 
     #[test]
     fn steps_parse_and_print() {
-        for s in ["t0", "t12", "upd(t1)", "upd(t0,x)", "upd(t2,a[3])", "upd(t0,pool[1].1)", "upd(t3,heap#5[0])", "upd(t10,long_name_of_a_flag)"] {
+        for s in [
+            "t0",
+            "t12",
+            "upd(t1)",
+            "upd(t0,x)",
+            "upd(t2,a[3])",
+            "upd(t0,pool[1].1)",
+            "upd(t3,heap#5[0])",
+            "upd(t10,long_name_of_a_flag)",
+        ] {
             assert_eq!(parse_step(s).unwrap().to_string(), s);
         }
         for s in ["", "t", "x0", "upd(t0,)", "upd(x)", "t-1", "upd(t0"] {
@@ -246,12 +255,17 @@ mod tests {
         assert_eq!(back.steps, t.steps);
         assert_eq!(back.cflags, t.cflags);
         assert!(back.ignore_condition);
-        assert_eq!((back.unroll, back.max_depth, back.spin_assume), (Some(3), 100, false));
+        assert_eq!(
+            (back.unroll, back.max_depth, back.spin_assume),
+            (Some(3), 100, false)
+        );
         let bad = t.render().replace("fencer-trace 1", "fencer-trace 9");
         assert!(TraceFile::parse(&bad).unwrap_err().contains("version 9"));
         let bad = t.render().replace("steps 3", "steps 2");
         assert!(TraceFile::parse(&bad).unwrap_err().contains("2 steps"));
         let bad = t.render().replace("upd(t0,flag)", "bogus");
-        assert!(TraceFile::parse(&bad).unwrap_err().contains("`bogus` is not a step"));
+        assert!(TraceFile::parse(&bad)
+            .unwrap_err()
+            .contains("`bogus` is not a step"));
     }
 }

@@ -100,7 +100,11 @@ fn message_passing_under_pso() {
 
 #[test]
 fn c_deadlock() {
-    snapshot("c-deadlock", "../fencer-c/tests/c/deadlock.c", ModelKind::Sc);
+    snapshot(
+        "c-deadlock",
+        "../fencer-c/tests/c/deadlock.c",
+        ModelKind::Sc,
+    );
 }
 
 #[test]
@@ -165,20 +169,38 @@ fn a_schedule_that_does_not_fit_says_which_step_and_why() {
         TraceStep::Update(1, None),
         TraceStep::Thread(0),
     ];
-    let e = replay(&prog, ModelKind::Tso, Limits::default(), &steps).err().unwrap();
-    assert_eq!(e.step, 2);
-    assert!(e.why.contains("store buffers are empty"), "{e}");
-    let steps = vec![TraceStep::Thread(0), TraceStep::Thread(0), TraceStep::Thread(0)];
-    let e = replay(&prog, ModelKind::Tso, Limits::default(), &steps).err().unwrap();
-    assert_eq!(e.step, 3);
-    assert!(e.why.contains("p has finished"), "{e}");
-    let e = replay(&prog, ModelKind::Tso, Limits::default(), &[TraceStep::Thread(7)])
+    let e = replay(&prog, ModelKind::Tso, Limits::default(), &steps)
         .err()
         .unwrap();
+    assert_eq!(e.step, 2);
+    assert!(e.why.contains("store buffers are empty"), "{e}");
+    let steps = vec![
+        TraceStep::Thread(0),
+        TraceStep::Thread(0),
+        TraceStep::Thread(0),
+    ];
+    let e = replay(&prog, ModelKind::Tso, Limits::default(), &steps)
+        .err()
+        .unwrap();
+    assert_eq!(e.step, 3);
+    assert!(e.why.contains("p has finished"), "{e}");
+    let e = replay(
+        &prog,
+        ModelKind::Tso,
+        Limits::default(),
+        &[TraceStep::Thread(7)],
+    )
+    .err()
+    .unwrap();
     assert!(e.why.contains("2 threads"), "{e}");
     let prog = load("../../examples/mp.fen", ModelKind::Pso);
-    let steps = vec![TraceStep::Thread(0), TraceStep::Update(0, Some("flag".into()))];
-    let e = replay(&prog, ModelKind::Pso, Limits::default(), &steps).err().unwrap();
+    let steps = vec![
+        TraceStep::Thread(0),
+        TraceStep::Update(0, Some("flag".into())),
+    ];
+    let e = replay(&prog, ModelKind::Pso, Limits::default(), &steps)
+        .err()
+        .unwrap();
     assert!(e.why.contains("no buffered store to flag"), "{e}");
     // An unfinished schedule is no violation, and says so.
     let x = replay(&prog, ModelKind::Pso, Limits::default(), &steps[..1]).unwrap();
@@ -228,10 +250,20 @@ fn html_report_loads_in_headless_chromium() {
     let dom = String::from_utf8_lossy(&out.stdout);
     let log = String::from_utf8_lossy(&out.stderr);
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages:\n{}", console.join("\n"));
+    assert!(
+        console.is_empty(),
+        "console messages:\n{}",
+        console.join("\n")
+    );
     assert!(dom.contains("<svg"), "no timeline in the page:\n{dom}");
-    assert!(dom.contains("class=\"row current\" id=\"row-6\""), "the script did not run");
-    assert!(dom.contains("store buffers (oldest first)"), "no state panel");
+    assert!(
+        dom.contains("class=\"row current\" id=\"row-6\""),
+        "the script did not run"
+    );
+    assert!(
+        dom.contains("store buffers (oldest first)"),
+        "no state panel"
+    );
     let shot = dir.join("shot.png");
     let out = Command::new(browser)
         .args(common)
