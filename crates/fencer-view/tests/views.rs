@@ -240,13 +240,16 @@ fn html_report_loads_in_headless_chromium() {
         "--enable-logging=stderr",
         "--v=0",
     ];
-    let out = Command::new(browser)
+    // `timeout`: a browser that hangs fails the test instead of stalling the suite.
+    let out = Command::new("timeout")
+        .args(["120", browser])
         .args(common)
         .arg(format!("--user-data-dir={}", dir.join("profile").display()))
         .arg("--dump-dom")
         .arg(&url)
         .output()
         .expect("run chromium");
+    assert!(out.status.success(), "chromium failed: {:?}", out.status);
     let dom = String::from_utf8_lossy(&out.stdout);
     let log = String::from_utf8_lossy(&out.stderr);
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
@@ -265,7 +268,8 @@ fn html_report_loads_in_headless_chromium() {
         "no state panel"
     );
     let shot = dir.join("shot.png");
-    let out = Command::new(browser)
+    let out = Command::new("timeout")
+        .args(["120", browser])
         .args(common)
         .arg(format!("--user-data-dir={}", dir.join("profile").display()))
         .arg(format!("--screenshot={}", shot.display()))
