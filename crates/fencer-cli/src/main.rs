@@ -102,6 +102,8 @@ struct LitmusArgs {
     /// Stop each test after this many seconds (its answer is then partial; exit code 3).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    #[command(flatten)]
+    views: views::ViewArgs,
 }
 
 #[derive(clap::Args)]
@@ -772,6 +774,16 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             out("\n");
         }
         answers.push(answer);
+        if let Err(c) = views::after_litmus(
+            &args.views,
+            file,
+            args.files.len(),
+            &lit.program,
+            model,
+            &report,
+        ) {
+            return c;
+        }
     }
     if args.json {
         out(&format!(

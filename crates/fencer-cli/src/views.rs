@@ -287,6 +287,61 @@ pub fn after_robust(
     )
 }
 
+/// `check`'s arguments with every default, for loading `file`.
+fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
+    CheckArgs {
+        file: file.to_path_buf(),
+        define: Vec::new(),
+        include: Vec::new(),
+        std: None,
+        clang: None,
+        cflags: Vec::new(),
+        model: match model {
+            ModelKind::Sc => ModelArg::Sc,
+            ModelKind::Tso => ModelArg::Tso,
+            ModelKind::Pso => ModelArg::Pso,
+        },
+        engine: EngineArg::Dpor,
+        algo: AlgoArg::Optimal,
+        verbose: false,
+        all: false,
+        json,
+        timeout: None,
+        max_executions: None,
+        max_depth: 100_000,
+        unroll: None,
+        no_spin_assume: false,
+        views: ViewArgs::default(),
+    }
+}
+
+/// After `litmus FILE`: the execution that first satisfied the condition (herd7's
+/// positive witness), when there is one. One file only: the views would overwrite
+/// each other.
+pub fn after_litmus(
+    v: &ViewArgs,
+    file: &Path,
+    files: usize,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    report: &Report,
+) -> Result<(), ExitCode> {
+    if !v.any() {
+        return Ok(());
+    }
+    if files > 1 {
+        eprintln!(
+            "error: --view, --html, --sarif and --save-trace take one litmus file ({files} given)"
+        );
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    let mut args = plain_args(file, model, false);
+    // `litmus` explores the program as written: no spin-loop rewrite.
+    args.no_spin_assume = true;
+    args.views = v.clone();
+    after_check(&args, prog, model, report)
+}
+
 /// `fencer replay PROGRAM TRACE`.
 pub fn replay(a: ReplayArgs) -> ExitCode {
     let text = match std::fs::read_to_string(&a.trace) {
@@ -316,34 +371,17 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
             t.model
         );
     }
-    let args = Arc::new(CheckArgs {
-        file: a.program.clone(),
-        define: Vec::new(),
-        include: Vec::new(),
-        std: None,
-        clang: a.clang.clone(),
-        cflags: if a.cflags.is_empty() {
-            t.cflags.clone()
-        } else {
-            a.cflags.clone()
-        },
-        model: match model {
-            ModelKind::Sc => ModelArg::Sc,
-            ModelKind::Tso => ModelArg::Tso,
-            ModelKind::Pso => ModelArg::Pso,
-        },
-        engine: EngineArg::Dpor,
-        algo: AlgoArg::Optimal,
-        verbose: false,
-        all: false,
-        json: a.json,
-        timeout: None,
-        max_executions: None,
-        max_depth: t.max_depth as usize,
-        unroll: t.unroll,
-        no_spin_assume: !t.spin_assume,
-        views: ViewArgs::default(),
-    });
+    let mut args = plain_args(&a.program, model, a.json);
+    args.clang = a.clang.clone();
+    args.cflags = if a.cflags.is_empty() {
+        t.cflags.clone()
+    } else {
+        a.cflags.clone()
+    };
+    args.max_depth = t.max_depth as usize;
+    args.unroll = t.unroll;
+    args.no_spin_assume = !t.spin_assume;
+    let args = Arc::new(args);
     let mut prog = match load_program(&args, model, None) {
         Ok(p) => p,
         Err(Some(code)) => return code,

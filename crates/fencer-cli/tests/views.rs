@@ -284,3 +284,33 @@ fn robust_draws_the_first_witness_with_its_cycle() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn litmus_draws_the_execution_that_satisfies_the_condition() {
+    let mp = root().join("crates/fencer-litmus/tests/pso/MP.litmus");
+    let (m, svg, trace) = (mp.to_str().unwrap(), tmp("MP.svg"), tmp("MP.trace"));
+    let out = fencer(&[
+        "litmus",
+        m,
+        "--model",
+        "pso",
+        "--view",
+        svg.to_str().unwrap(),
+        "--save-trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("final state satisfies"));
+    let out = fencer(&["replay", m, trace.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Views of several tests would overwrite each other.
+    let out = fencer(&["litmus", m, m, "--view", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
