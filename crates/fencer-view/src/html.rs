@@ -38,6 +38,8 @@ fn states_json(x: &Execution) -> Value {
                         "cut by a bound"
                     } else if th.spin.blocked {
                         "blocked in a waiting loop"
+                    } else if !x.can_move(st, t as u32) {
+                        "waiting"
                     } else {
                         "running"
                     };

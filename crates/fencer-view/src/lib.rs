@@ -342,6 +342,16 @@ impl Execution<'_> {
         out
     }
 
+    /// Whether thread `t` could take a step in `state` (it may be waiting for a lock, a
+    /// join, an empty buffer).
+    pub fn can_move(&self, state: &State, t: u32) -> bool {
+        match self.model {
+            ModelKind::Sc => state.thread_enabled::<Sc>(self.prog, t),
+            ModelKind::Tso => state.thread_enabled::<Tso>(self.prog, t),
+            ModelKind::Pso => state.thread_enabled::<Pso>(self.prog, t),
+        }
+    }
+
     /// The memory cells the events act on, in order of first use (at most `max`).
     pub fn locations(&self, max: usize) -> Vec<Loc> {
         let mut out = Vec::new();
@@ -466,7 +476,7 @@ impl Execution<'_> {
     /// Where an execution's violation is, and what it is: for the final row of the views.
     pub fn verdict_text(&self) -> String {
         match (&self.cex, self.enabled_at_end) {
-            (Some(c), _) if c.message.starts_with(&format!("{}:", c.kind)) => c.message.clone(),
+            (Some(c), _) if c.message.starts_with(&c.kind) => c.message.clone(),
             (Some(c), _) => format!("{}: {}", c.kind, c.message),
             (None, 0) => "the execution ends without a violation".into(),
             (None, n) => format!(
