@@ -111,6 +111,26 @@ fn every_example_counterexample_replays() {
     assert!(n >= 15, "only {n} violating (example, model) pairs");
 }
 
+/// Memory errors, hangs, deadlocks, faults in a thread's first local steps, spawned
+/// threads, the C library: every kind of counterexample the C tests have replays.
+#[test]
+fn every_c_test_counterexample_replays() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("crates/fencer-c/tests/c"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    let mut n = 0;
+    for f in &files {
+        for m in violating_models(f) {
+            round_trip(f, &m, &[]);
+            n += 1;
+        }
+    }
+    assert!(n >= 30, "only {n} violating (program, model) pairs");
+}
+
 #[test]
 fn every_shared_c_benchmark_counterexample_replays() {
     let dir = root().join("../shared/bench/c");
