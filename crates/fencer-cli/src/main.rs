@@ -47,7 +47,7 @@ Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3
 Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory error, \
 satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit."
     )]
-    Check(CheckArgs),
+    Check(CheckCmd),
     /// Time `check` on a set of programs under each model: verdict, executions,
     /// executions per second, wall time and peak memory, as a table or JSON.
     #[command(
@@ -229,6 +229,13 @@ struct CheckArgs {
     /// later.
     #[arg(long)]
     no_spin_assume: bool,
+}
+
+/// `check`'s arguments, and the views of its counterexample.
+#[derive(clap::Args)]
+struct CheckCmd {
+    #[command(flatten)]
+    args: CheckArgs,
     #[command(flatten)]
     views: views::ViewArgs,
 }
@@ -256,7 +263,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(args) => check(args),
+        Command::Check(c) => check(c.args, &c.views),
         Command::Litmus(args) => litmus(args),
         Command::Robust(args) => robust::robust(args),
         Command::Replay(args) => views::replay(args),
@@ -532,7 +539,7 @@ fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, Exi
     ))
 }
 
-fn check(args: CheckArgs) -> ExitCode {
+fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
     let model: ModelKind = args.model.into();
     let started = Instant::now();
     let timeout = match timeout_arg(args.timeout) {
@@ -591,7 +598,7 @@ fn check(args: CheckArgs) -> ExitCode {
     } else {
         out(&report.to_text(args.verbose));
     }
-    if let Err(code) = views::after_check(&args, &prog, model, &report) {
+    if let Err(code) = views::after_check(&args, views, &prog, model, &report) {
         return code;
     }
     ExitCode::from(report.verdict.exit_code() as u8)

@@ -129,7 +129,6 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         max_depth: a.max_depth,
         unroll: a.unroll,
         no_spin_assume: a.no_spin_assume,
-        views: Default::default(),
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

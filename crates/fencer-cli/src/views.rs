@@ -203,11 +203,11 @@ fn replay_found<'p>(
 /// After `check`: the views and the trace file the options ask for.
 pub fn after_check(
     args: &CheckArgs,
+    v: &ViewArgs,
     prog: &fencer_ir::Program,
     model: ModelKind,
     report: &Report,
 ) -> Result<(), ExitCode> {
-    let v = &args.views;
     if !v.any() {
         return Ok(());
     }
@@ -311,7 +311,6 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         max_depth: 100_000,
         unroll: None,
         no_spin_assume: false,
-        views: ViewArgs::default(),
     }
 }
 
@@ -338,8 +337,7 @@ pub fn after_litmus(
     let mut args = plain_args(file, model, false);
     // `litmus` explores the program as written: no spin-loop rewrite.
     args.no_spin_assume = true;
-    args.views = v.clone();
-    after_check(&args, prog, model, report)
+    after_check(&args, v, prog, model, report)
 }
 
 /// `fencer replay PROGRAM TRACE`.
