@@ -276,12 +276,18 @@ const JS: &str = r#"
     if (st.mem.length) { h += table("memory", st.mem); }
     panel.innerHTML = h;
   }
-  slider.addEventListener("input", function () { show(+slider.value); });
+  function go(i) {
+    slider.value = i;
+    show(i);
+    var row = document.getElementById("row-" + i);
+    if (row && row.scrollIntoView) { row.scrollIntoView({block: "nearest", inline: "nearest"}); }
+  }
+  slider.addEventListener("input", function () { go(+slider.value); });
   document.getElementById("prev").addEventListener("click", function () {
-    slider.value = Math.max(0, +slider.value - 1); show(+slider.value);
+    go(Math.max(0, +slider.value - 1));
   });
   document.getElementById("next").addEventListener("click", function () {
-    slider.value = Math.min(states.length - 1, +slider.value + 1); show(+slider.value);
+    go(Math.min(states.length - 1, +slider.value + 1));
   });
   show(+slider.value);
 })();
