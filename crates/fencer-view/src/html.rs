@@ -94,18 +94,35 @@ fn states_json(x: &Execution) -> Value {
 fn source_section(x: &Execution, sources: &[(String, String)]) -> String {
     let mut s = String::new();
     let lines = x.lines();
-    let fail = x
+    // The failing position, and where each blocked thread of a deadlock or hang waits.
+    let mut fail: Vec<(String, u32)> = x
         .cex
         .as_ref()
-        .and_then(|c| Some((c.file.clone()?, c.line?)));
+        .and_then(|c| Some((c.file.clone()?, c.line?)))
+        .into_iter()
+        .collect();
+    if x.fault.is_none() {
+        let end = x.last();
+        for t in x.marked_threads() {
+            if let Some(fr) = end.threads[t as usize].frames.last() {
+                if let Some(ins) = x.prog.functions[fr.func as usize].body.get(fr.pc as usize) {
+                    fail.push((x.prog.file_name(ins.loc).to_string(), ins.loc.line));
+                }
+            }
+        }
+    }
     for (file, text) in sources {
         let used: Vec<u32> = lines
             .iter()
             .filter(|l| l.file == *file)
             .map(|l| l.line)
             .collect();
-        let failing = fail.as_ref().filter(|(f, _)| f == file).map(|(_, l)| *l);
-        if used.is_empty() && failing.is_none() {
+        let failing: Vec<u32> = fail
+            .iter()
+            .filter(|(f, _)| f == file)
+            .map(|(_, l)| *l)
+            .collect();
+        if used.is_empty() && failing.is_empty() {
             continue;
         }
         let _ = writeln!(s, "<h3>{}</h3>\n<pre class=\"src\">", esc(file));
@@ -115,7 +132,7 @@ fn source_section(x: &Execution, sources: &[(String, String)]) -> String {
             if used.contains(&n) {
                 cls.push("hit");
             }
-            if failing == Some(n) {
+            if failing.contains(&n) {
                 cls.push("fail");
             }
             let steps: Vec<String> = lines
