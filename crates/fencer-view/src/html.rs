@@ -3,7 +3,7 @@
 //! slider that shows the machine state after each step: every thread's registers (its
 //! innermost frame), every store buffer, and the memory cells the execution touches. No
 //! network, no external script or style: the state of every step is a JSON block in the
-//! page, read by a small inline script.
+//! page, read by a small inline script. `report.html#step=N` opens it at step N.
 
 use crate::{esc, svg, Execution};
 use fencer_machine::loc_name;
@@ -306,6 +306,8 @@ const JS: &str = r#"
   document.getElementById("next").addEventListener("click", function () {
     go(Math.min(states.length - 1, +slider.value + 1));
   });
-  show(+slider.value);
+  // `report.html#step=N` opens the page at step N.
+  var m = /^#step=(\d+)$/.exec(window.location.hash);
+  if (m) { go(Math.min(states.length - 1, +m[1])); } else { show(+slider.value); }
 })();
 "#;

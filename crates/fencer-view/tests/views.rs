@@ -270,6 +270,22 @@ fn html_report_loads_in_headless_chromium() {
         dom.contains("store buffers (oldest first)"),
         "no state panel"
     );
+    // The slider at another step: that row, that event, that state.
+    let out = Command::new("timeout")
+        .args(["120", browser])
+        .args(common)
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("{url}#step=2"))
+        .output()
+        .expect("run chromium");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("class=\"row current\" id=\"row-2\""),
+        "step 2 not shown"
+    );
+    assert!(dom.contains("step 2 of 6: p"), "no event line for step 2");
+    assert!(dom.contains("p (running, at line 11)") || dom.contains("p (finished)"));
     let shot = dir.join("shot.png");
     let out = Command::new("timeout")
         .args(["120", browser])
