@@ -180,6 +180,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
                 column: events.last().map(|e| e.column),
                 events,
                 final_state: None,
+                schedule: Vec::new(),
             }
         });
         (cex, out.stats, out.stopped, Some(out.accepting))
@@ -205,6 +206,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
                 column: events.last().map(|e| e.column),
                 events,
                 final_state: None,
+                schedule: Vec::new(),
             }
         });
         (cex, found.stats, found.stopped, None)

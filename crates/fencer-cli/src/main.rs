@@ -3,6 +3,7 @@
 mod bench;
 mod dve;
 mod robust;
+mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
@@ -47,7 +48,7 @@ Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3
 Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory error, \
 satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit."
     )]
-    Check(CheckArgs),
+    Check(CheckCmd),
     /// Time `check` on a set of programs under each model: verdict, executions,
     /// executions per second, wall time and peak memory, as a table or JSON.
     #[command(
@@ -72,6 +73,9 @@ Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     /// SC violation, with a replayed witness and its happens-before cycle.
     #[command(after_help = robust::AFTER_HELP)]
     Robust(robust::RobustArgs),
+    /// Re-execute the execution a trace file (`check --save-trace`) describes, and print it.
+    #[command(after_help = views::REPLAY_HELP)]
+    Replay(views::ReplayArgs),
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -99,6 +103,8 @@ struct LitmusArgs {
     /// Stop each test after this many seconds (its answer is then partial; exit code 3).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    #[command(flatten)]
+    views: views::ViewArgs,
 }
 
 #[derive(clap::Args)]
@@ -236,6 +242,15 @@ struct CheckArgs {
     no_spin_assume: bool,
 }
 
+/// `check`'s arguments, and the views of its counterexample.
+#[derive(clap::Args)]
+struct CheckCmd {
+    #[command(flatten)]
+    args: CheckArgs,
+    #[command(flatten)]
+    views: views::ViewArgs,
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -259,9 +274,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(args) => check(args),
+        Command::Check(c) => check(c.args, &c.views),
         Command::Litmus(args) => litmus(args),
         Command::Robust(args) => robust::robust(args),
+        Command::Replay(args) => views::replay(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
@@ -534,7 +550,7 @@ fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, Exi
     ))
 }
 
-fn check(args: CheckArgs) -> ExitCode {
+fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
     let model: ModelKind = args.model.into();
     let started = Instant::now();
     let timeout = match timeout_arg(args.timeout) {
@@ -542,6 +558,17 @@ fn check(args: CheckArgs) -> ExitCode {
         Err(msg) => return usage_error(args.json, msg, None),
     };
     if args.file.extension().is_some_and(|e| e == "dve") {
+        if views.view.is_some()
+            || views.html.is_some()
+            || views.sarif.is_some()
+            || views.save_trace.is_some()
+        {
+            return usage_error(
+                args.json,
+                "error: --view, --html, --sarif and --save-trace draw program executions; DVE models do not have them yet",
+                None,
+            );
+        }
         return dve::check(&args, timeout);
     }
     let args = Arc::new(args);
@@ -595,6 +622,9 @@ fn check(args: CheckArgs) -> ExitCode {
         out(&format!("{}\n", report.to_json()));
     } else {
         out(&report.to_text(args.verbose));
+    }
+    if let Err(code) = views::after_check(&args, views, &prog, model, &report) {
+        return code;
     }
     ExitCode::from(report.verdict.exit_code() as u8)
 }
@@ -776,6 +806,16 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             out("\n");
         }
         answers.push(answer);
+        if let Err(c) = views::after_litmus(
+            &args.views,
+            file,
+            args.files.len(),
+            &lit.program,
+            model,
+            &report,
+        ) {
+            return c;
+        }
     }
     if args.json {
         out(&format!(

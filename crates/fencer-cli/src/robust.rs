@@ -88,6 +88,8 @@ pub struct RobustArgs {
     /// Keep spin loops as they are (see `fencer check --help`).
     #[arg(long)]
     no_spin_assume: bool,
+    #[command(flatten)]
+    views: views::ViewArgs,
 }
 
 pub fn robust(a: RobustArgs) -> ExitCode {
@@ -168,6 +170,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         out(&format!("{}\n", report.to_json()));
     } else {
         out(&report.to_text(args.verbose));
+    }
+    if let Err(code) = views::after_robust(&a.views, &args, &prog, model, &report) {
+        return code;
     }
     ExitCode::from(report.exit_code() as u8)
 }

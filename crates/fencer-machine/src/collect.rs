@@ -2,12 +2,44 @@
 //! statistics; and how that becomes a [`Report`]. Engines differ in which executions they
 //! visit, never in how an execution's outcome is judged, so the judging lives here.
 
-use crate::{CutKind, Event, EventKind, Fault, State};
+use crate::{CutKind, Event, EventKind, Fault, State, Step};
 use fencer_ir::{CondVar, Op, Program, Quantifier, SrcLoc};
-use fencer_memory::{Loc, MemoryModel};
-use fencer_report::{Counterexample, Limit, Report, Stats, TraceLine, Verdict};
+use fencer_memory::{Chan, Loc, MemoryModel};
+use fencer_report::{Counterexample, Limit, Report, ScheduleStep, Stats, TraceLine, Verdict};
 use std::collections::BTreeMap;
 use std::time::Instant;
+
+/// The schedule of an execution: who took each of its steps.
+pub fn schedule(path: &[Event]) -> Vec<ScheduleStep> {
+    path.iter().map(|e| schedule_step(e.step)).collect()
+}
+
+/// A machine step in the report's plain terms.
+pub fn schedule_step(s: Step) -> ScheduleStep {
+    match s {
+        Step::Thread(t) => ScheduleStep::Thread(t),
+        Step::Update(t, Chan::Thread) => ScheduleStep::Update {
+            thread: t,
+            loc: None,
+        },
+        Step::Update(t, Chan::Loc(l)) => ScheduleStep::Update {
+            thread: t,
+            loc: Some((l.obj, l.index)),
+        },
+    }
+}
+
+/// The machine step a schedule step names.
+pub fn machine_step(s: ScheduleStep) -> Step {
+    match s {
+        ScheduleStep::Thread(t) => Step::Thread(t),
+        ScheduleStep::Update { thread, loc: None } => Step::Update(thread, Chan::Thread),
+        ScheduleStep::Update {
+            thread,
+            loc: Some((obj, index)),
+        } => Step::Update(thread, Chan::Loc(Loc { obj, index })),
+    }
+}
 
 pub struct Collector<'a> {
     pub prog: &'a Program,
@@ -87,6 +119,7 @@ impl<'a> Collector<'a> {
             column: Some(f.src.col),
             events: ls,
             final_state: None,
+            schedule: schedule(path),
         });
     }
 
@@ -122,6 +155,7 @@ impl<'a> Collector<'a> {
                         .map(|(v, x)| (self.prog.var_name(v), *x))
                         .collect(),
                 ),
+                schedule: schedule(path),
             });
         }
         *self.final_states.entry(vals).or_default() += 1;
@@ -182,6 +216,7 @@ impl<'a> Collector<'a> {
             column: Some(at.col),
             events: self.lines(s, path),
             final_state: None,
+            schedule: schedule(path),
         });
     }
 
@@ -222,6 +257,7 @@ impl<'a> Collector<'a> {
             column: first.map(|l| l.col),
             events: self.lines(s, path),
             final_state: None,
+            schedule: schedule(path),
         });
     }
 

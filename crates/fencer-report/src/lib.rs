@@ -66,6 +66,25 @@ pub struct Counterexample {
     pub events: Vec<TraceLine>,
     /// The state at the end, over the reported variables (for condition violations).
     pub final_state: Option<Vec<(String, i64)>>,
+    /// The execution's schedule: who took each step, one per executed event (the
+    /// `events` above may add a line for the failing instruction). Not part of the JSON
+    /// schema; `--save-trace` and the views replay it.
+    #[serde(skip)]
+    pub schedule: Vec<ScheduleStep>,
+}
+
+/// Who performed one step of an execution, as the machine names it (`fencer_machine::Step`),
+/// in plain numbers so that reports need not know the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScheduleStep {
+    /// Thread `t` executed its next visible instruction.
+    Thread(u32),
+    /// The oldest entry of a store buffer of thread `thread` reached memory: its one buffer
+    /// (TSO: `loc` is `None`) or its buffer for cell `loc = (object, index)` (PSO).
+    Update {
+        thread: u32,
+        loc: Option<(u32, u32)>,
+    },
 }
 
 /// Why an exploration stopped early.

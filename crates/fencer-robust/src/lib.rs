@@ -326,6 +326,7 @@ fn describe(col: &Collector, f: &Found) -> ScViolation {
             column: Some(access.column),
             events: lines.clone(),
             final_state: None,
+            schedule: fencer_machine::collect::schedule(&w.events),
         }),
         store,
         access,
