@@ -1,6 +1,7 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod repair;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
@@ -66,6 +67,10 @@ answer is partial).\n\n\
 Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     )]
     Litmus(LitmusArgs),
+    /// Find the fewest fences that make a program correct under TSO or PSO, apply them to
+    /// the source and re-check it.
+    #[command(after_help = repair::AFTER_HELP)]
+    Repair(repair::RepairArgs),
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -240,6 +245,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check(args),
         Command::Litmus(args) => litmus(args),
+        Command::Repair(args) => repair::repair(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,

@@ -43,8 +43,6 @@ pub struct Options {
     /// that the model's answer equals SC's, and a condition SC already satisfies (or
     /// violates) has the same answer under the weaker model.
     pub condition_is_question: bool,
-    /// Per function, whether fences may go there (the user's own code); empty: anywhere.
-    pub allowed: Vec<bool>,
 }
 
 impl Default for Options {
@@ -54,7 +52,6 @@ impl Default for Options {
             timeout: None,
             all_minimal: false,
             condition_is_question: false,
-            allowed: Vec::new(),
         }
     }
 }
@@ -167,15 +164,12 @@ impl Ctx<'_> {
         }
     }
 
+    /// Fences go into the user's own source (file 0), where a person can put them: not
+    /// into library code the front-end links in, nor where no source line is known.
     fn allowed(&self, p: Position) -> bool {
         let f = &self.prog.functions[p.func as usize];
         let loc = f.body.get(p.pc as usize).or(f.body.last()).map(|i| i.loc);
-        self.opts
-            .allowed
-            .get(p.func as usize)
-            .copied()
-            .unwrap_or(true)
-            && loc.is_some_and(|l| l.line > 0)
+        loc.is_some_and(|l| l.file == 0 && l.line > 0)
     }
 }
 

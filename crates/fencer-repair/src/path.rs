@@ -105,25 +105,39 @@ pub fn kill_set<M: MemoryModel>(
     let mut out = BTreeSet::new();
     let mut pairs = Vec::new();
     for ps in passes.values() {
-        // The latest update among the thread's stores so far, and the store it belongs to.
-        let mut pending: Option<(usize, usize)> = None;
         for w in 0..ps.len() {
             let k = ps[w].event;
-            if let EventKind::Store { buffered: true, .. } = events[k].kind {
-                let id = events[k].id;
-                let at = update_at
+            // Each store of the thread so far still in its buffer after event `k`.
+            for s in ps[..=w].iter().map(|p| p.event) {
+                let EventKind::Store {
+                    loc, buffered: true, ..
+                } = events[s].kind
+                else {
+                    continue;
+                };
+                let id = events[s].id;
+                let upd = update_at
                     .get(&(id.thread, id.index))
                     .copied()
                     .unwrap_or(usize::MAX);
-                if pending.is_none_or(|(u, _)| at > u) {
-                    pending = Some((at, k));
+                if upd < k {
+                    continue;
                 }
-            }
-            let Some(next) = ps.get(w + 1) else { break };
-            if let Some((u, s)) = pending {
-                if u > next.event {
-                    out.extend(ps[w].positions.iter().copied());
-                    pairs.push((s, next.event));
+                // The first later event of the thread that really overtakes it: a store
+                // into the same buffer queues behind it (nobody sees it before it), so
+                // a fence can wait for the update and that store after it alike.
+                let chan = M::channel(loc);
+                let over = ps[w + 1..].iter().map(|p| p.event).find(|&o| {
+                    !matches!(events[o].kind, EventKind::Store { loc: l, buffered: true, .. }
+                        if M::channel(l) == chan)
+                });
+                if let Some(o) = over {
+                    if upd > o {
+                        out.extend(ps[w].positions.iter().copied());
+                        if !pairs.contains(&(s, o)) {
+                            pairs.push((s, o));
+                        }
+                    }
                 }
             }
         }
