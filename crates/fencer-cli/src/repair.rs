@@ -691,7 +691,7 @@ fn repaired(
         String::new()
     } else if n == 1 {
         format!(
-            "no fence at all is not enough: counterexample #1 ({})",
+            "without a fence it fails: counterexample #1 ({})",
             cex_word(0)
         )
     } else if r.disjoint.len() >= n {
@@ -707,10 +707,11 @@ fn repaired(
         )
     } else {
         format!(
-            "no set of {} fence{} suffices: an exhaustive search found no {} positions that kill all {} counterexamples (e.g. counterexample #1: {})",
+            "no set of {} fence{} suffices: an exhaustive search found no {} position{} that kill all {} counterexamples (e.g. counterexample #1: {})",
             n - 1,
             plural(n - 1),
             n - 1,
+            plural(n - 1),
             r.counterexamples.len(),
             cex_word(0)
         )
