@@ -745,6 +745,7 @@ fn repaired(
             "unplaced": unplaced.iter().map(|p| serde_json::json!({"function": p.func, "pc": p.pc})).collect::<Vec<_>>(),
             "all_minimal": r.all.iter().map(|s| s.iter().map(|p| serde_json::json!({"function": prog.functions[p.func as usize].name, "pc": p.pc})).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "rounds": r.rounds,
+            "search_ms": r.elapsed.as_millis() as u64,
             "counterexamples": r.counterexamples.iter().map(|c| serde_json::json!({
                 "message": c.report.message,
                 "reorderings": c.reorderings,

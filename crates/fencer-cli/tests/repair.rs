@@ -113,6 +113,8 @@ fn shared_c_programs_unsafe_only_on_weak_memory_are_repaired_from_their_source()
             assert_eq!(o.status.code(), Some(0), "{file} {model}: {j}");
             assert_eq!(j["verdict"], "repaired", "{file} {model}: {j}");
             assert_eq!(j["verified"], true, "{file} {model}: {j}");
+            let why = j["minimality"].as_str().unwrap();
+            assert!(!why.starts_with("not proven"), "{file} {model}: {why}");
             let n = j["minimum"].as_u64().unwrap();
             let hand = HAND_FENCED
                 .iter()

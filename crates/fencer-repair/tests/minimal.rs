@@ -139,3 +139,74 @@ fn all_minimal_sets_are_each_a_repair() {
     }
     check_minimal(&prog, 2, ModelKind::Tso);
 }
+
+fn litmus_dir() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/litmus/x86");
+    if p.join("expected.tsv").exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: ../shared/litmus/x86 is not here (a clone without ../shared)");
+        None
+    }
+}
+
+/// On the litmus tests whose TSO answer differs from SC's, small enough for brute force:
+/// no set of fewer fences (anywhere) makes the TSO answer SC's.
+#[test]
+fn litmus_repairs_are_minimum_by_brute_force() {
+    let Some(dir) = litmus_dir() else { return };
+    let table = std::fs::read_to_string(dir.join("expected.tsv")).unwrap();
+    let mut brute = 0;
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols[2] == cols[3] {
+            continue;
+        }
+        let path = dir.join(cols[0]);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let prog = fencer_litmus::parse_litmus(cols[0], &src).unwrap().program;
+        let opts = Options {
+            condition_is_question: true,
+            ..Options::default()
+        };
+        let Outcome::Repaired(r) = repair(&prog, ModelKind::Tso, &opts) else {
+            panic!("{}", cols[0])
+        };
+        assert!(r.exact, "{}", cols[0]);
+        let n = r.fences.len();
+        let pos = all_positions(&prog);
+        let count = (0..n.saturating_sub(1)).fold(1u64, |c, i| c * (pos.len() - i) as u64 / (i as u64 + 1));
+        if count > 400 {
+            continue;
+        }
+        check_minimal(&prog, n, ModelKind::Tso);
+        brute += 1;
+    }
+    eprintln!("{brute} litmus repairs checked by brute force");
+    assert!(brute >= 30, "{brute} tests checked by brute force");
+}
+
+/// Under TSO a read-modify-write or a lock drains the buffer: no position right before
+/// one, or right after one with no store between, ever kills an execution.
+#[test]
+fn no_fence_where_an_rmw_or_lock_already_orders() {
+    for name in ["spinlock_cas.fen", "counter_mutex.fen", "mp_rmw.fen", "peterson.fen"] {
+        let prog = load(name);
+        let model = ModelKind::Tso;
+        let Outcome::Repaired(r) = repair(&prog, model, &Options::default()) else {
+            continue;
+        };
+        for c in &r.counterexamples {
+            for p in &c.kill {
+                let body = &prog.functions[p.func as usize].body;
+                assert!(
+                    !matches!(
+                        body.get(p.pc as usize).map(|i| &i.op),
+                        Some(fencer_ir::Op::Rmw { .. } | fencer_ir::Op::Lock(_))
+                    ),
+                    "{name}: {p:?} is right before an RMW or lock"
+                );
+            }
+        }
+    }
+}
