@@ -79,7 +79,12 @@ pub(crate) struct RepairArgs {
 
 impl RepairArgs {
     /// The `check` arguments that load `file` as this command would.
-    fn check_args(&self, file: &Path, model: ModelArg, extra_include: Option<PathBuf>) -> CheckArgs {
+    fn check_args(
+        &self,
+        file: &Path,
+        model: ModelArg,
+        extra_include: Option<PathBuf>,
+    ) -> CheckArgs {
         let mut include = self.include.clone();
         include.extend(extra_include);
         CheckArgs {
@@ -260,7 +265,13 @@ fn merge_rows(a: &str, b: &str) -> String {
     let cells: Vec<String> = ra
         .split('|')
         .zip(rb.split('|'))
-        .map(|(x, y)| if x.trim().is_empty() { y.to_string() } else { x.to_string() })
+        .map(|(x, y)| {
+            if x.trim().is_empty() {
+                y.to_string()
+            } else {
+                x.to_string()
+            }
+        })
         .collect();
     format!("{};", cells.join("|"))
 }
@@ -268,8 +279,8 @@ fn merge_rows(a: &str, b: &str) -> String {
 /// Applies the edits to the source.
 fn apply(src: &str, edits: &[Edit]) -> String {
     let mut lines: Vec<String> = src.lines().map(str::to_string).collect();
-    let mut extra: Vec<(usize, Vec<String>, Vec<String>)> =
-        (0..lines.len()).map(|i| (i, Vec::new(), Vec::new())).collect();
+    // Per line: the new lines before it and after it.
+    let mut extra: Vec<(Vec<String>, Vec<String>)> = vec![(Vec::new(), Vec::new()); lines.len()];
     let mut inline: Vec<(usize, usize, &str)> = Vec::new();
     for e in edits {
         let i = e.line as usize - 1;
@@ -284,26 +295,26 @@ fn apply(src: &str, edits: &[Edit]) -> String {
                     format!("{}{}", indentation(&lines[i]), e.text)
                 };
                 if e.how == How::LineAfter {
-                    extra[i].2.push(text);
-                } else {
                     extra[i].1.push(text);
+                } else {
+                    extra[i].0.push(text);
                 }
             }
             How::Inline(at) => inline.push((i, at, &e.text)),
         }
     }
     // Right to left, so that earlier offsets stay valid.
-    inline.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    inline.sort_by_key(|&(i, at, _)| std::cmp::Reverse((i, at)));
     for (i, at, text) in inline {
         if at <= lines[i].len() && lines[i].is_char_boundary(at) {
             lines[i].insert_str(at, text);
         }
     }
     let mut outv = Vec::new();
-    for (i, l) in lines.into_iter().enumerate() {
-        outv.extend(extra[i].1.drain(..));
+    for (l, (before, after)) in lines.into_iter().zip(extra) {
+        outv.extend(before);
         outv.push(l);
-        outv.extend(extra[i].2.drain(..));
+        outv.extend(after);
     }
     let mut s = outv.join("\n");
     if src.ends_with('\n') {
@@ -459,10 +470,7 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         condition_is_question: kind == Input::Litmus,
     };
     let file = args.file.display().to_string();
-    let found = Found {
-        file: &file,
-        model,
-    };
+    let found = Found { file: &file, model };
     match fencer_repair::repair(&prog, model, &opts) {
         Outcome::Unsupported { report } => {
             let c = report.counterexample.expect("unsupported has one");
@@ -485,7 +493,10 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                     "elapsed_ms": started.elapsed().as_millis() as u64,
                     "report": serde_json::from_str::<serde_json::Value>(&report.to_json()).ok(),
                 });
-                out(&format!("{}\n", serde_json::to_string_pretty(&j).expect("json")));
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&j).expect("json")
+                ));
             } else {
                 out(&format!(
                     "{file}: no fence needed: correct under {} as it is ({} executions)\n",
@@ -515,7 +526,10 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                     "elapsed_ms": started.elapsed().as_millis() as u64,
                     "counterexample": report.counterexample,
                 });
-                out(&format!("{}\n", serde_json::to_string_pretty(&j).expect("json")));
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&j).expect("json")
+                ));
             } else {
                 out(&format!(
                     "{file}: wrong under SC already: no fence can repair it. The SC counterexample:\n\n"
@@ -543,7 +557,10 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                     "counterexamples": counterexamples,
                     "elapsed_ms": started.elapsed().as_millis() as u64,
                 });
-                out(&format!("{}\n", serde_json::to_string_pretty(&j).expect("json")));
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&j).expect("json")
+                ));
             } else {
                 out(&format!(
                     "{file}: stopped by {why} after {rounds} verification rounds and {counterexamples} counterexamples: no repair found yet\n"
@@ -563,7 +580,10 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                     "reorderings": counterexample.reorderings,
                     "counterexample": report.counterexample,
                 });
-                out(&format!("{}\n", serde_json::to_string_pretty(&j).expect("json")));
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&j).expect("json")
+                ));
             } else {
                 out(&format!(
                     "{file}: no fence in this file can forbid this failing execution under {model} \
@@ -577,9 +597,7 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
             }
             ExitCode::from(1)
         }
-        Outcome::Repaired(r) => {
-            repaired(&args, kind, &src, &prog, &r, found, model_arg, started)
-        }
+        Outcome::Repaired(r) => repaired(&args, kind, &src, &prog, &r, found, model_arg, started),
     }
 }
 
@@ -622,7 +640,10 @@ fn repaired(
     }
     let mut edits: Vec<Edit> = Vec::new();
     for (_, _, _, e) in &placed {
-        match edits.iter_mut().find(|x| x.line == e.line && x.how == e.how) {
+        match edits
+            .iter_mut()
+            .find(|x| x.line == e.line && x.how == e.how)
+        {
             // Two litmus fences on one row of instructions share one new row.
             Some(x) if kind == Input::Litmus => x.text = merge_rows(&x.text, &e.text),
             Some(x) if *x == *e => {}
@@ -655,7 +676,13 @@ fn repaired(
     let dir = args
         .file
         .parent()
-        .map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d })
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
         .map(Path::to_path_buf);
     let mut cargs = args.check_args(&check_path, model_arg, dir);
     cargs.json = true;
@@ -757,7 +784,10 @@ fn repaired(
             "diff": args.diff.then(|| unified_diff(file, src, &new_src)),
             "elapsed_ms": started.elapsed().as_millis() as u64,
         });
-        out(&format!("{}\n", serde_json::to_string_pretty(&j).expect("json")));
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&j).expect("json")
+        ));
     } else {
         let mut t = format!(
             "{file}: unsafe under {model}; minimum: {n} fence{} ({} verification round{}, {} counterexample{}, {:.2} s)\n",
@@ -771,7 +801,9 @@ fn repaired(
         if r.exact {
             t.push_str(&format!("  {why}\n"));
         } else {
-            t.push_str("  (minimality not proven: some counterexamples' paths were approximated)\n");
+            t.push_str(
+                "  (minimality not proven: some counterexamples' paths were approximated)\n",
+            );
         }
         for (_, a, func, e) in &placed {
             let (place, l) = match a {
@@ -781,7 +813,11 @@ fn repaired(
             t.push_str(&format!(
                 "{file}:{}: in {func}: insert `{}` {place} the statement at line {}\n",
                 e.line,
-                if kind == Input::Litmus { fence_text } else { e.text.trim() },
+                if kind == Input::Litmus {
+                    fence_text
+                } else {
+                    e.text.trim()
+                },
                 l.line
             ));
         }
@@ -798,7 +834,9 @@ fn repaired(
                     .iter()
                     .map(|&p| match anchor(prog, p) {
                         Some((Anchor::After(l), f)) => format!("{f}: after line {}", l.line),
-                        Some((Anchor::Before(l), f)) => format!("{f}: before line {}", l.line),
+                        Some((Anchor::Before(l), f)) => {
+                            format!("{f}: before the access at line {}", l.line)
+                        }
                         None => format!("pc {}", p.pc),
                     })
                     .collect();
@@ -806,11 +844,18 @@ fn repaired(
             }
         }
         t.push_str("counterexamples used:\n");
-        for (i, c) in r.counterexamples.iter().enumerate() {
+        const SHOWN: usize = 8;
+        for (i, c) in r.counterexamples.iter().enumerate().take(SHOWN) {
             t.push_str(&format!("  #{} {}\n", i + 1, c.report.message));
             for o in &c.reorderings {
                 t.push_str(&format!("     {o}\n"));
             }
+        }
+        if r.counterexamples.len() > SHOWN {
+            t.push_str(&format!(
+                "  ... and {} more (--json lists them all)\n",
+                r.counterexamples.len() - SHOWN
+            ));
         }
         if args.diff {
             t.push_str(&unified_diff(file, src, &new_src));

@@ -121,7 +121,10 @@ fn shared_c_programs_unsafe_only_on_weak_memory_are_repaired_from_their_source()
                 .find(|(f, m, _)| *f == file && *m == model)
                 .unwrap_or_else(|| panic!("no hand-fenced count for {file} {model}"))
                 .2;
-            assert!(n <= hand, "{file} {model}: {n} fences, the hand-fenced one has {hand}");
+            assert!(
+                n <= hand,
+                "{file} {model}: {n} fences, the hand-fenced one has {hand}"
+            );
             assert_eq!(j["fences"].as_array().unwrap().len() as u64, n);
             // Compiled again from the written source by a separate run: safe.
             let c = fencer(&["check", written.to_str().unwrap(), "--model", model]);
@@ -158,7 +161,9 @@ fn litmus_ok(path: &Path, model: &str) -> bool {
 
 #[test]
 fn litmus_tests_whose_tso_answer_differs_get_the_sc_answer_back() {
-    let Some(dir) = shared("litmus/x86") else { return };
+    let Some(dir) = shared("litmus/x86") else {
+        return;
+    };
     let out = scratch("litmus");
     let table = std::fs::read_to_string(dir.join("expected.tsv")).unwrap();
     let mut done = 0;
@@ -182,8 +187,14 @@ fn litmus_tests_whose_tso_answer_differs_get_the_sc_answer_back() {
         assert_eq!(j["verdict"], "repaired", "{file}: {j}");
         let n = j["minimum"].as_u64().unwrap() as usize;
         assert!(n >= 1, "{file}");
-        let before = std::fs::read_to_string(&src).unwrap().matches("MFENCE").count();
-        let after = std::fs::read_to_string(&written).unwrap().matches("MFENCE").count();
+        let before = std::fs::read_to_string(&src)
+            .unwrap()
+            .matches("MFENCE")
+            .count();
+        let after = std::fs::read_to_string(&written)
+            .unwrap()
+            .matches("MFENCE")
+            .count();
         assert_eq!(after - before, n, "{file}: one MFENCE per fence");
         assert_eq!(
             litmus_ok(&written, "tso"),
@@ -197,7 +208,11 @@ fn litmus_tests_whose_tso_answer_differs_get_the_sc_answer_back() {
     }
     assert!(done >= 60, "{done} tests repaired");
     // Tests whose answers already agree need nothing.
-    for file in ["catalogue/MP.litmus", "catalogue/2+2W.litmus", "catalogue/SB+mfences.litmus"] {
+    for file in [
+        "catalogue/MP.litmus",
+        "catalogue/2+2W.litmus",
+        "catalogue/SB+mfences.litmus",
+    ] {
         let o = fencer(&["repair", dir.join(file).to_str().unwrap(), "--json"]);
         let j = json(&o);
         assert_eq!(o.status.code(), Some(0), "{file}: {j}");
@@ -219,7 +234,9 @@ fn a_program_wrong_under_sc_gets_exit_1_and_the_sc_counterexample() {
     assert_eq!(o.status.code(), Some(1));
     let j = json(&o);
     assert_eq!(j["verdict"], "unsafe-under-sc");
-    assert!(j["counterexample"]["events"].as_array().is_some_and(|e| !e.is_empty()));
+    assert!(j["counterexample"]["events"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty()));
 }
 
 #[test]

@@ -20,7 +20,10 @@ impl Fenced {
         let m = &self.orig[f as usize];
         Position {
             func: f,
-            pc: m.get(pc as usize).copied().unwrap_or(*m.last().unwrap_or(&0)),
+            pc: m
+                .get(pc as usize)
+                .copied()
+                .unwrap_or(*m.last().unwrap_or(&0)),
         }
     }
 }

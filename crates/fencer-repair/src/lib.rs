@@ -31,7 +31,7 @@ pub struct Position {
     pub pc: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// The engine's options for every verification (its timeout is ignored: `timeout`
     /// bounds the whole repair).
@@ -43,17 +43,6 @@ pub struct Options {
     /// that the model's answer equals SC's, and a condition SC already satisfies (or
     /// violates) has the same answer under the weaker model.
     pub condition_is_question: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            dpor: fencer_dpor::Options::default(),
-            timeout: None,
-            all_minimal: false,
-            condition_is_question: false,
-        }
-    }
 }
 
 /// One failing execution the repair had to kill.
@@ -92,9 +81,13 @@ pub struct Repair {
 #[derive(Debug)]
 pub enum Outcome {
     /// Correct under the model as it is: no fence needed.
-    NotNeeded { report: Report },
+    NotNeeded {
+        report: Report,
+    },
     /// Wrong under SC: no fence can help.
-    UnsafeUnderSc { report: Report },
+    UnsafeUnderSc {
+        report: Report,
+    },
     /// A limit stopped the search (the report says which).
     Limit {
         report: Report,
@@ -108,7 +101,9 @@ pub enum Outcome {
         counterexample: Box<Counterexample>,
     },
     /// The program reaches something the front-end cannot model.
-    Unsupported { report: Report },
+    Unsupported {
+        report: Report,
+    },
     Repaired(Box<Repair>),
 }
 
@@ -141,9 +136,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn remaining(&self) -> Option<Duration> {
-        self.opts
-            .timeout
-            .map(|t| t.saturating_sub(self.start.elapsed()).max(Duration::from_millis(1)))
+        self.opts.timeout.map(|t| {
+            t.saturating_sub(self.start.elapsed())
+                .max(Duration::from_millis(1))
+        })
     }
 
     fn run(&mut self, prog: &Program, model: ModelKind) -> (Report, Vec<Event>) {
@@ -251,8 +247,7 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
     let mut exact = true;
     let mut verified: Vec<(Vec<Position>, Report, Program)> = Vec::new();
     let mut queue: Vec<Vec<Position>> = vec![Vec::new()];
-    loop {
-        let Some(cand) = queue.pop() else { break };
+    while let Some(cand) = queue.pop() {
         let fenced = edit::insert_fences(prog, &cand);
         cx.rounds += 1;
         let (report, events) = cx.run(&fenced.prog, model);

@@ -26,7 +26,8 @@ use std::collections::{BTreeSet, HashMap};
 pub struct Kill {
     pub positions: BTreeSet<Position>,
     pub exact: bool,
-    /// Overtaking pairs seen: (store event, overtaking event), as indices into the events.
+    /// Each overtaken store with the first event that overtook it, as indices into the
+    /// events.
     pub pairs: Vec<(usize, usize)>,
 }
 
@@ -67,14 +68,25 @@ pub fn kill_set<M: MemoryModel>(
             continue;
         };
         let mut positions = Vec::new();
-        if !faulted && !local_path(prog, t, &before, ev, &state.threads[t as usize], &mut positions)
+        if !faulted
+            && !local_path(
+                prog,
+                t,
+                &before,
+                ev,
+                &state.threads[t as usize],
+                &mut positions,
+            )
         {
             exact = false;
             // What is certain: the position right after the visible instruction, and the
             // one the thread now stands at.
             positions.clear();
             let fr = before.last().expect("frame");
-            if !matches!(prog.functions[fr.func as usize].body[fr.pc as usize].op, Op::Exit) {
+            if !matches!(
+                prog.functions[fr.func as usize].body[fr.pc as usize].op,
+                Op::Exit
+            ) {
                 positions.push(Position {
                     func: fr.func,
                     pc: fr.pc + 1,
@@ -110,7 +122,9 @@ pub fn kill_set<M: MemoryModel>(
             // Each store of the thread so far still in its buffer after event `k`.
             for s in ps[..=w].iter().map(|p| p.event) {
                 let EventKind::Store {
-                    loc, buffered: true, ..
+                    loc,
+                    buffered: true,
+                    ..
                 } = events[s].kind
                 else {
                     continue;
@@ -134,7 +148,8 @@ pub fn kill_set<M: MemoryModel>(
                 if let Some(o) = over {
                     if upd > o {
                         out.extend(ps[w].positions.iter().copied());
-                        if !pairs.contains(&(s, o)) {
+                        // Each store once, with the first event that overtook it.
+                        if !pairs.iter().any(|&(s2, _)| s2 == s) {
                             pairs.push((s, o));
                         }
                     }
@@ -181,13 +196,17 @@ fn local_path(
             (Op::Rmw { dst, .. }, EventKind::Rmw { read, .. }) => Some((*dst, *read)),
             (Op::TryLock { dst, .. }, EventKind::Lock { .. }) => Some((*dst, 0)),
             (Op::TryLock { dst, .. }, EventKind::TryLockFailed { .. }) => Some((*dst, 1)),
-            (
-                Op::Spawn { dst, .. } | Op::SpawnIndirect { dst, .. },
-                EventKind::Spawn { child },
-            ) => Some((*dst, *child as Value)),
-            (Op::Alloc { dst, .. }, EventKind::Alloc { obj, .. }) => {
-                Some((*dst, Ptr { obj: *obj, offset: 0 }.encode()))
+            (Op::Spawn { dst, .. } | Op::SpawnIndirect { dst, .. }, EventKind::Spawn { child }) => {
+                Some((*dst, *child as Value))
             }
+            (Op::Alloc { dst, .. }, EventKind::Alloc { obj, .. }) => Some((
+                *dst,
+                Ptr {
+                    obj: *obj,
+                    offset: 0,
+                }
+                .encode(),
+            )),
             // An exit frees stack objects and ends the thread: nothing after it matters.
             (Op::Exit, _) => return true,
             _ => None,
@@ -272,7 +291,8 @@ fn local_path(
                 if depth >= fencer_machine::MAX_FRAMES {
                     return same(&frames);
                 }
-                let Some(func) = eval(target, &top.2).and_then(|v| func_of_ptr(v, prog.functions.len()))
+                let Some(func) =
+                    eval(target, &top.2).and_then(|v| func_of_ptr(v, prog.functions.len()))
                 else {
                     return same(&frames);
                 };

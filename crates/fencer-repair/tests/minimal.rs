@@ -175,7 +175,8 @@ fn litmus_repairs_are_minimum_by_brute_force() {
         assert!(r.exact, "{}", cols[0]);
         let n = r.fences.len();
         let pos = all_positions(&prog);
-        let count = (0..n.saturating_sub(1)).fold(1u64, |c, i| c * (pos.len() - i) as u64 / (i as u64 + 1));
+        let count =
+            (0..n.saturating_sub(1)).fold(1u64, |c, i| c * (pos.len() - i) as u64 / (i as u64 + 1));
         if count > 400 {
             continue;
         }
@@ -190,7 +191,12 @@ fn litmus_repairs_are_minimum_by_brute_force() {
 /// one, or right after one with no store between, ever kills an execution.
 #[test]
 fn no_fence_where_an_rmw_or_lock_already_orders() {
-    for name in ["spinlock_cas.fen", "counter_mutex.fen", "mp_rmw.fen", "peterson.fen"] {
+    for name in [
+        "spinlock_cas.fen",
+        "counter_mutex.fen",
+        "mp_rmw.fen",
+        "peterson.fen",
+    ] {
         let prog = load(name);
         let model = ModelKind::Tso;
         let Outcome::Repaired(r) = repair(&prog, model, &Options::default()) else {
