@@ -1,19 +1,29 @@
 //! Exact minimum hitting sets by branch and bound.
 //!
 //! The instances are small (one set per counterexample, tens of positions each), so a
-//! plain search does: branch on the elements of the unhit set with the fewest choices,
-//! excluding each element from the branches after its own (so every solution is found
-//! once), and bound by a packing of pairwise disjoint unhit sets, each of which needs an
-//! element of its own.
+//! plain search does: iterative deepening on the size, branching on the elements of the
+//! unhit set with the fewest choices, excluding each element from the branches after its
+//! own (so every solution is found once), and bounding by a packing of pairwise disjoint
+//! unhit sets, each of which needs an element of its own. Sets are bit sets, since the
+//! repair loop asks again after every counterexample, with hundreds of sets on the larger
+//! programs.
 
 /// Every minimum hitting set of `sets` (up to `cap` of them; at least one), each sorted;
 /// `None` when a set is empty and nothing can hit it. `rank` orders the elements tried
-/// first within a set (lower first).
-pub fn minimum(sets: &[Vec<u32>], rank: &dyn Fn(u32) -> u32, cap: usize) -> Option<Vec<Vec<u32>>> {
+/// first within a set (lower first). `at_least` is a known lower bound on the size (the
+/// minimum of a subset of these sets), where the deepening starts.
+pub fn minimum(
+    sets: &[Vec<u32>],
+    rank: &dyn Fn(u32) -> u32,
+    cap: usize,
+    at_least: usize,
+) -> Option<Vec<Vec<u32>>> {
     if sets.iter().any(|s| s.is_empty()) {
         return None;
     }
-    let mut sorted: Vec<Vec<u32>> = sets
+    let n = sets.iter().flatten().max().map_or(0, |&m| m as usize + 1);
+    let words = n.div_ceil(64).max(1);
+    let mut lists: Vec<Vec<u32>> = sets
         .iter()
         .map(|s| {
             let mut s = s.clone();
@@ -22,17 +32,36 @@ pub fn minimum(sets: &[Vec<u32>], rank: &dyn Fn(u32) -> u32, cap: usize) -> Opti
             s
         })
         .collect();
-    sorted.sort();
-    sorted.dedup();
+    lists.sort();
+    lists.dedup();
+    let bits: Vec<Vec<u64>> = lists
+        .iter()
+        .map(|l| {
+            let mut b = vec![0u64; words];
+            for &e in l {
+                b[e as usize / 64] |= 1 << (e % 64);
+            }
+            b
+        })
+        .collect();
     let mut search = Search {
-        sets: &sorted,
-        best: usize::MAX,
+        lists: &lists,
+        bits: &bits,
+        words,
+        k: at_least,
         sols: Vec::new(),
         cap: cap.max(1),
     };
-    let mut chosen = Vec::new();
-    let mut banned = Vec::new();
-    search.go(&mut chosen, &mut banned);
+    loop {
+        let mut chosen = Vec::new();
+        let mut chosen_bits = vec![0u64; words];
+        let mut banned = vec![0u64; words];
+        search.go(&mut chosen, &mut chosen_bits, &mut banned);
+        if !search.sols.is_empty() {
+            break;
+        }
+        search.k += 1;
+    }
     for s in &mut search.sols {
         s.sort_unstable();
     }
@@ -59,63 +88,77 @@ pub fn disjoint_packing(sets: &[Vec<u32>]) -> Vec<usize> {
 }
 
 struct Search<'a> {
-    sets: &'a [Vec<u32>],
-    best: usize,
+    lists: &'a [Vec<u32>],
+    bits: &'a [Vec<u64>],
+    words: usize,
+    /// The size looked for.
+    k: usize,
     sols: Vec<Vec<u32>>,
     cap: usize,
 }
 
+fn disjoint(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x & y == 0)
+}
+
 impl Search<'_> {
-    fn go(&mut self, chosen: &mut Vec<u32>, banned: &mut Vec<u32>) {
-        let unhit: Vec<&Vec<u32>> = self
-            .sets
-            .iter()
-            .filter(|s| !s.iter().any(|e| chosen.contains(e)))
-            .collect();
-        if unhit.is_empty() {
-            if chosen.len() < self.best {
-                self.best = chosen.len();
-                self.sols.clear();
-            }
-            if self.sols.len() < self.cap {
-                self.sols.push(chosen.clone());
-            }
+    fn go(&mut self, chosen: &mut Vec<u32>, chosen_bits: &mut [u64], banned: &mut [u64]) {
+        if self.sols.len() >= self.cap {
             return;
         }
-        let avail = |s: &Vec<u32>| -> Vec<u32> {
-            s.iter().copied().filter(|e| !banned.contains(e)).collect()
-        };
-        let mut lb = 0;
-        let mut used: Vec<u32> = Vec::new();
-        let mut pick: Option<Vec<u32>> = None;
-        let mut by_size: Vec<Vec<u32>> = unhit.iter().map(|s| avail(s)).collect();
-        by_size.sort_by_key(|s| s.len());
-        for s in &by_size {
-            if s.is_empty() {
-                return;
+        // The unhit sets, with how many elements each has left.
+        let mut unhit: Vec<(u32, usize)> = Vec::new();
+        for (i, b) in self.bits.iter().enumerate() {
+            if disjoint(b, chosen_bits) {
+                let left: u32 = b
+                    .iter()
+                    .zip(banned.iter())
+                    .map(|(x, y)| (x & !y).count_ones())
+                    .sum();
+                if left == 0 {
+                    return;
+                }
+                unhit.push((left, i));
             }
-            if s.iter().all(|e| !used.contains(e)) {
-                used.extend(s);
+        }
+        if unhit.is_empty() {
+            self.sols.push(chosen.clone());
+            return;
+        }
+        unhit.sort_unstable();
+        let mut used = vec![0u64; self.words];
+        let mut lb = 0;
+        for &(_, i) in &unhit {
+            let avail: Vec<u64> = self.bits[i]
+                .iter()
+                .zip(banned.iter())
+                .map(|(x, y)| x & !y)
+                .collect();
+            if disjoint(&avail, &used) {
+                for (u, a) in used.iter_mut().zip(&avail) {
+                    *u |= a;
+                }
                 lb += 1;
             }
         }
-        if let Some(s) = by_size.first() {
-            pick = Some(s.clone());
-        }
-        let full = self.sols.len() >= self.cap;
-        let bound = chosen.len() + lb;
-        if bound > self.best || (full && bound >= self.best) {
+        if chosen.len() + lb > self.k {
             return;
         }
-        let Some(pick) = pick else { return };
-        let mark = banned.len();
-        for e in pick {
+        let pick = unhit[0].1;
+        let saved = banned.to_vec();
+        for &e in &self.lists[pick] {
+            let (w, bit) = (e as usize / 64, 1u64 << (e % 64));
+            if banned[w] & bit != 0 {
+                continue;
+            }
             chosen.push(e);
-            self.go(chosen, banned);
+            chosen_bits[w] |= bit;
+            self.go(chosen, chosen_bits, banned);
             chosen.pop();
-            banned.push(e);
+            chosen_bits[w] &= !bit;
+            banned[w] |= bit;
         }
-        banned.truncate(mark);
+        banned.copy_from_slice(&saved);
     }
 }
 
@@ -162,7 +205,7 @@ mod tests {
                     s
                 })
                 .collect();
-            let got = minimum(&sets, &|_| 0, usize::MAX).expect("non-empty sets");
+            let got = minimum(&sets, &|_| 0, usize::MAX, 0).expect("non-empty sets");
             let (best, all) = brute(&sets, n);
             assert_eq!(got[0].len(), best, "{sets:?}");
             assert_eq!(got, all, "{sets:?}");
@@ -171,6 +214,6 @@ mod tests {
 
     #[test]
     fn empty_set_cannot_be_hit() {
-        assert_eq!(minimum(&[vec![1], vec![]], &|_| 0, 10), None);
+        assert_eq!(minimum(&[vec![1], vec![]], &|_| 0, 10, 0), None);
     }
 }

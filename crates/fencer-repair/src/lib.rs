@@ -243,6 +243,8 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         }
     };
     let mut sets: Vec<Vec<u32>> = Vec::new();
+    // The minimum so far: constraints only grow, so it never shrinks.
+    let mut lower = 0;
     let mut cexs: Vec<Counterexample> = Vec::new();
     let mut exact = true;
     let mut verified: Vec<(Vec<Position>, Report, Program)> = Vec::new();
@@ -305,9 +307,9 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         sets.push(set);
         cexs.push(cex);
         // A new constraint: choose again, and re-verify what is still a minimum.
-        let cap = if opts.all_minimal { 10_000 } else { 2_000 };
+        let cap = if opts.all_minimal { 10_000 } else { 64 };
         let rk = |i: u32| rank(prog, ids[i as usize]);
-        let Some(sols) = hitting::minimum(&sets, &rk, cap) else {
+        let Some(sols) = hitting::minimum(&sets, &rk, cap, lower) else {
             unreachable!("no set is empty")
         };
         let sols: Vec<Vec<Position>> = sols
@@ -319,6 +321,7 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
             })
             .collect();
         let size = sols[0].len();
+        lower = size;
         verified.retain(|(v, _, _)| v.len() == size && sets_hit(&sets, &ids, v));
         queue.clear();
         if opts.all_minimal {
