@@ -621,37 +621,7 @@ fn repaired(
         Input::Text => "fence;",
         Input::Litmus => "MFENCE",
     };
-    // Each fence: its IR position, its anchor, its function and the edit.
-    let mut placed = Vec::new();
-    let mut unplaced = Vec::new();
-    for &p in &r.fences {
-        let Some((a, func)) = anchor(prog, p) else {
-            unplaced.push(p);
-            continue;
-        };
-        let e = match kind {
-            Input::Litmus => litmus_edit(&lines, a),
-            _ => statement_edit(&lines, a, fence_text),
-        };
-        match e {
-            Some(e) => placed.push((p, a, func, e)),
-            None => unplaced.push(p),
-        }
-    }
-    let mut edits: Vec<Edit> = Vec::new();
-    for (_, _, _, e) in &placed {
-        match edits
-            .iter_mut()
-            .find(|x| x.line == e.line && x.how == e.how)
-        {
-            // Two litmus fences on one row of instructions share one new row.
-            Some(x) if kind == Input::Litmus => x.text = merge_rows(&x.text, &e.text),
-            Some(x) if *x == *e => {}
-            _ => edits.push(e.clone()),
-        }
-    }
-    let new_src = apply(src, &edits);
-    // Re-check the repaired source through the front-end, from a file.
+    // The check path: OUT, or a private temporary copy next to nothing of the user's.
     let (check_path, temp) = match &args.write {
         Some(w) => (w.clone(), false),
         None => {
@@ -665,36 +635,40 @@ fn repaired(
             (dir.join(name), true)
         }
     };
-    if let Err(e) = std::fs::write(&check_path, &new_src) {
-        return usage_error(
-            args.json,
-            &format!("{}: error: cannot write: {e}", check_path.display()),
-            None,
-        );
+    // The preferred anchors first; if the source they give does not check, the other
+    // anchor of each fence (before the next access instead of after the store, or back).
+    let mut attempts = Vec::new();
+    for alternate in [false, true] {
+        let (placed, unplaced, new_src) =
+            place(kind, &lines, prog, &r.fences, fence_text, alternate, src);
+        if attempts
+            .iter()
+            .any(|(_, _, s, _): &(_, _, String, _)| *s == new_src)
+        {
+            continue;
+        }
+        if let Err(e) = std::fs::write(&check_path, &new_src) {
+            return usage_error(
+                args.json,
+                &format!("{}: error: cannot write: {e}", check_path.display()),
+                None,
+            );
+        }
+        let recheck = recheck(args, &check_path, kind, model, model_arg);
+        let ok = matches!(&recheck, Ok(rep) if rep.verdict == fencer_report::Verdict::Safe);
+        attempts.push((placed, unplaced, new_src, recheck));
+        if ok {
+            break;
+        }
     }
-    // Includes next to the original still resolve from wherever the copy is.
-    let dir = args
-        .file
-        .parent()
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                d
-            }
-        })
-        .map(Path::to_path_buf);
-    let mut cargs = args.check_args(&check_path, model_arg, dir);
-    cargs.json = true;
-    let kind2 = input_kind(&check_path).unwrap_or(kind);
-    let recheck = load_quiet(&cargs, kind2, model).map(|p| {
-        let o = fencer_dpor::Options {
-            unroll: args.unroll,
-            max_depth: args.max_depth,
-            ..Default::default()
-        };
-        fencer_dpor::explore(&p, model, &o)
-    });
+    let verified_at = attempts
+        .iter()
+        .position(|a| matches!(&a.3, Ok(rep) if rep.verdict == fencer_report::Verdict::Safe));
+    let (placed, unplaced, new_src, recheck) = attempts.swap_remove(verified_at.unwrap_or(0));
+    if verified_at.is_none() && !temp {
+        // OUT holds the last attempt; leave the preferred one, whose check is reported.
+        let _ = std::fs::write(&check_path, &new_src);
+    }
     if temp {
         let _ = std::fs::remove_file(&check_path);
         if let Some(d) = check_path.parent() {
@@ -883,6 +857,112 @@ fn repaired(
     }
 }
 
+/// The fences' anchors and edits, and the repaired source.
+#[allow(clippy::type_complexity)]
+fn place(
+    kind: Input,
+    lines: &[&str],
+    prog: &Program,
+    fences: &[Position],
+    fence_text: &str,
+    alternate: bool,
+    src: &str,
+) -> (Vec<(Position, Anchor, String, Edit)>, Vec<Position>, String) {
+    let mut placed = Vec::new();
+    let mut unplaced = Vec::new();
+    for &p in fences {
+        let Some((mut a, func)) = anchor(prog, p) else {
+            unplaced.push(p);
+            continue;
+        };
+        if alternate {
+            if let Some(b) = other_anchor(prog, p) {
+                a = b;
+            }
+        }
+        let e = match kind {
+            Input::Litmus => litmus_edit(lines, a),
+            _ => statement_edit(lines, a, fence_text),
+        };
+        match e {
+            Some(e) => placed.push((p, a, func, e)),
+            None => unplaced.push(p),
+        }
+    }
+    let mut edits: Vec<Edit> = Vec::new();
+    for (_, _, _, e) in &placed {
+        match edits
+            .iter_mut()
+            .find(|x| x.line == e.line && x.how == e.how)
+        {
+            // Two litmus fences on one row of instructions share one new row.
+            Some(x) if kind == Input::Litmus => x.text = merge_rows(&x.text, &e.text),
+            Some(x) if *x == *e => {}
+            _ => edits.push(e.clone()),
+        }
+    }
+    let new_src = apply(src, &edits);
+    (placed, unplaced, new_src)
+}
+
+/// The anchor a fence position has when not the preferred one: before the access it
+/// precedes when it follows a store, or after the instruction before it.
+fn other_anchor(prog: &Program, p: Position) -> Option<Anchor> {
+    let body = &prog.functions[p.func as usize].body;
+    let a = if fencer_repair::rank(prog, p) == 0 {
+        Anchor::Before(body.get(p.pc as usize)?.loc)
+    } else {
+        let prev = body.get((p.pc as usize).checked_sub(1)?)?;
+        if matches!(
+            prev.op,
+            fencer_ir::Op::Jump(_)
+                | fencer_ir::Op::Branch { .. }
+                | fencer_ir::Op::Return(_)
+                | fencer_ir::Op::SpinBack { .. }
+        ) {
+            return None;
+        }
+        Anchor::After(prev.loc)
+    };
+    let loc = match a {
+        Anchor::After(l) | Anchor::Before(l) => l,
+    };
+    (loc.line > 0 && loc.file == 0).then_some(a)
+}
+
+/// Loads the written file through the front-end and checks it under the model.
+fn recheck(
+    args: &RepairArgs,
+    path: &Path,
+    kind: Input,
+    model: ModelKind,
+    model_arg: ModelArg,
+) -> Result<fencer_report::Report, String> {
+    // Includes next to the original still resolve from wherever the copy is.
+    let dir = args
+        .file
+        .parent()
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
+        .map(Path::to_path_buf);
+    let mut cargs = args.check_args(path, model_arg, dir);
+    cargs.json = true;
+    let kind = input_kind(path).unwrap_or(kind);
+    load_quiet(&cargs, kind, model).map(|p| {
+        let o = fencer_dpor::Options {
+            unroll: args.unroll,
+            max_depth: args.max_depth,
+            ..Default::default()
+        };
+        fencer_dpor::explore(&p, model, &o)
+    })
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -944,3 +1024,51 @@ source is loaded and checked again before fencer says \"verified\".\n\n\
 Examples:\n  fencer repair prog.c --model tso --diff\n  fencer repair sb.litmus --write sb_fixed.litmus\n\n\
 Exit codes: 0 repaired and verified (or nothing needed), 1 wrong under SC (no fence can help), \
 or the source edit could not be verified, 2 bad input or usage, 3 stopped by a limit.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(line: u32, col: u32) -> SrcLoc {
+        SrcLoc::new(0, line, col)
+    }
+
+    #[test]
+    fn statement_edits_go_after_the_statement_or_before_it() {
+        let src = "void f() {\n  x = 1;\n  r = y;\n}\nvoid g() { y = 1; r = x; }\n";
+        let lines: Vec<&str> = src.lines().collect();
+        let f = "__sync_synchronize();";
+        let e = statement_edit(&lines, Anchor::After(at(2, 5)), f).unwrap();
+        assert_eq!(e.how, How::LineAfter);
+        let e2 = statement_edit(&lines, Anchor::After(at(5, 14)), f).unwrap();
+        assert_eq!(e2.how, How::Inline(17));
+        let e3 = statement_edit(&lines, Anchor::Before(at(3, 3)), f).unwrap();
+        assert_eq!(e3.how, How::LineBefore);
+        let out = apply(src, &[e, e2, e3]);
+        assert_eq!(
+            out,
+            "void f() {\n  x = 1;\n  __sync_synchronize();\n  __sync_synchronize();\n  r = y;\n}\n\
+             void g() { y = 1; __sync_synchronize(); r = x; }\n"
+        );
+    }
+
+    #[test]
+    fn litmus_rows_get_mfence_in_the_right_column() {
+        let src = " P0          | P1          ;\n MOV [x],$1  | MOV [y],$1  ;\n";
+        let lines: Vec<&str> = src.lines().collect();
+        let a = litmus_edit(&lines, Anchor::After(at(2, 2))).unwrap();
+        let b = litmus_edit(&lines, Anchor::After(at(2, 16))).unwrap();
+        assert_eq!(a.text, " MFENCE      |             ;");
+        let row = merge_rows(&a.text, &b.text);
+        assert_eq!(row, " MFENCE      | MFENCE      ;");
+    }
+
+    #[test]
+    fn diff_shows_insertions_with_context() {
+        let d = unified_diff("f", "a\nb\nc\n", "a\nb\nX\nc\n");
+        assert_eq!(
+            d,
+            "--- f\n+++ f (repaired)\n@@ -1,3 +1,4 @@\n a\n b\n+X\n c\n"
+        );
+    }
+}
