@@ -70,21 +70,53 @@ pub fn minimum(
     Some(search.sols)
 }
 
-/// Indices of pairwise disjoint sets, chosen greedily smallest first: a lower bound on
-/// the size of any hitting set, and the witnesses of that bound.
-pub fn disjoint_packing(sets: &[Vec<u32>]) -> Vec<usize> {
+/// Indices of pairwise disjoint sets, as many as a bounded search finds (at most
+/// `want`): a lower bound on the size of any hitting set, and the witnesses of that bound.
+pub fn disjoint_packing(sets: &[Vec<u32>], want: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..sets.len()).collect();
     order.sort_by_key(|&i| sets[i].len());
-    let mut used: Vec<u32> = Vec::new();
-    let mut out = Vec::new();
-    for i in order {
-        if sets[i].iter().all(|e| !used.contains(e)) {
-            used.extend(&sets[i]);
-            out.push(i);
+    let mut best = Vec::new();
+    let mut cur = Vec::new();
+    let mut budget = 200_000u32;
+    pack(sets, &order, 0, &mut cur, &mut best, want, &mut budget);
+    best.sort_unstable();
+    best
+}
+
+fn pack(
+    sets: &[Vec<u32>],
+    order: &[usize],
+    from: usize,
+    cur: &mut Vec<usize>,
+    best: &mut Vec<usize>,
+    want: usize,
+    budget: &mut u32,
+) {
+    if cur.len() > best.len() {
+        best.clone_from(cur);
+    }
+    if best.len() >= want || *budget == 0 || cur.len() + (order.len() - from) <= best.len() {
+        return;
+    }
+    for k in from..order.len() {
+        let i = order[k];
+        // The budget counts checks, so that hundreds of sets stay cheap.
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        if cur
+            .iter()
+            .all(|&j| sets[i].iter().all(|e| !sets[j].contains(e)))
+        {
+            cur.push(i);
+            pack(sets, order, k + 1, cur, best, want, budget);
+            cur.pop();
+            if best.len() >= want || *budget == 0 {
+                return;
+            }
         }
     }
-    out.sort_unstable();
-    out
 }
 
 struct Search<'a> {

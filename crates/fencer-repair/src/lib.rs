@@ -348,7 +348,7 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         .into_iter()
         .min_by_key(|(v, _, _)| (v.iter().map(|&p| rank(prog, p)).sum::<u32>(), v.clone()))
         .expect("the loop ends with a verified set");
-    let disjoint = hitting::disjoint_packing(&sets);
+    let disjoint = hitting::disjoint_packing(&sets, chosen.len());
     Outcome::Repaired(Box::new(Repair {
         fences: chosen,
         all: if opts.all_minimal { all } else { Vec::new() },
