@@ -277,3 +277,81 @@ fn usage_errors() {
     let o = fencer(&["repair", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_limit_gives_exit_3() {
+    let f = root().join("bench/fen/fib5_true.fen");
+    let o = fencer(&["repair", f.to_str().unwrap(), "--timeout", "0.02", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(json(&o)["verdict"], "incomplete");
+}
+
+#[test]
+fn all_minimal_lists_every_minimum_set() {
+    let f = root().join("bench/fen/dekker.fen");
+    let o = fencer(&[
+        "repair",
+        f.to_str().unwrap(),
+        "--model",
+        "pso",
+        "--all-minimal",
+        "--json",
+    ]);
+    let j = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{j}");
+    let all = j["all_minimal"].as_array().unwrap();
+    assert!(all.len() > 1, "{j}");
+    assert!(all
+        .iter()
+        .all(|s| s.as_array().unwrap().len() as u64 == j["minimum"].as_u64().unwrap()));
+    let o = fencer(&["repair", f.to_str().unwrap(), "-m", "pso", "--all-minimal"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("every minimum set ({})", all.len()))
+    );
+}
+
+#[test]
+fn c11_files_get_c11_fences() {
+    if !have_clang() {
+        return;
+    }
+    let dir = scratch("c11");
+    let src = dir.join("sb11.c");
+    std::fs::write(
+        &src,
+        "#include <assert.h>\n#include <pthread.h>\n#include <stdatomic.h>\n\n\
+         atomic_int x, y;\nint r0, r1;\n\n\
+         void *t0(void *a) {\n  atomic_store_explicit(&x, 1, memory_order_relaxed);\n  \
+         r0 = atomic_load_explicit(&y, memory_order_relaxed);\n  return 0;\n}\n\n\
+         void *t1(void *a) {\n  atomic_store_explicit(&y, 1, memory_order_relaxed);\n  \
+         r1 = atomic_load_explicit(&x, memory_order_relaxed);\n  return 0;\n}\n\n\
+         int main(void) {\n  pthread_t a, b;\n  pthread_create(&a, 0, t0, 0);\n  \
+         pthread_create(&b, 0, t1, 0);\n  pthread_join(a, 0);\n  pthread_join(b, 0);\n  \
+         assert(!(r0 == 0 && r1 == 0));\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = dir.join("sb11_fixed.c");
+    let o = fencer(&[
+        "repair",
+        src.to_str().unwrap(),
+        "--write",
+        out.to_str().unwrap(),
+    ]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(s.contains("minimum: 2 fences"), "{s}");
+    let fixed = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        fixed
+            .matches("atomic_thread_fence(memory_order_seq_cst);")
+            .count(),
+        2,
+        "{fixed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
