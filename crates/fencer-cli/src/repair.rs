@@ -490,6 +490,7 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                     "file": file,
                     "fences": [],
                     "minimum": 0,
+                    "bounded": fencer_repair::bounded(&report),
                     "elapsed_ms": started.elapsed().as_millis() as u64,
                     "report": serde_json::from_str::<serde_json::Value>(&report.to_json()).ok(),
                 });
@@ -499,8 +500,10 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                 ));
             } else {
                 out(&format!(
-                    "{file}: no fence needed: correct under {} as it is ({} executions)\n",
-                    found.model, report.executions
+                    "{file}: no fence needed: correct under {} as it is ({} executions){}\n",
+                    found.model,
+                    report.executions,
+                    bound_note(&report)
                 ));
                 if args.diff {
                     out("(no changes)\n");
@@ -515,7 +518,11 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
                     );
                 }
             }
-            ExitCode::SUCCESS
+            if fencer_repair::bounded(&report) {
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Outcome::UnsafeUnderSc { report } => {
             if args.json {
@@ -655,7 +662,7 @@ fn repaired(
             );
         }
         let recheck = recheck(args, &check_path, kind, model, model_arg);
-        let ok = matches!(&recheck, Ok(rep) if rep.verdict == fencer_report::Verdict::Safe);
+        let ok = matches!(&recheck, Ok(rep) if checks(rep));
         attempts.push((placed, unplaced, new_src, recheck));
         if ok {
             break;
@@ -663,7 +670,7 @@ fn repaired(
     }
     let verified_at = attempts
         .iter()
-        .position(|a| matches!(&a.3, Ok(rep) if rep.verdict == fencer_report::Verdict::Safe));
+        .position(|a| matches!(&a.3, Ok(rep) if checks(rep)));
     let (placed, unplaced, new_src, recheck) = attempts.swap_remove(verified_at.unwrap_or(0));
     if verified_at.is_none() && !temp {
         // OUT holds the last attempt; leave the preferred one, whose check is reported.
@@ -675,7 +682,8 @@ fn repaired(
             let _ = std::fs::remove_dir(d);
         }
     }
-    let verified = matches!(&recheck, Ok(rep) if rep.verdict == fencer_report::Verdict::Safe);
+    let verified = matches!(&recheck, Ok(rep) if checks(rep));
+    let within_bounds = matches!(&recheck, Ok(rep) if fencer_repair::bounded(rep));
     let recheck_note = match &recheck {
         Ok(rep) => format!("{:?}", rep.verdict).to_lowercase(),
         Err(e) => format!("does not load: {e}"),
@@ -753,6 +761,7 @@ fn repaired(
                 "kill_positions": c.kill.len(),
             })).collect::<Vec<_>>(),
             "verified": verified,
+            "bounded": within_bounds,
             "recheck": recheck_note,
             "written": args.write.as_ref().map(|w| w.display().to_string()),
             "diff": args.diff.then(|| unified_diff(file, src, &new_src)),
@@ -839,8 +848,9 @@ fn repaired(
         }
         if verified {
             t.push_str(&format!(
-                "verified: the repaired source, loaded again, is safe under {model} ({} executions)\n",
-                recheck.as_ref().map_or(0, |r| r.executions)
+                "verified: the repaired source, loaded again, is safe under {model} ({} executions){}\n",
+                recheck.as_ref().map_or(0, |r| r.executions),
+                recheck.as_ref().map_or(String::new(), bound_note)
             ));
         } else {
             t.push_str(&format!(
@@ -850,10 +860,28 @@ fn repaired(
         }
         out(&t);
     }
-    if verified {
+    if verified && within_bounds {
+        ExitCode::from(3)
+    } else if verified {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// Whether a re-check counts: safe, or safe up to the bounds the user gave.
+fn checks(rep: &fencer_report::Report) -> bool {
+    rep.verdict == fencer_report::Verdict::Safe || fencer_repair::bounded(rep)
+}
+
+/// ", up to the bounds (...)" when bounds cut executions.
+fn bound_note(rep: &fencer_report::Report) -> String {
+    match &rep.stopped_by {
+        Some(l) if fencer_repair::bounded(rep) => format!(
+            ", up to the bounds: some executions were cut ({})",
+            format!("{l:?}").to_lowercase()
+        ),
+        _ => String::new(),
     }
 }
 

@@ -289,6 +289,25 @@ fn a_limit_gives_exit_3() {
         String::from_utf8_lossy(&o.stdout)
     );
     assert_eq!(json(&o)["verdict"], "incomplete");
+    // Loop bounds: the repair holds up to them, and says so with exit code 3.
+    let dir = scratch("bounds");
+    let f = dir.join("loop.fen");
+    std::fs::write(
+        &f,
+        "shared x = 0, y = 0;\nthread p {\n  i = 0;\n  while (i < 3) {\n    x = 1;\n    r1 = y;\n    \
+         i = i + 1;\n  }\n}\nthread q {\n  y = 1;\n  r2 = x;\n}\nexists (p.r1 == 0 && q.r2 == 0)\n",
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    let o = fencer(&["repair", f, "--unroll", "2", "--json"]);
+    let j = json(&o);
+    assert_eq!(o.status.code(), Some(3), "{j}");
+    assert_eq!(j["bounded"], true, "{j}");
+    let o = fencer(&["repair", f, "--json"]);
+    let j = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{j}");
+    assert_eq!(j["minimum"], 2, "{j}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

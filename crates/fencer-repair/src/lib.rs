@@ -73,7 +73,8 @@ pub struct Repair {
     /// Whether every kill set was computed exactly (then the set is minimum).
     pub exact: bool,
     pub elapsed: Duration,
-    /// The engine's report on the fenced program.
+    /// The engine's report on the fenced program (incomplete when bounds cut executions:
+    /// the repair then holds up to them).
     pub report: Report,
     pub fenced: Program,
 }
@@ -187,6 +188,18 @@ pub fn rank(prog: &Program, p: Position) -> u32 {
     }
 }
 
+/// Whether the engine stopped only because bounds cut some executions (`--unroll`,
+/// `--max-depth`, ...): then the answer holds up to those bounds, and the repair goes on
+/// within them, as `check` answers within them.
+pub fn bounded(r: &Report) -> bool {
+    use fencer_report::Limit;
+    r.verdict == Verdict::Incomplete
+        && matches!(
+            r.stopped_by,
+            Some(Limit::Depth | Limit::Unroll | Limit::Recursion | Limit::LocalLoop)
+        )
+}
+
 fn is_unsupported(r: &Report) -> bool {
     r.counterexample
         .as_ref()
@@ -207,7 +220,7 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         return Outcome::Unsupported { report: sc };
     }
     match sc.verdict {
-        Verdict::Incomplete => {
+        Verdict::Incomplete if !bounded(&sc) => {
             return Outcome::Limit {
                 report: sc,
                 rounds: 0,
@@ -226,7 +239,7 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
             }
             return Outcome::UnsafeUnderSc { report: sc };
         }
-        Verdict::Safe => {}
+        Verdict::Safe | Verdict::Incomplete => {}
     }
     if model == ModelKind::Sc {
         return Outcome::NotNeeded { report: sc };
@@ -257,14 +270,14 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
             return Outcome::Unsupported { report };
         }
         match report.verdict {
-            Verdict::Incomplete => {
+            Verdict::Incomplete if !bounded(&report) => {
                 return Outcome::Limit {
                     report,
                     rounds: cx.rounds,
                     counterexamples: cexs.len(),
                 }
             }
-            Verdict::Safe => {
+            Verdict::Safe | Verdict::Incomplete => {
                 if cand.is_empty() {
                     return Outcome::NotNeeded { report };
                 }
