@@ -18,7 +18,7 @@ use crate::Position;
 use fencer_ir::{func_of_ptr, FuncId, Op, Program, Ptr, Value};
 use fencer_machine::{eval, Event, EventKind, Frame, State, Status, Step, ThreadState};
 use fencer_memory::MemoryModel;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The positions of the fenced program (in its own pcs) whose fence would kill the
 /// execution, and whether every step's local path was re-traced exactly (when not, the
@@ -53,7 +53,7 @@ pub fn kill_set<M: MemoryModel>(
         state.threads[f.thread as usize].faulted = true;
     }
     let mut exact = true;
-    let mut passes: HashMap<u32, Vec<Pass>> = HashMap::new();
+    let mut passes: BTreeMap<u32, Vec<Pass>> = BTreeMap::new();
     for (i, ev) in events.iter().enumerate() {
         let before = match ev.step {
             Step::Thread(t) => Some(state.threads[t as usize].frames.clone()),
