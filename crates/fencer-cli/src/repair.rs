@@ -455,9 +455,40 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         }
     };
     let cargs = args.check_args(&args.file, model_arg, None);
-    let prog = match load(&cargs, kind, model) {
-        Ok(p) => p,
-        Err(code) => return code,
+    // Loading (clang) counts against --timeout, as in `check`: on a thread of its own.
+    let loaded = {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(load(&cargs, kind, model));
+        });
+        match timeout {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.recv().ok(),
+        }
+    };
+    let prog = match loaded {
+        Some(Ok(p)) => p,
+        Some(Err(code)) => return code,
+        None => {
+            if args.json {
+                let j = serde_json::json!({
+                    "verdict": "incomplete",
+                    "model": model.name(),
+                    "file": args.file.display().to_string(),
+                    "stopped_by": "timeout",
+                });
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&j).expect("json")
+                ));
+            } else {
+                out(&format!(
+                    "{}: the --timeout ran out while loading the program\n",
+                    args.file.display()
+                ));
+            }
+            return ExitCode::from(3);
+        }
     };
     let opts = fencer_repair::Options {
         dpor: fencer_dpor::Options {
