@@ -396,10 +396,16 @@ fn unified_diff(name: &str, a: &str, b: &str) -> String {
     outs
 }
 
-/// What the command found, for the text and JSON outputs.
-struct Found<'a> {
+/// What the output of a repair needs to know about the run.
+struct Run<'a> {
+    args: &'a RepairArgs,
+    kind: Input,
+    src: &'a str,
+    prog: &'a Program,
     file: &'a str,
     model: ModelKind,
+    model_arg: ModelArg,
+    started: Instant,
 }
 
 pub(crate) fn repair(args: RepairArgs) -> ExitCode {
@@ -501,7 +507,6 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         condition_is_question: kind == Input::Litmus,
     };
     let file = args.file.display().to_string();
-    let found = Found { file: &file, model };
     match fencer_repair::repair(&prog, model, &opts) {
         Outcome::Unsupported { report } => {
             let c = report.counterexample.expect("unsupported has one");
@@ -532,7 +537,7 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
             } else {
                 out(&format!(
                     "{file}: no fence needed: correct under {} as it is ({} executions){}\n",
-                    found.model,
+                    model,
                     report.executions,
                     bound_note(&report)
                 ));
@@ -635,23 +640,33 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
             }
             ExitCode::from(1)
         }
-        Outcome::Repaired(r) => repaired(&args, kind, &src, &prog, &r, found, model_arg, started),
+        Outcome::Repaired(r) => repaired(
+            &Run {
+                args: &args,
+                kind,
+                src: &src,
+                prog: &prog,
+                file: &file,
+                model,
+                model_arg,
+                started,
+            },
+            &r,
+        ),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn repaired(
-    args: &RepairArgs,
-    kind: Input,
-    src: &str,
-    prog: &Program,
-    r: &fencer_repair::Repair,
-    found: Found,
-    model_arg: ModelArg,
-    started: Instant,
-) -> ExitCode {
-    let file = found.file;
-    let model = found.model;
+fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
+    let Run {
+        args,
+        kind,
+        src,
+        prog,
+        file,
+        model,
+        model_arg,
+        started,
+    } = *run;
     let lines: Vec<&str> = src.lines().collect();
     let fence_text = match kind {
         Input::C if src.contains("<stdatomic.h>") => "atomic_thread_fence(memory_order_seq_cst);",
