@@ -674,7 +674,7 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
         Input::Text => "fence;",
         Input::Litmus => "MFENCE",
     };
-    // The check path: OUT, or a private temporary copy next to nothing of the user's.
+    // The file that is checked: OUT, or a copy in a temporary directory of its own.
     let (check_path, temp) = match &args.write {
         Some(w) => (w.clone(), false),
         None => {

@@ -6,11 +6,14 @@
 //! thread passed is known, with the events it passed it between.
 //!
 //! A fence at position `q` kills the execution when some pass of `q` by thread `t`, after
-//! `t`'s event `k` and before its event `k + 1`, has a store of `t` issued at or before
-//! `k` whose buffer update comes after `k + 1`: the fence would have to wait for that
-//! update, so `k + 1` could no longer overtake it. If no pass of `q` is like that, a fence
-//! at `q` can run right before `k + 1` (all earlier stores are in memory by then) and the
-//! same execution, fence included, is one of the fenced program: `q` does not kill it.
+//! `t`'s event `k` and before its event `k + 1`, has a store `s` of `t` issued at or
+//! before `k` whose buffer update comes after `o`, the first event of `t` after `k` that
+//! is not a store into the same buffer as `s` (such stores queue behind `s` and nobody
+//! sees them before its update): the fence would have to wait for that update, so `o`
+//! could no longer overtake `s`. If no pass of `q` is like that, the stores into the same
+//! buffers can be moved after the updates (they are invisible until then) and a fence at
+//! `q` can run right before the next event, with every earlier store in memory: the same
+//! execution, fence included, is one of the fenced program, and `q` does not kill it.
 //! That direction is what makes the repair minimum: positions outside the set computed
 //! here cannot kill the execution, so any repair uses one inside it.
 
@@ -38,6 +41,8 @@ struct Pass {
     positions: Vec<Position>,
 }
 
+/// The kill set of an execution of `prog` (its events, in order, as the engine ran them
+/// with these bounds).
 pub fn kill_set<M: MemoryModel>(
     prog: &Program,
     unroll: Option<u32>,
