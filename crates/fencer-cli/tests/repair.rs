@@ -374,3 +374,49 @@ fn c11_files_get_c11_fences() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The classics in `bench/fen` are repaired with no more fences than their hand-fenced
+/// `_fenced` variants (which are correct under PSO, hence TSO too), and the written files
+/// check safe.
+#[test]
+fn bench_fen_classics_need_no_more_fences_than_by_hand() {
+    let dir = root().join("bench/fen");
+    let out = scratch("fen");
+    let mut done = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        let Some(base) = name.strip_suffix("_fenced.fen") else {
+            continue;
+        };
+        let hand = std::fs::read_to_string(&p)
+            .unwrap()
+            .matches("fence;")
+            .count() as u64;
+        let orig = dir.join(format!("{base}.fen"));
+        for model in ["tso", "pso"] {
+            let written = out.join(format!("{model}_{base}.fen"));
+            let o = fencer(&[
+                "repair",
+                orig.to_str().unwrap(),
+                "-m",
+                model,
+                "--write",
+                written.to_str().unwrap(),
+                "--json",
+            ]);
+            let j = json(&o);
+            assert_eq!(o.status.code(), Some(0), "{base} {model}: {j}");
+            let n = j["minimum"].as_u64().unwrap();
+            assert!(n <= hand, "{base} {model}: {n} fences, by hand {hand}");
+            if n > 0 {
+                assert_eq!(j["verified"], true, "{base} {model}: {j}");
+                let c = fencer(&["check", written.to_str().unwrap(), "-m", model]);
+                assert_eq!(c.status.code(), Some(0), "{base} {model}");
+            }
+            done += 1;
+        }
+    }
+    assert!(done >= 12, "{done}");
+    let _ = std::fs::remove_dir_all(&out);
+}
