@@ -13,6 +13,8 @@ pub struct BenchOptions {
     pub algo: &'static str,
     pub timeout: f64,
     pub json: bool,
+    /// Robustness mode: `fencer robust` with the monitor and with the exhaustive method.
+    pub robust: bool,
 }
 
 fn is_program(f: &Path) -> bool {
@@ -117,6 +119,147 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
     })
 }
 
+/// The robustness expected for `model` from a `// robust: tso=yes pso=no` line.
+fn expected_robust(path: &Path, model: &str) -> Option<bool> {
+    let src = std::fs::read_to_string(path).ok()?;
+    let line = src.lines().find_map(|l| l.strip_prefix("// robust:"))?;
+    line.split_whitespace().find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == model).then_some(v == "yes")
+    })
+}
+
+fn robust_json(
+    exe: &Path,
+    file: &Path,
+    model: &str,
+    method: &str,
+    o: &BenchOptions,
+) -> (Option<Value>, f64) {
+    let start = Instant::now();
+    let out = Command::new(exe)
+        .arg("robust")
+        .arg(file)
+        .args([
+            "--model", model, "--method", method, "--algo", o.algo, "--json",
+        ])
+        .args(["--timeout", &o.timeout.to_string()])
+        .output();
+    let wall = start.elapsed().as_secs_f64() * 1000.0;
+    (
+        out.ok()
+            .and_then(|o| serde_json::from_slice(&o.stdout).ok()),
+        wall,
+    )
+}
+
+/// Robustness mode: per program and weak model, the monitor's run (SC exploration and
+/// monitoring time separately) and the exhaustive method's.
+fn bench_robust(exe: &Path, files: &[PathBuf], o: &BenchOptions) -> ExitCode {
+    let mut rows = Vec::new();
+    let mut mismatches = 0;
+    if !o.json {
+        super::out(&format!(
+            "{:<18} {:<5} {:<10} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9}\n",
+            "program",
+            "model",
+            "robust",
+            "pairs",
+            "exh",
+            "SC execs",
+            "SC ms",
+            "mon ms",
+            "mon %",
+            "weak exec",
+            "exh ms"
+        ));
+    }
+    for f in files {
+        for &m in o.models.iter().filter(|m| **m != "sc") {
+            let (mon, mon_wall) = robust_json(exe, f, m, "monitor", o);
+            let (exh, exh_wall) = robust_json(exe, f, m, "exhaustive", o);
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let robust = |r: &Option<Value>| r.as_ref().and_then(|r| r["robust"].as_bool());
+            let pairs = |r: &Option<Value>| {
+                r.as_ref()
+                    .and_then(|r| r["violations"].as_array().map(|v| v.len()))
+            };
+            let (rm, re) = (robust(&mon), robust(&exh));
+            let expect = expected_robust(f, m);
+            let ok = rm.is_some() && rm == re && expect.is_none_or(|e| Some(e) == rm);
+            if !ok {
+                mismatches += 1;
+            }
+            let total = mon.as_ref().and_then(|r| r["elapsed_ms"].as_f64());
+            let mon_ms = mon.as_ref().and_then(|r| r["monitor_ms"].as_f64());
+            let sc_ms = total.zip(mon_ms).map(|(t, m)| (t - m).max(0.0));
+            let row = json!({
+                "program": name,
+                "file": f.display().to_string(),
+                "model": m,
+                "robust": rm,
+                "expected": expect,
+                "exhaustive_robust": re,
+                "monitor_pairs": pairs(&mon),
+                "exhaustive_pairs": pairs(&exh),
+                "sc_executions": mon.as_ref().map(|r| r["executions"].clone()),
+                "sc_explore_ms": sc_ms,
+                "monitor_ms": mon_ms,
+                "monitor_overhead_percent": sc_ms.zip(mon_ms).map(|(s, m)| if s > 0.0 { 100.0 * m / s } else { 0.0 }),
+                "monitor_wall_ms": mon_wall,
+                "weak_executions": exh.as_ref().map(|r| r["executions"].clone()),
+                "exhaustive_ms": exh.as_ref().and_then(|r| r["elapsed_ms"].as_f64()),
+                "exhaustive_wall_ms": exh_wall,
+            });
+            if !o.json {
+                let word = match rm {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "?",
+                };
+                let f1 = |v: &Value| v.as_f64().map_or("-".into(), |x| format!("{x:.0}"));
+                let n = |v: &Value| v.as_u64().map_or("-".into(), |x| x.to_string());
+                super::out(&format!(
+                    "{:<18} {:<5} {:<10} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9}\n",
+                    name,
+                    m,
+                    if ok {
+                        word.to_string()
+                    } else {
+                        format!("{word}!")
+                    },
+                    n(&row["monitor_pairs"]),
+                    n(&row["exhaustive_pairs"]),
+                    n(&row["sc_executions"]),
+                    f1(&row["sc_explore_ms"]),
+                    f1(&row["monitor_ms"]),
+                    row["monitor_overhead_percent"]
+                        .as_f64()
+                        .map_or("-".into(), |x| format!("{x:.1}")),
+                    n(&row["weak_executions"]),
+                    f1(&row["exhaustive_ms"]),
+                ));
+            }
+            rows.push(row);
+        }
+    }
+    if o.json {
+        super::out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({ "runs": rows, "mismatches": mismatches }))
+                .expect("json")
+        ));
+    } else if mismatches > 0 {
+        super::out(&format!(
+            "\n{mismatches} row(s) marked `!`: the two methods disagree, or the program's `// robust:` line does\n"
+        ));
+    }
+    ExitCode::from(if mismatches > 0 { 1 } else { 0 })
+}
+
 pub fn bench(o: BenchOptions) -> ExitCode {
     let files = match programs(&o.paths) {
         Ok(f) => f,
@@ -132,6 +275,9 @@ pub fn bench(o: BenchOptions) -> ExitCode {
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
+    if o.robust {
+        return bench_robust(&exe, &files, &o);
+    }
     let mut rows = Vec::new();
     let mut mismatches = 0;
     if !o.json {

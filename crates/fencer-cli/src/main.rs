@@ -1,7 +1,9 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod dve;
 mod repair;
+mod robust;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
@@ -67,6 +69,10 @@ answer is partial).\n\n\
 Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     )]
     Litmus(LitmusArgs),
+    /// Is every execution under TSO (PSO) sequentially consistent? Finds every distinct
+    /// SC violation, with a replayed witness and its happens-before cycle.
+    #[command(after_help = robust::AFTER_HELP)]
+    Robust(robust::RobustArgs),
     /// Find the fewest fences that make a program correct under TSO or PSO, apply them to
     /// the source and re-check it.
     #[command(after_help = repair::AFTER_HELP)]
@@ -117,6 +123,11 @@ struct BenchArgs {
     /// Print the rows as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Measure `fencer robust` instead of `check`: per program and weak model, SC
+    /// exploration time, monitoring time and its overhead, and the exhaustive method's
+    /// time, with both methods' verdicts (a `// robust: tso=yes pso=no` line is checked).
+    #[arg(long)]
+    robust: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -212,6 +223,16 @@ struct CheckArgs {
     /// jump); the result then holds up to that bound and the cut executions are counted.
     #[arg(long, value_name = "N")]
     unroll: Option<u32>,
+    /// DVE: also report a reachable state where no process can move.
+    #[arg(long)]
+    deadlock: bool,
+    /// DVE: report a reachable state where this expression holds (over globals, `P.state`
+    /// and `P->var`), e.g. `--reach 'P_0.CS + P_1.CS > 1'`.
+    #[arg(long, value_name = "EXPR")]
+    reach: Option<String>,
+    /// DVE: stop after storing this many states (exit code 3).
+    #[arg(long, value_name = "N")]
+    max_states: Option<u64>,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read
@@ -245,6 +266,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => check(args),
         Command::Litmus(args) => litmus(args),
+        Command::Robust(args) => robust::robust(args),
         Command::Repair(args) => repair::repair(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
@@ -264,6 +286,7 @@ fn main() -> ExitCode {
             },
             timeout: args.timeout,
             json: args.json,
+            robust: args.robust,
         }),
     }
 }
@@ -316,7 +339,7 @@ enum Input {
 }
 
 const EXTENSIONS: &str = "`.fen` (fencer's text format), `.litmus` (herd7 X86 litmus tests), \
-    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR)";
+    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR), `.dve` (DiVinE models, with `check`)";
 
 fn input_kind(path: &std::path::Path) -> Option<Input> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -524,39 +547,14 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
-    let Some(kind) = input_kind(&args.file) else {
-        return usage_error(
-            args.json,
-            &format!(
-                "{}: error: fencer does not know this kind of file\n  help: fencer reads {EXTENSIONS}",
-                args.file.display()
-            ),
-            None,
-        );
-    };
-    // Loading (clang, parsing, lowering) counts against --timeout too: it runs on a thread
-    // of its own so that a slow compile still stops on time.
+    if args.file.extension().is_some_and(|e| e == "dve") {
+        return dve::check(&args, timeout);
+    }
     let args = Arc::new(args);
-    let loaded = {
-        let args = args.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let r = match kind {
-                Input::C => load_c(&args, model),
-                Input::Litmus => load_litmus(&args),
-                Input::Text => load_text(&args),
-            };
-            let _ = tx.send(r);
-        });
-        match timeout {
-            Some(t) => rx.recv_timeout(t).ok(),
-            None => rx.recv().ok(),
-        }
-    };
-    let mut prog = match loaded {
-        Some(Ok(p)) => p,
-        Some(Err(code)) => return code,
-        None => return stopped_while_loading(&args, model, started),
+    let mut prog = match load_program(&args, model, timeout) {
+        Ok(p) => p,
+        Err(Some(code)) => return code,
+        Err(None) => return stopped_while_loading(&args, model, started),
     };
     let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
     let spin_loops = if args.no_spin_assume {
@@ -594,39 +592,8 @@ fn check(args: CheckArgs) -> ExitCode {
             r
         }
     };
-    if let Some(c) = report
-        .counterexample
-        .as_ref()
-        .filter(|c| c.kind == "unsupported")
-    {
-        // The C front-end refuses lazily: the program was judged unloadable only now.
-        let full = c
-            .message
-            .rsplit_once(" (thread ")
-            .map_or(&*c.message, |(m, _)| m);
-        let (message, help) = match full.split_once("\n  help: ") {
-            Some((m, h)) => (m.to_string(), Some(h.to_string())),
-            None => (full.to_string(), None),
-        };
-        let (file, line, col) = (
-            c.file.clone().unwrap_or_default(),
-            c.line.unwrap_or(0),
-            c.column.unwrap_or(0),
-        );
-        let d = fencer_text::Diagnostic {
-            file: file.clone(),
-            line,
-            col,
-            span: Default::default(),
-            message,
-            label: String::new(),
-            help,
-        };
-        let text = match line {
-            0 => format!("{file}: error: {full}"),
-            _ => format!("{file}:{line}:{col}: error: {full}"),
-        };
-        return usage_error(args.json, &text, Some(&d));
+    if let Some(code) = unsupported(args.json, &report) {
+        return code;
     }
     report.stats.spin_loops = spin_loops as u64;
     report.stats.peak_rss_kib = peak_rss_kib();
@@ -636,6 +603,83 @@ fn check(args: CheckArgs) -> ExitCode {
         out(&report.to_text(args.verbose));
     }
     ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+/// Loads the program `args` names with the front-end its extension picks, for `model`.
+/// Loading (clang, parsing, lowering) counts against `timeout` too: it runs on a thread of
+/// its own so that a slow compile still stops on time. `Err(None)`: the time ran out.
+fn load_program(
+    args: &Arc<CheckArgs>,
+    model: ModelKind,
+    timeout: Option<Duration>,
+) -> Result<fencer_ir::Program, Option<ExitCode>> {
+    let Some(kind) = input_kind(&args.file) else {
+        return Err(Some(usage_error(
+            args.json,
+            &format!(
+                "{}: error: fencer does not know this kind of file\n  help: fencer reads {EXTENSIONS}",
+                args.file.display()
+            ),
+            None,
+        )));
+    };
+    let loaded = {
+        let args = args.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = match kind {
+                Input::C => load_c(&args, model),
+                Input::Litmus => load_litmus(&args),
+                Input::Text => load_text(&args),
+            };
+            let _ = tx.send(r);
+        });
+        match timeout {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.recv().ok(),
+        }
+    };
+    match loaded {
+        Some(Ok(p)) => Ok(p),
+        Some(Err(code)) => Err(Some(code)),
+        None => Err(None),
+    }
+}
+
+/// The C front-end refuses lazily: a program is judged unloadable only when exploration
+/// reaches what it cannot model. That is bad input (exit code 2), not a violation.
+fn unsupported(json: bool, report: &Report) -> Option<ExitCode> {
+    let c = report
+        .counterexample
+        .as_ref()
+        .filter(|c| c.kind == "unsupported")?;
+    let full = c
+        .message
+        .rsplit_once(" (thread ")
+        .map_or(&*c.message, |(m, _)| m);
+    let (message, help) = match full.split_once("\n  help: ") {
+        Some((m, h)) => (m.to_string(), Some(h.to_string())),
+        None => (full.to_string(), None),
+    };
+    let (file, line, col) = (
+        c.file.clone().unwrap_or_default(),
+        c.line.unwrap_or(0),
+        c.column.unwrap_or(0),
+    );
+    let d = fencer_text::Diagnostic {
+        file: file.clone(),
+        line,
+        col,
+        span: Default::default(),
+        message,
+        label: String::new(),
+        help,
+    };
+    let text = match line {
+        0 => format!("{file}: error: {full}"),
+        _ => format!("{file}:{line}:{col}: error: {full}"),
+    };
+    Some(usage_error(json, &text, Some(&d)))
 }
 
 /// `--timeout` ran out before the program was even loaded: nothing was explored.

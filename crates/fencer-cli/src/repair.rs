@@ -105,6 +105,9 @@ impl RepairArgs {
             max_depth: self.max_depth,
             unroll: self.unroll,
             no_spin_assume: self.no_spin_assume,
+            deadlock: false,
+            reach: None,
+            max_states: None,
         }
     }
 }

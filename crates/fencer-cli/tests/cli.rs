@@ -403,3 +403,204 @@ fn llvm_ir_that_kills_llvm_is_bad_input() {
         assert!(err.contains(f), "{f}: {err}");
     }
 }
+
+/// The `// robust: tso=... pso=...` line of an example.
+fn robustness(path: &Path) -> Vec<(String, bool)> {
+    let src = std::fs::read_to_string(path).unwrap();
+    let line = src
+        .lines()
+        .find_map(|l| l.strip_prefix("// robust:"))
+        .unwrap_or_else(|| panic!("{} has no `// robust:` line", path.display()));
+    line.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("model=yes|no");
+            (k.to_string(), v == "yes")
+        })
+        .collect()
+}
+
+#[test]
+fn robust_every_example_by_both_methods() {
+    for ex in examples() {
+        let file = ex.to_str().unwrap();
+        let safe_sc = expectations(&ex)
+            .iter()
+            .any(|(m, v)| m == "sc" && v == "safe");
+        for (model, want) in robustness(&ex) {
+            for method in ["monitor", "exhaustive"] {
+                let out = fencer(&[
+                    "robust", file, "--model", &model, "--method", method, "--json",
+                ]);
+                let v: serde_json::Value =
+                    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{file}: {e}"));
+                assert_eq!(v["robust"], want, "{file} {model} {method}");
+                // Not robust, or a safety violation under SC: exit code 1.
+                let code = if want && safe_sc { 0 } else { 1 };
+                assert_eq!(out.status.code(), Some(code), "{file} {model} {method}");
+                for viol in v["violations"].as_array().unwrap() {
+                    for k in ["store", "access", "count", "cycle", "witness"] {
+                        assert!(!viol[k].is_null(), "{file}: violation without {k}");
+                    }
+                    assert!(viol["count"].as_u64().unwrap() >= 1);
+                    assert!(viol["store"]["line"].as_u64().unwrap() > 0);
+                    assert_eq!(viol["witness"]["kind"], "sc-violation");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn robust_text_shows_pairs_cycles_and_witnesses() {
+    let sb = root().join("examples/sb.fen");
+    let out = fencer(&["robust", sb.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("NOT ROBUST: 2 distinct violations"), "{text}");
+    assert!(
+        text.contains("p's store at sb.fen:10:5 is overtaken by q at sb.fen:16:5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cycle:") && text.contains("back to #1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("upd(p)"),
+        "the witness shows buffer updates: {text}"
+    );
+    let fenced = root().join("examples/sb_fenced.fen");
+    let out = fencer(&["robust", fenced.to_str().unwrap(), "--model", "pso"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("ROBUST: every execution"));
+}
+
+#[test]
+fn robust_litmus_and_errors() {
+    let sb = root().join("crates/fencer-litmus/tests/pso/SB+mfences.litmus");
+    let out = fencer(&["robust", sb.to_str().unwrap(), "--model", "tso"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mp = root().join("crates/fencer-litmus/tests/pso/MP.litmus");
+    let out = fencer(&["robust", mp.to_str().unwrap(), "--model", "pso"]);
+    assert_eq!(out.status.code(), Some(1));
+    // SC is not a weak model: a usage error.
+    let out = fencer(&["robust", mp.to_str().unwrap(), "--model", "sc"]);
+    assert_eq!(out.status.code(), Some(2));
+    // Unknown extension, and a parse error with its position.
+    let out = fencer(&["robust", "prog.txt", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("does not know"));
+    let dir = std::env::temp_dir().join(format!("fencer-robust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.fen");
+    std::fs::write(&bad, "shared x = 0;\nthread t { x = ; }\n").unwrap();
+    let out = fencer(&["robust", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.fen:2:"));
+    // A limit before anything is found: unknown, exit 3, with the statistics so far.
+    let tw = root().join("examples/peterson_pso.fen");
+    let out = fencer(&[
+        "robust",
+        tw.to_str().unwrap(),
+        "--max-executions",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["robust"].is_null());
+    assert_eq!(v["stopped_by"], "max-executions");
+    assert_eq!(v["executions"], 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn dve_models_through_check() {
+    let ex = |f: &str| root().join("examples/dve").join(f).display().to_string();
+    // Safe, with a goal that is never reached.
+    let out = fencer(&[
+        "check",
+        &ex("peterson.dve"),
+        "--reach",
+        "P0.cs + P1.cs > 1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "safe");
+    assert_eq!(v["engine"], "explicit");
+    assert_eq!(v["stats"]["states"], 20);
+    assert_eq!(v["stats"]["transitions"], 34);
+    // A goal that is reached: the shortest path to it.
+    let out = fencer(&["check", &ex("peterson.dve"), "--reach", "P0.cs"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("counterexample (reached)"), "{text}");
+    assert!(text.contains("P0: wait -> cs"), "{text}");
+    // A deadlock, only when asked for.
+    assert_eq!(
+        fencer(&["check", &ex("philosophers.dve")]).status.code(),
+        Some(0)
+    );
+    let out = fencer(&["check", &ex("philosophers.dve"), "--deadlock"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("counterexample (deadlock)"));
+    // A run-time error (a byte overflows), and an `input` constant that avoids it.
+    let out = fencer(&["check", &ex("counter.dve")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("value 256 out of range of byte"));
+    assert_eq!(
+        fencer(&["check", &ex("counter.dve"), "-D", "limit=100"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Bad input: a bad -D, a bad --reach, a broken model, each exit 2 with a position.
+    let out = fencer(&["check", &ex("counter.dve"), "-D", "limit"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fencer(&["check", &ex("peterson.dve"), "--reach", "P0.nowhere"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`nowhere` is not a state of `P0`"));
+    let dir = std::env::temp_dir().join(format!("fencer-dve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.dve");
+    std::fs::write(
+        &bad,
+        "byte x;\nprocess P { state a; init b; }\nsystem async;\n",
+    )
+    .unwrap();
+    let out = fencer(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.dve:2:27") && err.contains("`b` is not a state of `P`"),
+        "{err}"
+    );
+    // A limit: exit 3.
+    let out = fencer(&[
+        "check",
+        &ex("counter.dve"),
+        "-D",
+        "limit=100",
+        "--max-states",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,7 +19,7 @@ mod wut;
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{dependent, Event, Fault, State, Status, Step};
+use fencer_machine::{dependent, Event, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
@@ -85,17 +85,7 @@ pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Report {
     run(prog, model, opts, false, &mut NoObserver).0
 }
 
-/// Sees every execution the engine explores, for commands built on top of an engine
-/// (robustness monitors, fence repair) that need the events themselves, not only the
-/// report. The engine neither knows nor cares what they do with them.
-pub trait Observer {
-    /// An execution ended: every thread finished, or nothing can move (blocked, cut by a
-    /// bound, deadlocked). Executions abandoned because sleep sets made them redundant
-    /// are not shown (an equivalent one is). `events` is the whole execution, in order.
-    fn execution(&mut self, _state: &State, _events: &[Event]) {}
-    /// A step faulted; `events` ends with the faulting event.
-    fn fault(&mut self, _state: &State, _fault: &Fault, _events: &[Event]) {}
-}
+pub use fencer_machine::Observer;
 
 struct NoObserver;
 impl Observer for NoObserver {}

@@ -29,6 +29,20 @@ pub const MAX_ALLOC: i64 = fencer_ir::MAX_CELLS;
 /// than what it declares.
 pub const DENSE_MAX: u32 = 4096;
 
+/// Sees every execution an engine explores, for commands built on top of engines
+/// (robustness monitors, fence repair) that need the events themselves, not only the
+/// report. The engines neither know nor care what they do with them.
+pub trait Observer {
+    /// An execution ended: every thread finished, or nothing can move (blocked, cut by a
+    /// bound, deadlocked). Executions that an engine abandons as redundant (DPOR's sleep
+    /// sets) are not shown: an equivalent one is. `events` is the whole execution.
+    fn execution(&mut self, _state: &State, _events: &[Event]) {}
+    /// A step faulted; `events` ends with the faulting event. (The reference explorer
+    /// ends the execution there; DPOR exploring on after violations goes on with the
+    /// other threads and shows the end too.)
+    fn fault(&mut self, _state: &State, _fault: &Fault, _events: &[Event]) {}
+}
+
 /// A visible event of a real thread: the `index`-th of thread `thread`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EventId {

@@ -15,7 +15,7 @@
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::trace::TraceHash;
-use fencer_machine::{Event, State, Status, Step};
+use fencer_machine::{Event, Observer, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use std::collections::HashSet;
@@ -72,10 +72,24 @@ pub struct Outcome {
 }
 
 pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
+    explore_observed(prog, model, opts, &mut NoObserver)
+}
+
+struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Explores like [`explore`], showing `obs` every execution that ends (and every fault)
+/// once per distinct (state, trace) it ends in.
+pub fn explore_observed(
+    prog: &Program,
+    model: ModelKind,
+    opts: &Options,
+    obs: &mut dyn Observer,
+) -> Outcome {
     match model {
-        ModelKind::Sc => Explorer::<Sc>::new(prog, opts).run(),
-        ModelKind::Tso => Explorer::<Tso>::new(prog, opts).run(),
-        ModelKind::Pso => Explorer::<Pso>::new(prog, opts).run(),
+        ModelKind::Sc => Explorer::<Sc>::new(prog, opts, obs).run(),
+        ModelKind::Tso => Explorer::<Tso>::new(prog, opts, obs).run(),
+        ModelKind::Pso => Explorer::<Pso>::new(prog, opts, obs).run(),
     }
 }
 
@@ -85,6 +99,7 @@ struct Explorer<'a, M> {
     col: Collector<'a>,
     visited: HashSet<u128>,
     traces: HashSet<u128>,
+    obs: &'a mut dyn Observer,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -95,13 +110,14 @@ struct DfsFrame {
 }
 
 impl<'a, M: MemoryModel> Explorer<'a, M> {
-    fn new(prog: &'a Program, opts: &'a Options) -> Self {
+    fn new(prog: &'a Program, opts: &'a Options, obs: &'a mut dyn Observer) -> Self {
         Explorer {
             prog,
             opts,
             col: Collector::new(prog),
             visited: HashSet::new(),
             traces: HashSet::new(),
+            obs,
             _m: std::marker::PhantomData,
         }
     }
@@ -216,6 +232,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
             Status::Ok => true,
             Status::Fault(f) => {
                 self.col.fault(&node.state, f, path);
+                self.obs.fault(&node.state, f, path);
                 false
             }
         }
@@ -229,6 +246,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         if node.state.is_complete() {
             self.traces.insert(node.trace.value());
         }
+        self.obs.execution(&node.state, path);
         self.col.end::<M>(&node.state, path);
     }
 }

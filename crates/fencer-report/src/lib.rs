@@ -109,6 +109,9 @@ pub struct Stats {
     pub events: u64,
     /// Distinct states visited (engines that memoise).
     pub states: Option<u64>,
+    /// Transitions of the state graph (the explicit-state engine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<u64>,
     /// Executions abandoned because every enabled process was in the sleep set (DPOR).
     pub sleep_blocked: Option<u64>,
     /// Races found (DPOR).
@@ -178,23 +181,7 @@ impl Report {
             verdict
         );
         if let Some(l) = &self.stopped_by {
-            let why = match l {
-                Limit::Timeout => "the --timeout ran out",
-                Limit::MaxExecutions => "--max-executions was reached",
-                Limit::MaxStates => "--max-states was reached",
-                Limit::Depth => {
-                    "some thread ran more events than --max-depth allows in one execution (the result holds up to that bound)"
-                }
-                Limit::Recursion => {
-                    "some thread's calls nested deeper than the recursion bound of 256 frames (the result holds up to that bound)"
-                }
-                Limit::LocalLoop => {
-                    "some thread ran 100000 local steps without touching memory (a loop that never ends?); the result holds up to that bound"
-                }
-                Limit::Unroll => {
-                    "some executions ran a loop more often than --unroll allows (the result holds up to that bound)"
-                }
-            };
+            let why = limit_text(l);
             let _ = writeln!(s, "  stopped: {why}");
         }
         if let Some(c) = &self.counterexample {
@@ -260,6 +247,187 @@ impl Report {
         }
         s.push('\n');
         s
+    }
+}
+
+/// One step of a happens-before cycle: the edge that leads into an event, and the event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CycleStep {
+    /// `po`, `rf`, `co` or `fr`; on the first step, the edge that closes the cycle.
+    pub edge: String,
+    pub event: TraceLine,
+}
+
+/// A distinct violation of sequential consistency: the pair of source instructions
+/// `(store, access)` (Burnim, Sen, Stergiou's grouping): `store` sat in its thread's
+/// buffer while `access`, of another thread, acted on its location, and the store
+/// happens before the event just before `access`, so the trace has the cycle
+/// `store ->hb* prev ->po access ->c store`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScViolation {
+    /// The delayed store (as it appears in the witness).
+    pub store: TraceLine,
+    /// The access of another thread that overtook it.
+    pub access: TraceLine,
+    /// How many explored executions exposed this pair (SC executions for the monitor,
+    /// TSO/PSO executions for the exhaustive method).
+    pub count: u64,
+    /// The cycle in the witness's trace, from `store` back to it.
+    pub cycle: Vec<CycleStep>,
+    /// A TSO/PSO execution whose trace has the cycle, replayed in the machine.
+    pub witness: Option<Counterexample>,
+}
+
+/// The answer of `fencer robust`: is every execution under the model sequentially
+/// consistent? Keeps the contract fields of [`Report`] (`verdict` is `safe` when robust).
+#[derive(Clone, Debug, Serialize)]
+pub struct RobustReport {
+    /// `true` robust, `false` not robust, `null` when a limit stopped the exploration
+    /// before anything was found.
+    pub robust: Option<bool>,
+    /// `monitor` or `exhaustive`.
+    pub method: String,
+    /// With the monitor: milliseconds spent monitoring (witnesses included), out of the
+    /// total `elapsed_ms`; the rest is SC exploration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monitor_ms: Option<f64>,
+    pub violations: Vec<ScViolation>,
+    #[serde(flatten)]
+    pub report: Report,
+}
+
+impl RobustReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serialises")
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        self.report.verdict.exit_code()
+    }
+
+    pub fn to_text(&self, verbose: bool) -> String {
+        let r = &self.report;
+        let mut s = String::new();
+        let how = match self.method.as_str() {
+            "monitor" => "monitor over SC executions",
+            _ => "exhaustive, every execution under the model",
+        };
+        let answer = match self.robust {
+            Some(true) if r.counterexample.is_some() => {
+                "ROBUST, but a safety violation was found (below)".to_string()
+            }
+            Some(true) => "ROBUST: every execution is sequentially consistent".to_string(),
+            Some(false) => format!(
+                "NOT ROBUST: {} distinct violation{} of sequential consistency",
+                self.violations.len(),
+                if self.violations.len() == 1 { "" } else { "s" }
+            ),
+            None => "UNKNOWN: stopped by a limit before exploring everything".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "{} under {} ({how}): {answer}",
+            r.program,
+            r.model.to_uppercase()
+        );
+        for (i, v) in self.violations.iter().enumerate() {
+            let pos = |t: &TraceLine| {
+                let f = t.file.rsplit('/').next().unwrap_or(&t.file);
+                match &t.function {
+                    Some(func) => format!("{f}:{} in {func}", t.line),
+                    None => format!("{f}:{}:{}", t.line, t.column),
+                }
+            };
+            let _ = writeln!(
+                s,
+                "\nviolation {} of {}: {}'s store at {} is overtaken by {} at {}\n  store:  {}\n  access: {}",
+                i + 1,
+                self.violations.len(),
+                v.store.thread,
+                pos(&v.store),
+                v.access.thread,
+                pos(&v.access),
+                v.store.op,
+                v.access.op,
+            );
+            let _ = writeln!(
+                s,
+                "  exposed by {} execution{}",
+                v.count,
+                if v.count == 1 { "" } else { "s" }
+            );
+            let _ = writeln!(s, "  cycle:");
+            for (k, c) in v.cycle.iter().enumerate() {
+                let edge = if k == 0 { "" } else { c.edge.as_str() };
+                let _ = writeln!(
+                    s,
+                    "    {:<3} #{:<4} {:<8} {:<16} {}",
+                    edge,
+                    c.event.step,
+                    c.event.thread,
+                    pos(&c.event),
+                    c.event.op
+                );
+            }
+            if let Some(first) = v.cycle.first() {
+                let _ = writeln!(s, "    {:<3} back to #{}", first.edge, first.event.step);
+            }
+            if let Some(w) = &v.witness {
+                let _ = writeln!(
+                    s,
+                    "  witness: a {} execution replayed in the machine; its trace has this cycle",
+                    r.model.to_uppercase()
+                );
+                for line in render_counterexample(w).lines().skip(1) {
+                    let _ = writeln!(s, "  {line}");
+                }
+            }
+        }
+        if let Some(c) = &r.counterexample {
+            let _ = writeln!(s, "\nsafety violation found while exploring:");
+            s.push_str(&render_counterexample(c));
+        }
+        if let Some(l) = &r.stopped_by {
+            let _ = writeln!(s, "\n  stopped: {}", limit_text(l));
+        }
+        let st = &r.stats;
+        let _ = write!(
+            s,
+            "\nexecutions: {} ({:.0}/s)  blocked: {}  events: {}",
+            st.executions, st.executions_per_sec, st.blocked, st.events
+        );
+        if verbose {
+            if let (Some(x), Some(y)) = (st.races, st.reversed) {
+                let _ = write!(s, "  races: {x} found, {y} reversed");
+            }
+        }
+        let _ = write!(s, "\ntime: {} ms", st.elapsed_ms);
+        if let Some(m) = self.monitor_ms {
+            let _ = write!(s, " (monitoring {m:.0} ms)");
+        }
+        s.push('\n');
+        s
+    }
+}
+
+/// Why an exploration stopped, for people.
+pub fn limit_text(l: &Limit) -> &'static str {
+    match l {
+        Limit::Timeout => "the --timeout ran out",
+        Limit::MaxExecutions => "--max-executions was reached",
+        Limit::MaxStates => "--max-states was reached",
+        Limit::Depth => {
+            "some thread ran more events than --max-depth allows in one execution (the result holds up to that bound)"
+        }
+        Limit::Recursion => {
+            "some thread's calls nested deeper than the recursion bound of 256 frames (the result holds up to that bound)"
+        }
+        Limit::LocalLoop => {
+            "some thread ran 100000 local steps without touching memory (a loop that never ends?); the result holds up to that bound"
+        }
+        Limit::Unroll => {
+            "some executions ran a loop more often than --unroll allows (the result holds up to that bound)"
+        }
     }
 }
 

@@ -1,0 +1,304 @@
+//! `fencer check model.dve`: DVE models through the explicit-state engine.
+
+use super::*;
+use fencer_dve::run::Label;
+use fencer_explicit::{reach, FoundKind, Options, TransitionSystem};
+use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
+
+/// A DVE system as the engine sees it: fixed-width states and their successors.
+struct Dve<'a>(&'a fencer_dve::System);
+
+impl TransitionSystem for Dve<'_> {
+    type Label = Label;
+    fn width(&self) -> usize {
+        self.0.width as usize
+    }
+    fn initial(&self) -> Vec<u8> {
+        self.0.initial.clone()
+    }
+    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
+        let mut buf = Vec::new();
+        self.0
+            .successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
+    }
+}
+
+/// The product with the property process, for LTL.
+struct Product<'a>(&'a fencer_dve::System);
+
+impl TransitionSystem for Product<'_> {
+    type Label = Label;
+    fn width(&self) -> usize {
+        self.0.width as usize
+    }
+    fn initial(&self) -> Vec<u8> {
+        self.0.initial.clone()
+    }
+    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
+        let mut buf = Vec::new();
+        self.0
+            .product_successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
+    }
+    fn accepting(&self, s: &[u8]) -> bool {
+        self.0.accepting(s)
+    }
+}
+
+/// A counterexample line for one step.
+fn step_line(
+    sys: &fencer_dve::System,
+    path: &str,
+    line_of: impl Fn(fencer_dve::ast::Span) -> (u32, u32),
+    step: usize,
+    l: Label,
+    op: String,
+) -> TraceLine {
+    let (p, t) = l.first;
+    let pr = &sys.processes[p as usize];
+    let (line, column) = line_of(pr.trans[t as usize].span);
+    TraceLine {
+        step,
+        thread: pr.name.clone(),
+        file: path.to_string(),
+        line,
+        column,
+        function: None,
+        op,
+        location: None,
+        value: None,
+        buffer_update: false,
+    }
+}
+
+/// `-D NAME=VALUE` sets a DVE `input` constant.
+fn overrides(args: &CheckArgs) -> Result<std::collections::HashMap<String, i32>, String> {
+    let mut m = std::collections::HashMap::new();
+    for d in &args.define {
+        let parsed = d
+            .split_once('=')
+            .and_then(|(k, v)| Some((k.to_string(), v.trim().parse::<i32>().ok()?)));
+        match parsed {
+            Some((k, v)) => {
+                m.insert(k, v);
+            }
+            None => {
+                return Err(format!(
+                    "error: -D {d}: a DVE model takes `-D NAME=VALUE` with an integer VALUE (it sets an `input` constant)"
+                ))
+            }
+        }
+    }
+    Ok(m)
+}
+
+pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+    let path = args.file.display().to_string();
+    let src = match std::fs::read_to_string(&args.file) {
+        Ok(s) => s,
+        Err(e) => {
+            return usage_error(
+                args.json,
+                &format!("{path}: error: cannot read the file: {e}"),
+                None,
+            )
+        }
+    };
+    let ov = match overrides(args) {
+        Ok(o) => o,
+        Err(msg) => return usage_error(args.json, &msg, None),
+    };
+    let sys = match fencer_dve::load(&path, &src, &ov) {
+        Ok(s) => s,
+        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+    };
+    let goal = match &args.reach {
+        Some(e) => match sys.expression("--reach", e) {
+            Ok(c) => Some(c),
+            Err(d) => return usage_error(args.json, &d.render(e), Some(&d)),
+        },
+        None => None,
+    };
+    let opts = Options {
+        deadlock: args.deadlock,
+        timeout,
+        max_states: args.max_states,
+        exhaustive: false,
+    };
+    let judge = |s: &[u8]| -> Option<String> {
+        if let Some((p, text)) = sys.failed_assertion(s) {
+            return Some(format!(
+                "assertion `{text}` of {} fails",
+                sys.processes[p].name
+            ));
+        }
+        let g = goal.as_ref()?;
+        match sys.eval(g, s) {
+            Ok(0) => None,
+            Ok(_) => Some(format!("`{}` holds", args.reach.as_deref().unwrap_or(""))),
+            Err(e) => Some(format!("`--reach` fails to evaluate: {}", e.message)),
+        }
+    };
+    let ltl = sys.property.is_some() && args.reach.is_none() && !args.deadlock;
+    let line_of = |span: fencer_dve::ast::Span| {
+        let d = fencer_text::Diagnostic::new(&path, &src, span, "", "");
+        (d.line, d.col)
+    };
+    // One line per step: the process, its transition, the variables it changed.
+    let lines = |initial: &[u8], steps: &[(Label, Vec<u8>)], cycle_from: Option<usize>| {
+        let mut events = Vec::new();
+        let mut prev = initial.to_vec();
+        for (k, (l, s)) in steps.iter().enumerate() {
+            let ch = sys.changes(&prev, s);
+            let mut op = sys.describe(*l);
+            if !ch.is_empty() {
+                op.push_str(&format!("  [{}]", ch.join(", ")));
+            }
+            if cycle_from == Some(k) {
+                op = format!("{op}   <- the cycle starts here");
+            }
+            events.push(step_line(&sys, &path, line_of, k + 1, *l, op));
+            prev = s.clone();
+        }
+        events
+    };
+    let (counterexample, stats, stopped, accepting) = if ltl {
+        let out = fencer_explicit::accepting_cycle(&Product(&sys), &opts);
+        let cex = out.lasso.as_ref().map(|l| {
+            let mut steps = l.prefix.clone();
+            steps.extend(l.cycle.iter().cloned());
+            let events = lines(&l.initial, &steps, Some(l.prefix.len()));
+            Counterexample {
+                kind: "ltl".into(),
+                message: format!(
+                    "an accepting cycle of the property process `{}`: the property is violated (steps {}..{} repeat forever)",
+                    sys.processes[sys.property.expect("ltl")].name,
+                    l.prefix.len() + 1,
+                    steps.len()
+                ),
+                file: Some(path.clone()),
+                line: events.last().map(|e| e.line),
+                column: events.last().map(|e| e.column),
+                events,
+                final_state: None,
+            }
+        });
+        (cex, out.stats, out.stopped, Some(out.accepting))
+    } else {
+        let found = reach(&Dve(&sys), &opts, &judge);
+        let cex = found.found.as_ref().map(|f| {
+            let mut events = lines(&f.initial, &f.steps, None);
+            let (kind, message) = match &f.kind {
+                FoundKind::Error(m) => ("error", m.clone()),
+                FoundKind::Goal(m) if m.starts_with("assertion") => ("assertion", m.clone()),
+                FoundKind::Goal(m) => ("reached", m.clone()),
+                FoundKind::Deadlock => ("deadlock", "no process can move".to_string()),
+            };
+            if let Some(l) = f.failed {
+                let op = format!("{}  FAILS: {message}", sys.describe(l));
+                events.push(step_line(&sys, &path, line_of, events.len() + 1, l, op));
+            }
+            Counterexample {
+                kind: kind.into(),
+                message,
+                file: Some(path.clone()),
+                line: events.last().map(|e| e.line),
+                column: events.last().map(|e| e.column),
+                events,
+                final_state: None,
+            }
+        });
+        (cex, found.stats, found.stopped, None)
+    };
+    let st = &stats;
+    let verdict = if counterexample.is_some() {
+        Verdict::Violation
+    } else if stopped.is_some() {
+        Verdict::Incomplete
+    } else {
+        Verdict::Safe
+    };
+    let ms = st.elapsed.as_millis() as u64;
+    let report = Report {
+        verdict,
+        model: "dve".into(),
+        engine: "explicit".into(),
+        algo: None,
+        program: args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        executions: 0,
+        blocked: 0,
+        elapsed_ms: ms,
+        stats: Stats {
+            states: Some(st.states),
+            transitions: Some(st.transitions),
+            elapsed_ms: ms,
+            peak_rss_kib: peak_rss_kib(),
+            ..Default::default()
+        },
+        condition: None,
+        final_vars: Vec::new(),
+        final_states: None,
+        final_state_executions: None,
+        counterexample,
+        stopped_by: stopped.map(|s| match s {
+            "timeout" => fencer_report::Limit::Timeout,
+            _ => fencer_report::Limit::MaxStates,
+        }),
+    };
+    if args.json {
+        out(&format!("{}\n", report.to_json()));
+    } else {
+        let what = match (ltl, args.deadlock, args.reach.is_some()) {
+            (true, _, _) => "the property holds: no accepting cycle in the product with the property process",
+            (_, true, true) => "no run-time error, failed assertion, reached goal or deadlock in any reachable state",
+            (_, true, false) => "no run-time error, failed assertion or deadlock in any reachable state",
+            (_, false, true) => "no run-time error, failed assertion or reached goal in any reachable state",
+            (_, false, false) => "no run-time error or failed assertion in any reachable state",
+        };
+        let verdict = match report.verdict {
+            Verdict::Safe => format!("SAFE: {what}"),
+            Verdict::Violation if ltl => "VIOLATION: the property does not hold".to_string(),
+            Verdict::Violation => "VIOLATION".to_string(),
+            Verdict::Incomplete => "INCOMPLETE: stopped by a limit".to_string(),
+        };
+        let mut text = format!("{} (DVE, explicit-state): {verdict}\n", report.program);
+        if let Some(l) = &report.stopped_by {
+            text.push_str(&format!("  stopped: {}\n", fencer_report::limit_text(l)));
+        }
+        if let (Some(p), false) = (sys.property, ltl) {
+            text.push_str(&format!(
+                "  note: the property process `{}` is not checked with --reach or --deadlock\n",
+                sys.processes[p].name
+            ));
+        }
+        if let Some(c) = &report.counterexample {
+            text.push('\n');
+            text.push_str(&fencer_report::render_counterexample(c));
+        }
+        let rate = st.states as f64 / st.elapsed.as_secs_f64().max(1e-9);
+        text.push_str(&format!(
+            "\nstates: {}  transitions: {}",
+            st.states, st.transitions
+        ));
+        match accepting {
+            Some(a) => text.push_str(&format!("  accepting: {a}")),
+            None => text.push_str(&format!(
+                "  deadlocks: {}  levels: {}",
+                st.deadlocks, st.levels
+            )),
+        }
+        text.push_str(&format!(
+            "  ({rate:.0} states/s)\ntime: {ms} ms  state memory: {:.1} MiB",
+            st.memory as f64 / (1 << 20) as f64
+        ));
+        if let Some(k) = report.stats.peak_rss_kib {
+            text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
+        }
+        text.push('\n');
+        out(&text);
+    }
+    ExitCode::from(report.verdict.exit_code() as u8)
+}

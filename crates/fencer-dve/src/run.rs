@@ -1,0 +1,460 @@
+//! What a DVE system does: the enabled transitions of a packed state and their successors
+//! (DiVinE 2's asynchronous semantics: one process moves, or a sender and a receiver move
+//! together on a rendezvous channel; buffered channels take one process each).
+//!
+//! Run-time errors are what DiVinE makes them: division by zero, an index out of range, or
+//! a value out of its variable's range on assignment ends the transition in an error,
+//! reported with the transition that made it.
+
+use crate::ast::Span;
+use crate::ast::{BinOp, Type, UnOp};
+use crate::sem::{apply_binop, load, store, CExpr, Place, SyncOp, System, Var};
+
+/// A run-time error and where it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RtError {
+    pub message: String,
+    pub span: Span,
+}
+
+/// Where a step leads: a state, or the run-time error it ends in.
+pub type Next<'a> = Result<&'a [u8], RtError>;
+
+/// Which transitions a step took: (process, transition index), the sender first for a
+/// rendezvous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    pub first: (u32, u32),
+    pub second: Option<(u32, u32)>,
+}
+
+impl System {
+    #[inline]
+    fn state_of(&self, s: &[u8], p: usize) -> u32 {
+        load(s, self.processes[p].state_var, 0) as u32
+    }
+
+    pub fn eval(&self, e: &CExpr, s: &[u8]) -> Result<i32, RtError> {
+        Ok(match e {
+            CExpr::Const(c) => *c,
+            CExpr::Load(v) => load(s, *v, 0),
+            CExpr::Index(v, i, span) => {
+                let k = self.eval(i, s)?;
+                let len = v.len.unwrap_or(1) as i32;
+                if !(0..len).contains(&k) {
+                    return Err(RtError {
+                        message: format!("index {k} out of range 0..{len}"),
+                        span: *span,
+                    });
+                }
+                load(s, *v, k as u32)
+            }
+            CExpr::InState { proc, state } => (self.state_of(s, *proc) == *state) as i32,
+            CExpr::Unary(op, a) => {
+                let a = self.eval(a, s)?;
+                match op {
+                    UnOp::Neg => a.wrapping_neg(),
+                    UnOp::Not => (a == 0) as i32,
+                    UnOp::BitNot => !a,
+                }
+            }
+            CExpr::Binary(op, a, b, span) => {
+                let x = self.eval(a, s)?;
+                // `and`, `or`, `imply` do not evaluate what they do not need (a guard
+                // `i < N and a[i] == 0` must not fail on the index).
+                match op {
+                    BinOp::And if x == 0 => return Ok(0),
+                    BinOp::Or if x != 0 => return Ok(1),
+                    BinOp::Imply if x == 0 => return Ok(1),
+                    _ => {}
+                }
+                let y = self.eval(b, s)?;
+                apply_binop(*op, x, y).ok_or_else(|| RtError {
+                    message: "division by zero".into(),
+                    span: *span,
+                })?
+            }
+        })
+    }
+
+    fn assign(&self, place: &Place, v: i32, s: &mut [u8], span: Span) -> Result<(), RtError> {
+        let (var, k) = match place {
+            Place::Scalar(var) => (*var, 0),
+            Place::Element(var, i, ispan) => {
+                let k = self.eval(i, s)?;
+                let len = var.len.unwrap_or(1) as i32;
+                if !(0..len).contains(&k) {
+                    return Err(RtError {
+                        message: format!("index {k} out of range 0..{len}"),
+                        span: *ispan,
+                    });
+                }
+                (*var, k as u32)
+            }
+        };
+        check(var, v, span)?;
+        store(s, var, k, v);
+        Ok(())
+    }
+
+    fn effect(&self, p: usize, t: usize, s: &mut [u8]) -> Result<(), RtError> {
+        let tr = &self.processes[p].trans[t];
+        for (place, e) in &tr.effect {
+            let v = self.eval(e, s)?;
+            self.assign(place, v, s, tr.span)?;
+        }
+        store(s, self.processes[p].state_var, 0, tr.to as i32);
+        Ok(())
+    }
+
+    fn enabled(&self, p: usize, t: usize, s: &[u8]) -> Result<bool, RtError> {
+        let tr = &self.processes[p].trans[t];
+        if self.state_of(s, p) != tr.from {
+            return Ok(false);
+        }
+        match &tr.guard {
+            Some(g) => Ok(self.eval(g, s)? != 0),
+            None => Ok(true),
+        }
+    }
+
+    /// Whether some process (not the property) is in a committed state: then only
+    /// committed processes may move.
+    fn committed(&self, s: &[u8]) -> bool {
+        self.processes
+            .iter()
+            .enumerate()
+            .any(|(p, pr)| !pr.property && pr.commit[self.state_of(s, p) as usize])
+    }
+
+    /// Every successor of `s` under the system's processes (the property process, if any,
+    /// does not move here): `f(label, successor or error)`. `buf` is scratch space.
+    pub fn successors(&self, s: &[u8], buf: &mut Vec<u8>, f: &mut dyn FnMut(Label, Next<'_>)) {
+        if load(s, self.error_var, 0) != 0 {
+            return;
+        }
+        let committed = self.committed(s);
+        let is_commit = |p: usize| self.processes[p].commit[self.state_of(s, p) as usize];
+        for (p, pr) in self.processes.iter().enumerate() {
+            if pr.property {
+                continue;
+            }
+            let here = self.state_of(s, p);
+            for (t, tr) in pr.trans.iter().enumerate() {
+                if tr.from != here {
+                    continue;
+                }
+                let label = Label {
+                    first: (p as u32, t as u32),
+                    second: None,
+                };
+                match self.enabled(p, t, s) {
+                    Ok(false) => continue,
+                    Err(e) => {
+                        if !committed || is_commit(p) {
+                            f(label, Err(e));
+                        }
+                        continue;
+                    }
+                    Ok(true) => {}
+                }
+                match &tr.sync {
+                    None => {
+                        if committed && !is_commit(p) {
+                            continue;
+                        }
+                        buf.clear();
+                        buf.extend_from_slice(s);
+                        match self.effect(p, t, buf) {
+                            Ok(()) => f(label, Ok(buf)),
+                            Err(e) => f(label, Err(e)),
+                        }
+                    }
+                    Some((c, SyncOp::Send(values))) => {
+                        let ch = &self.channels[*c];
+                        if ch.size > 0 {
+                            if committed && !is_commit(p) {
+                                continue;
+                            }
+                            let count = ch.count.expect("buffered");
+                            let n = load(s, count, 0) as u32;
+                            if n >= ch.size {
+                                continue;
+                            }
+                            buf.clear();
+                            buf.extend_from_slice(s);
+                            let r = (|| {
+                                let mut at = count.offset + 1 + n * ch.msg_width;
+                                for (ty, e) in ch.items.iter().zip(values) {
+                                    let v = self.eval(e, s)?;
+                                    let var = Var {
+                                        offset: at,
+                                        ty: *ty,
+                                        len: None,
+                                    };
+                                    check(var, v, tr.span)?;
+                                    store(buf, var, 0, v);
+                                    at += ty.width();
+                                }
+                                store(buf, count, 0, n as i32 + 1);
+                                self.effect(p, t, buf)
+                            })();
+                            match r {
+                                Ok(()) => f(label, Ok(buf)),
+                                Err(e) => f(label, Err(e)),
+                            }
+                            continue;
+                        }
+                        // Rendezvous: every enabled receiver on the channel.
+                        let sent: Result<Vec<i32>, RtError> =
+                            values.iter().map(|e| self.eval(e, s)).collect();
+                        for (q, qr) in self.processes.iter().enumerate() {
+                            if q == p || qr.property {
+                                continue;
+                            }
+                            let there = self.state_of(s, q);
+                            for (u, ur) in qr.trans.iter().enumerate() {
+                                if ur.from != there {
+                                    continue;
+                                }
+                                let Some((c2, SyncOp::Recv(places))) = &ur.sync else {
+                                    continue;
+                                };
+                                if c2 != c {
+                                    continue;
+                                }
+                                if committed && !is_commit(p) && !is_commit(q) {
+                                    continue;
+                                }
+                                let label = Label {
+                                    first: (p as u32, t as u32),
+                                    second: Some((q as u32, u as u32)),
+                                };
+                                match self.enabled(q, u, s) {
+                                    Ok(false) => continue,
+                                    Err(e) => {
+                                        f(label, Err(e));
+                                        continue;
+                                    }
+                                    Ok(true) => {}
+                                }
+                                buf.clear();
+                                buf.extend_from_slice(s);
+                                let r = (|| {
+                                    let sent = sent.clone()?;
+                                    for (place, v) in places.iter().zip(&sent) {
+                                        self.assign(place, *v, buf, ur.span)?;
+                                    }
+                                    self.effect(p, t, buf)?;
+                                    self.effect(q, u, buf)
+                                })();
+                                match r {
+                                    Ok(()) => f(label, Ok(buf)),
+                                    Err(e) => f(label, Err(e)),
+                                }
+                            }
+                        }
+                    }
+                    Some((c, SyncOp::Recv(places))) => {
+                        let ch = &self.channels[*c];
+                        if ch.size == 0 {
+                            continue; // taken with its sender
+                        }
+                        if committed && !is_commit(p) {
+                            continue;
+                        }
+                        let count = ch.count.expect("buffered");
+                        let n = load(s, count, 0) as u32;
+                        if n == 0 {
+                            continue;
+                        }
+                        buf.clear();
+                        buf.extend_from_slice(s);
+                        let r = (|| {
+                            // Take the oldest message, shift the rest down.
+                            let base = count.offset + 1;
+                            let mut at = base;
+                            let mut vals = Vec::with_capacity(ch.items.len());
+                            for ty in &ch.items {
+                                vals.push(load(
+                                    s,
+                                    Var {
+                                        offset: at,
+                                        ty: *ty,
+                                        len: None,
+                                    },
+                                    0,
+                                ));
+                                at += ty.width();
+                            }
+                            let w = ch.msg_width as usize;
+                            let (b, e) = (base as usize, (base + n * ch.msg_width) as usize);
+                            buf.copy_within(b + w..e, b);
+                            for x in &mut buf[e - w..e] {
+                                *x = 0;
+                            }
+                            store(buf, count, 0, n as i32 - 1);
+                            for (place, v) in places.iter().zip(&vals) {
+                                self.assign(place, *v, buf, tr.span)?;
+                            }
+                            self.effect(p, t, buf)
+                        })();
+                        match r {
+                            Ok(()) => f(label, Ok(buf)),
+                            Err(e) => f(label, Err(e)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The successors of `s` in the product with the property process (a Büchi
+    /// automaton): each system step paired with each property transition enabled in the
+    /// system's *source* state; when the system cannot move, the property moves alone
+    /// (DIVINE's semantics). Without a property process, the system's successors. The
+    /// property's move is the label's `second` when the system step was a single one, and
+    /// is folded into the state only otherwise (labels name the system's steps).
+    pub fn product_successors(
+        &self,
+        s: &[u8],
+        buf: &mut Vec<u8>,
+        f: &mut dyn FnMut(Label, Next<'_>),
+    ) {
+        let Some(pp) = self.property else {
+            return self.successors(s, buf, f);
+        };
+        let prop = &self.processes[pp];
+        let here = self.state_of(s, pp);
+        // The property transitions enabled in the source state (guards that fail to
+        // evaluate count as not enabled).
+        let moves: Vec<u32> = prop
+            .trans
+            .iter()
+            .enumerate()
+            .filter(|(t, tr)| tr.from == here && self.enabled(pp, *t, s).unwrap_or(false))
+            .map(|(_, tr)| tr.to)
+            .collect();
+        if moves.is_empty() {
+            return;
+        }
+        let mut any = false;
+        let mut next = Vec::new();
+        self.successors(s, buf, &mut |l, r| {
+            any = true;
+            // A run-time error leads to the error sink: this state, marked.
+            let mut sink = Vec::new();
+            let r = match r {
+                Err(e) => {
+                    f(l, Err(e));
+                    sink.extend_from_slice(s);
+                    store(&mut sink, self.error_var, 0, 1);
+                    Ok(&sink[..])
+                }
+                Ok(t) => Ok(t),
+            };
+            match r {
+                Err(e) => f(l, Err(e)),
+                Ok(t) => {
+                    for &to in &moves {
+                        next.clear();
+                        next.extend_from_slice(t);
+                        store(&mut next, prop.state_var, 0, to as i32);
+                        f(l, Ok(&next));
+                    }
+                }
+            }
+        });
+        if !any {
+            for (t, tr) in prop.trans.iter().enumerate() {
+                if tr.from == here && self.enabled(pp, t, s).unwrap_or(false) {
+                    buf.clear();
+                    buf.extend_from_slice(s);
+                    store(buf, prop.state_var, 0, tr.to as i32);
+                    f(
+                        Label {
+                            first: (pp as u32, t as u32),
+                            second: None,
+                        },
+                        Ok(buf),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Whether the property process is in an accepting state.
+    pub fn accepting(&self, s: &[u8]) -> bool {
+        self.property
+            .is_some_and(|p| self.processes[p].accept[self.state_of(s, p) as usize])
+    }
+
+    /// The first assertion that fails in `s`: (process, the assertion's text).
+    pub fn failed_assertion(&self, s: &[u8]) -> Option<(usize, String)> {
+        for (p, pr) in self.processes.iter().enumerate() {
+            let here = self.state_of(s, p);
+            for (st, e, text) in &pr.asserts {
+                if *st == here && self.eval(e, s).map_or(true, |v| v == 0) {
+                    return Some((p, text.clone()));
+                }
+            }
+        }
+        None
+    }
+
+    /// How a step reads in a counterexample: `P: a -> b` (and `Q: c -> d` for a
+    /// rendezvous).
+    pub fn describe(&self, l: Label) -> String {
+        let one = |(p, t): (u32, u32)| {
+            let pr = &self.processes[p as usize];
+            format!("{}: {}", pr.name, pr.trans[t as usize].text)
+        };
+        match l.second {
+            None => one(l.first),
+            Some(b) => format!("{} with {}", one(l.first), one(b)),
+        }
+    }
+
+    /// The variables (and process states) that differ between two states, as
+    /// `name=value`, for counterexample lines.
+    pub fn changes(&self, a: &[u8], b: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut var = |name: &str, v: Var| {
+            for k in 0..v.len.unwrap_or(1) {
+                let (x, y) = (load(a, v, k), load(b, v, k));
+                if x != y {
+                    match v.len {
+                        Some(_) => out.push(format!("{name}[{k}]={y}")),
+                        None => out.push(format!("{name}={y}")),
+                    }
+                }
+            }
+        };
+        for (n, v) in &self.globals {
+            var(n, *v);
+        }
+        for pr in &self.processes {
+            for (n, v) in &pr.locals {
+                var(&format!("{}->{n}", pr.name), *v);
+            }
+        }
+        out
+    }
+}
+
+fn check(var: Var, v: i32, span: Span) -> Result<(), RtError> {
+    if var.ty.fits(v) {
+        Ok(())
+    } else {
+        Err(RtError {
+            message: format!(
+                "value {v} out of range of {}",
+                match var.ty {
+                    Type::Byte => "byte (0..255)",
+                    Type::Int => "int (-32768..32767)",
+                }
+            ),
+            span,
+        })
+    }
+}

@@ -1,0 +1,435 @@
+//! Explicit-state exploration of any transition system whose states are byte vectors of one
+//! fixed width. The engine knows nothing of where the system comes from (DVE today): it
+//! asks for the initial state and each state's successors, stores every state once in an
+//! arena (a hash table of indices into it, so a stored state costs its bytes plus a few
+//! words), and answers reachability of an error, a goal or a deadlock breadth-first, so
+//! that the path it returns is a shortest one.
+
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+use std::time::{Duration, Instant};
+
+/// Where a step leads: a state, or the run-time error (a message) it ends in.
+pub type Next<'a> = Result<&'a [u8], String>;
+
+/// What the engine needs of a system.
+pub trait TransitionSystem {
+    /// Names a step for counterexamples (which process took which transition).
+    type Label: Copy;
+    /// The width of every state vector.
+    fn width(&self) -> usize;
+    fn initial(&self) -> Vec<u8>;
+    /// Calls `f` for each step from `s`: its label and the state it leads to, or the
+    /// run-time error it ends in.
+    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Self::Label, Next<'_>));
+    /// Whether `s` is accepting (for a product with a Büchi automaton).
+    fn accepting(&self, _s: &[u8]) -> bool {
+        false
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Stop at the first state with no successor.
+    pub deadlock: bool,
+    pub timeout: Option<Duration>,
+    pub max_states: Option<u64>,
+    /// Explore everything: count errors and goals instead of stopping at the first.
+    pub exhaustive: bool,
+}
+
+/// Why the search stopped at a state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FoundKind {
+    /// A step ended in a run-time error (the message says which).
+    Error(String),
+    /// The goal (an assertion that fails, `--reach`'s expression) holds.
+    Goal(String),
+    Deadlock,
+}
+
+#[derive(Clone, Debug)]
+pub struct Found<L> {
+    pub kind: FoundKind,
+    /// The shortest path: the initial state, then each step and the state it leads to.
+    pub initial: Vec<u8>,
+    pub steps: Vec<(L, Vec<u8>)>,
+    /// For an error: the step that failed.
+    pub failed: Option<L>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Distinct reachable states stored.
+    pub states: u64,
+    /// Steps generated (edges of the state graph, errors included).
+    pub transitions: u64,
+    /// States with no successor.
+    pub deadlocks: u64,
+    /// Steps that ended in a run-time error.
+    pub errors: u64,
+    /// States where the goal held.
+    pub goals: u64,
+    /// Breadth-first levels (the deepest state's distance + 1).
+    pub levels: u64,
+    pub elapsed: Duration,
+    /// Bytes of the state arena and the table.
+    pub memory: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome<L> {
+    pub stats: Stats,
+    pub found: Option<Found<L>>,
+    /// `timeout` or `max-states` when a limit stopped the search.
+    pub stopped: Option<&'static str>,
+}
+
+struct Store<L> {
+    width: usize,
+    arena: Vec<u8>,
+    table: HashTable<u32>,
+    parent: Vec<(u32, Option<L>)>,
+    hasher: rustc_hash::FxBuildHasher,
+}
+
+impl<L: Copy> Store<L> {
+    fn get(&self, i: u32) -> &[u8] {
+        let w = self.width;
+        &self.arena[i as usize * w..(i as usize + 1) * w]
+    }
+
+    /// Inserts `s`; `Some(index)` when it is new.
+    fn insert(&mut self, s: &[u8], parent: u32, label: Option<L>) -> Option<u32> {
+        let h = self.hasher.hash_one(s);
+        let (w, arena) = (self.width, &self.arena);
+        let eq = |&i: &u32| &arena[i as usize * w..(i as usize + 1) * w] == s;
+        if self.table.find(h, eq).is_some() {
+            return None;
+        }
+        let i = self.parent.len() as u32;
+        self.arena.extend_from_slice(s);
+        self.parent.push((parent, label));
+        let (w, arena, hasher) = (self.width, &self.arena, &self.hasher);
+        self.table.insert_unique(h, i, |&j| {
+            hasher.hash_one(&arena[j as usize * w..(j as usize + 1) * w])
+        });
+        Some(i)
+    }
+
+    fn path(&self, mut i: u32) -> (Vec<u8>, Vec<(L, Vec<u8>)>) {
+        let mut steps = Vec::new();
+        while let (p, Some(l)) = self.parent[i as usize] {
+            steps.push((l, self.get(i).to_vec()));
+            i = p;
+        }
+        steps.reverse();
+        (self.get(i).to_vec(), steps)
+    }
+}
+
+/// Breadth-first search of every reachable state. `goal(s)` names why a state stops the
+/// search (a failed assertion, a reached expression); errors always do.
+pub fn reach<S: TransitionSystem>(
+    sys: &S,
+    opts: &Options,
+    goal: &dyn Fn(&[u8]) -> Option<String>,
+) -> Outcome<S::Label> {
+    let start = Instant::now();
+    let mut st = Store {
+        width: sys.width(),
+        arena: Vec::new(),
+        table: HashTable::new(),
+        parent: Vec::new(),
+        hasher: rustc_hash::FxBuildHasher,
+    };
+    let mut stats = Stats::default();
+    let init = sys.initial();
+    st.insert(&init, u32::MAX, None);
+    let finish = |mut stats: Stats, st: &Store<S::Label>, found, stopped| {
+        stats.states = st.parent.len() as u64;
+        stats.elapsed = start.elapsed();
+        stats.memory = (st.arena.capacity()
+            + st.table.capacity() * 4
+            + st.parent.capacity() * std::mem::size_of::<(u32, Option<S::Label>)>())
+            as u64;
+        Outcome {
+            stats,
+            found,
+            stopped,
+        }
+    };
+    if let Some(why) = goal(&init) {
+        let (initial, steps) = st.path(0);
+        return finish(
+            stats,
+            &st,
+            Some(Found {
+                kind: FoundKind::Goal(why),
+                initial,
+                steps,
+                failed: None,
+            }),
+            None,
+        );
+    }
+    let mut level_end = 1u32;
+    let mut next = 0u32;
+    stats.levels = 1;
+    let mut cur = Vec::new();
+    while (next as usize) < st.parent.len() {
+        if next == level_end {
+            level_end = st.parent.len() as u32;
+            stats.levels += 1;
+        }
+        if next.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
+            return finish(stats, &st, None, Some("timeout"));
+        }
+        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+            return finish(stats, &st, None, Some("max-states"));
+        }
+        cur.clear();
+        cur.extend_from_slice(st.get(next));
+        let mut succs = 0u64;
+        let mut stop: Option<(FoundKind, u32, Option<S::Label>)> = None;
+        sys.successors(&cur, &mut |l, r| {
+            succs += 1;
+            if stop.is_some() {
+                return;
+            }
+            match r {
+                Err(msg) => {
+                    stats.errors += 1;
+                    if !opts.exhaustive {
+                        stop = Some((FoundKind::Error(msg), next, Some(l)));
+                    }
+                }
+                Ok(s) => {
+                    if let Some(i) = st.insert(s, next, Some(l)) {
+                        if let Some(why) = goal(s) {
+                            stats.goals += 1;
+                            if !opts.exhaustive {
+                                stop = Some((FoundKind::Goal(why), i, None));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        stats.transitions += succs;
+        if succs == 0 {
+            stats.deadlocks += 1;
+            if opts.deadlock && !opts.exhaustive && stop.is_none() {
+                stop = Some((FoundKind::Deadlock, next, None));
+            }
+        }
+        if let Some((kind, at, failed)) = stop {
+            let (initial, steps) = st.path(at);
+            return finish(
+                stats,
+                &st,
+                Some(Found {
+                    kind,
+                    initial,
+                    steps,
+                    failed,
+                }),
+                None,
+            );
+        }
+        next += 1;
+    }
+    finish(stats, &st, None, None)
+}
+
+/// An accepting cycle: the path to the cycle's first state, then the cycle back to it.
+#[derive(Clone, Debug)]
+pub struct Lasso<L> {
+    pub initial: Vec<u8>,
+    pub prefix: Vec<(L, Vec<u8>)>,
+    pub cycle: Vec<(L, Vec<u8>)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LtlOutcome<L> {
+    pub stats: Stats,
+    /// States of the product that are accepting.
+    pub accepting: u64,
+    pub lasso: Option<Lasso<L>>,
+    pub stopped: Option<&'static str>,
+}
+
+const BLUE: u8 = 1;
+const RED: u8 = 2;
+const ON_STACK: u8 = 4;
+
+struct Frame<L> {
+    state: u32,
+    succs: Vec<(L, u32)>,
+    next: usize,
+}
+
+/// Whether some reachable cycle goes through an accepting state (the product of a system
+/// and the Büchi automaton of a negated property: the property holds iff there is none),
+/// by nested depth-first search (Courcoubetis, Vardi, Wolper, Yannakakis): after the
+/// blue search leaves an accepting state, a red search from it looks for a state on the
+/// blue stack. Both searches are iterative. Run-time errors end their path.
+pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    let start = Instant::now();
+    let mut st = Store {
+        width: sys.width(),
+        arena: Vec::new(),
+        table: HashTable::new(),
+        parent: Vec::new(),
+        hasher: rustc_hash::FxBuildHasher,
+    };
+    let mut flags: Vec<u8> = Vec::new();
+    let mut stats = Stats::default();
+    let mut accepting = 0u64;
+    let init = sys.initial();
+    st.insert(&init, u32::MAX, None);
+    flags.push(0);
+    let mut cur = Vec::new();
+    // Successors of state `i` as indices, storing new ones.
+    let mut expand = |i: u32, st: &mut Store<S::Label>, flags: &mut Vec<u8>, stats: &mut Stats| {
+        cur.clear();
+        cur.extend_from_slice(st.get(i));
+        let mut out = Vec::new();
+        sys.successors(&cur, &mut |l, r| {
+            stats.transitions += 1;
+            match r {
+                Err(_) => stats.errors += 1,
+                Ok(s) => {
+                    let j = match st.insert(s, i, Some(l)) {
+                        Some(j) => {
+                            flags.push(0);
+                            j
+                        }
+                        None => {
+                            let h = st.hasher.hash_one(s);
+                            let (w, arena) = (st.width, &st.arena);
+                            *st.table
+                                .find(h, |&k| &arena[k as usize * w..(k as usize + 1) * w] == s)
+                                .expect("present")
+                        }
+                    };
+                    out.push((l, j));
+                }
+            }
+        });
+        out
+    };
+    let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
+        stats.states = st.parent.len() as u64;
+        stats.elapsed = start.elapsed();
+        stats.memory = (st.arena.capacity() + st.table.capacity() * 4) as u64;
+        LtlOutcome {
+            stats,
+            accepting,
+            lasso,
+            stopped,
+        }
+    };
+    let mut blue: Vec<Frame<S::Label>> = Vec::new();
+    let succs = expand(0, &mut st, &mut flags, &mut stats);
+    flags[0] |= BLUE | ON_STACK;
+    blue.push(Frame {
+        state: 0,
+        succs,
+        next: 0,
+    });
+    let mut steps = 0u64;
+    while let Some(top) = blue.last_mut() {
+        steps += 1;
+        if steps.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
+            return finish(stats, &st, accepting, None, Some("timeout"));
+        }
+        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+            return finish(stats, &st, accepting, None, Some("max-states"));
+        }
+        if top.next < top.succs.len() {
+            let (_, j) = top.succs[top.next];
+            top.next += 1;
+            if flags[j as usize] & BLUE == 0 {
+                let succs = expand(j, &mut st, &mut flags, &mut stats);
+                flags[j as usize] |= BLUE | ON_STACK;
+                blue.push(Frame {
+                    state: j,
+                    succs,
+                    next: 0,
+                });
+            }
+            continue;
+        }
+        // Post-order: the blue search is done with `seed`.
+        let seed = top.state;
+        if top.succs.is_empty() {
+            stats.deadlocks += 1;
+        }
+        if sys.accepting(st.get(seed)) {
+            accepting += 1;
+            // Red search from the seed for a state on the blue stack.
+            let mut red: Vec<Frame<S::Label>> = Vec::new();
+            // The red search sees states again: its expansions are not counted.
+            let mut again = Stats::default();
+            let succs = expand(seed, &mut st, &mut flags, &mut again);
+            red.push(Frame {
+                state: seed,
+                succs,
+                next: 0,
+            });
+            let mut hit = None;
+            while let Some(rt) = red.last_mut() {
+                if rt.next == rt.succs.len() {
+                    red.pop();
+                    continue;
+                }
+                let (_, j) = rt.succs[rt.next];
+                rt.next += 1;
+                if flags[j as usize] & ON_STACK != 0 {
+                    hit = Some(j);
+                    break;
+                }
+                if flags[j as usize] & RED == 0 {
+                    flags[j as usize] |= RED;
+                    let succs = expand(j, &mut st, &mut flags, &mut again);
+                    red.push(Frame {
+                        state: j,
+                        succs,
+                        next: 0,
+                    });
+                }
+            }
+            if let Some(j) = hit {
+                // Prefix: the blue stack up to `j`; cycle: the blue stack from `j` to the
+                // seed, then the red path back to `j`.
+                let label_of = |f: &Frame<S::Label>| f.succs[f.next - 1].0;
+                let k = blue
+                    .iter()
+                    .position(|f| f.state == j)
+                    .expect("on the stack");
+                let mut prefix = Vec::new();
+                for w in 0..k {
+                    prefix.push((label_of(&blue[w]), st.get(blue[w + 1].state).to_vec()));
+                }
+                let mut cycle = Vec::new();
+                for w in k..blue.len() - 1 {
+                    cycle.push((label_of(&blue[w]), st.get(blue[w + 1].state).to_vec()));
+                }
+                for (w, f) in red.iter().enumerate() {
+                    let to = red.get(w + 1).map_or(j, |g| g.state);
+                    cycle.push((label_of(f), st.get(to).to_vec()));
+                }
+                let lasso = Lasso {
+                    initial: st.get(0).to_vec(),
+                    prefix,
+                    cycle,
+                };
+                return finish(stats, &st, accepting, Some(lasso), None);
+            }
+        }
+        flags[seed as usize] &= !ON_STACK;
+        blue.pop();
+    }
+    finish(stats, &st, accepting, None, None)
+}

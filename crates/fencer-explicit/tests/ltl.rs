@@ -1,0 +1,156 @@
+//! Accepting cycles in the product of a DVE model with its property process (the Büchi
+//! automaton of a negated LTL formula, as DiVinE reads `.propK.dve` files): DIVINE's LTL
+//! regression models (product states, transitions, accepting states, deadlocks and
+//! verdicts) and BEEM's LTL verdicts (`instances.tsv`, instances up to `FENCER_DVE_MAX`
+//! states, default 100000). Models that give their formula as `property ltl` text need the
+//! LTL translation and are skipped here. Needs `../shared`.
+
+use fencer_dve::run::Label;
+use fencer_explicit::{accepting_cycle, reach, Options, TransitionSystem};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::Path;
+
+struct Product(fencer_dve::System);
+
+impl TransitionSystem for Product {
+    type Label = Label;
+    fn width(&self) -> usize {
+        self.0.width as usize
+    }
+    fn initial(&self) -> Vec<u8> {
+        self.0.initial.clone()
+    }
+    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
+        let mut buf = Vec::new();
+        self.0
+            .product_successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
+    }
+    fn accepting(&self, s: &[u8]) -> bool {
+        self.0.accepting(s)
+    }
+}
+
+fn load(path: &Path) -> Option<Product> {
+    let src = std::fs::read_to_string(path).unwrap();
+    let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new())
+        .unwrap_or_else(|d| panic!("{}", d.render(&src)));
+    sys.property.map(|_| Product(sys))
+}
+
+#[test]
+fn divine_ltl_models() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/dve/divine-tests");
+    let Ok(tsv) = std::fs::read_to_string(dir.join("expected.tsv")) else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c[1] != "LTL" {
+            continue;
+        }
+        let Some(p) = load(&dir.join(c[0])) else {
+            eprintln!(
+                "{}: `property ltl` text needs the LTL translation; skipped",
+                c[0]
+            );
+            continue;
+        };
+        let acc = Cell::new(0u64);
+        let all = reach(
+            &p,
+            &Options {
+                exhaustive: true,
+                ..Default::default()
+            },
+            &|s| {
+                if p.accepting(s) {
+                    acc.set(acc.get() + 1);
+                }
+                None
+            },
+        );
+        let num = |k: usize| c.get(k).and_then(|v| v.parse::<u64>().ok());
+        for (what, want, got) in [
+            ("states", num(4), all.stats.states),
+            ("transitions", num(5), all.stats.transitions),
+            // `goal` sees every stored state once, the initial one included.
+            ("accepting", num(6), acc.get()),
+            ("deadlocks", num(7), all.stats.deadlocks),
+        ] {
+            if want.is_some_and(|w| w != got) {
+                wrong.push(format!("{}: {what} {got}, want {}", c[0], want.unwrap()));
+            }
+        }
+        let out = accepting_cycle(&p, &Options::default());
+        let verdict = if out.lasso.is_some() {
+            "violated"
+        } else {
+            "holds"
+        };
+        if !c[3].is_empty() && c[3] != verdict {
+            wrong.push(format!("{}: {verdict}, want {}", c[0], c[3]));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn beem_ltl_verdicts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/dve/beem");
+    let Ok(tsv) = std::fs::read_to_string(dir.join("instances.tsv")) else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    let max: u64 = std::env::var("FENCER_DVE_MAX")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c[9] != "LTL" || c[11].is_empty() || c[4].parse::<u64>().map_or(true, |n| n > max) {
+            continue;
+        }
+        let p = load(&dir.join(c[0])).expect("a prop file has a property process");
+        let out = accepting_cycle(&p, &Options::default());
+        let verdict = if out.lasso.is_some() {
+            "violated"
+        } else {
+            "holds"
+        };
+        if verdict != c[11] {
+            wrong.push(format!("{}: {verdict}, want {} ({})", c[0], c[11], c[10]));
+        }
+        if let Some(l) = &out.lasso {
+            // The lasso is a real path: each step is a successor of the one before, and
+            // the cycle returns to where it started.
+            let mut at = l.initial.clone();
+            for (lab, s) in l.prefix.iter().chain(&l.cycle) {
+                let mut ok = false;
+                p.successors(&at, &mut |x, r| {
+                    ok |= x == *lab && r.as_deref() == Ok(s.as_slice())
+                });
+                assert!(ok, "{}: a lasso step is not a successor", c[0]);
+                at = s.clone();
+            }
+            let start = l.prefix.last().map_or(&l.initial, |x| &x.1);
+            assert_eq!(&at, start, "{}: the cycle does not close", c[0]);
+            assert!(
+                l.cycle.iter().any(|(_, s)| p.accepting(s)),
+                "{}: no accepting state on the cycle",
+                c[0]
+            );
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} LTL properties checked");
+    assert!(checked > 30, "{checked}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
