@@ -2,6 +2,7 @@
 
 mod bench;
 mod dve;
+mod repair;
 mod robust;
 mod views;
 
@@ -76,6 +77,10 @@ Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     /// Re-execute the execution a trace file (`check --save-trace`) describes, and print it.
     #[command(after_help = views::REPLAY_HELP)]
     Replay(views::ReplayArgs),
+    /// Find the fewest fences that make a program correct under TSO or PSO, apply them to
+    /// the source and re-check it.
+    #[command(after_help = repair::AFTER_HELP)]
+    Repair(repair::RepairArgs),
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -278,6 +283,7 @@ fn main() -> ExitCode {
         Command::Litmus(args) => litmus(args),
         Command::Robust(args) => robust::robust(args),
         Command::Replay(args) => views::replay(args),
+        Command::Repair(args) => repair::repair(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,

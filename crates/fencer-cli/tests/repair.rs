@@ -1,0 +1,422 @@
+//! `fencer repair` end to end: the shared C benchmarks and litmus tests are repaired, the
+//! repaired files are loaded again from disk and checked, fence counts are held to the
+//! hand-fenced variants, and the failures have their exit codes. Tests that need
+//! `../shared` skip when it is absent, and C tests skip without clang-14.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fencer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fencer"))
+        .args(args)
+        .output()
+        .expect("run fencer")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shared(sub: &str) -> Option<PathBuf> {
+    let p = root().join("../shared").join(sub);
+    if p.join("expected.tsv").exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: ../shared/{sub} is not here (a clone without ../shared)");
+        None
+    }
+}
+
+fn have_clang() -> bool {
+    let ok = |c: &str| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let found = std::env::var("FENCER_CLANG").is_ok_and(|c| ok(&c))
+        || ok("clang-14")
+        || ok("/usr/lib/llvm-14/bin/clang");
+    if !found {
+        eprintln!("skipped: clang-14 is not installed");
+    }
+    found
+}
+
+/// A fresh directory for written files.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fencer-repair-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Fences the hand-fenced variant of each program in `../shared/bench/c` has beyond the
+/// program's own, per model: the most a repair may add.
+const HAND_FENCED: &[(&str, &str, u64)] = &[
+    ("sb.c", "tso", 2),
+    ("sb.c", "pso", 2),
+    ("peterson.c", "tso", 2),
+    ("peterson.c", "pso", 6),
+    ("mp.c", "pso", 1),
+    ("spinlock_tas.c", "pso", 1),
+    ("dcl_singleton.c", "pso", 1),
+    ("dekker.c", "tso", 4),
+    ("dekker.c", "pso", 6),
+    // Already fenced for TSO: dekker_pso.c has 6, dekker_tso.c 4; peterson_pso.c 6,
+    // peterson_tso.c 2.
+    ("dekker_tso.c", "pso", 2),
+    ("peterson_tso.c", "pso", 4),
+];
+
+#[test]
+fn shared_c_programs_unsafe_only_on_weak_memory_are_repaired_from_their_source() {
+    let Some(dir) = shared("bench/c") else { return };
+    if !have_clang() {
+        return;
+    }
+    let out = scratch("c");
+    let table = std::fs::read_to_string(dir.join("expected.tsv")).unwrap();
+    let mut repaired = 0;
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let file = cols[0];
+        if cols[1] != "safe" || file.starts_with("fib5") || file.starts_with("indexer13") {
+            continue;
+        }
+        for (model, verdict) in [("tso", cols[2]), ("pso", cols[3])] {
+            if verdict != "unsafe" {
+                continue;
+            }
+            let src = dir.join(file);
+            let written = out.join(format!("{model}_{file}"));
+            let o = fencer(&[
+                "repair",
+                src.to_str().unwrap(),
+                "--model",
+                model,
+                "--write",
+                written.to_str().unwrap(),
+                "--json",
+            ]);
+            let j = json(&o);
+            assert_eq!(o.status.code(), Some(0), "{file} {model}: {j}");
+            assert_eq!(j["verdict"], "repaired", "{file} {model}: {j}");
+            assert_eq!(j["verified"], true, "{file} {model}: {j}");
+            let why = j["minimality"].as_str().unwrap();
+            assert!(!why.starts_with("not proven"), "{file} {model}: {why}");
+            let n = j["minimum"].as_u64().unwrap();
+            let hand = HAND_FENCED
+                .iter()
+                .find(|(f, m, _)| *f == file && *m == model)
+                .unwrap_or_else(|| panic!("no hand-fenced count for {file} {model}"))
+                .2;
+            assert!(
+                n <= hand,
+                "{file} {model}: {n} fences, the hand-fenced one has {hand}"
+            );
+            assert_eq!(j["fences"].as_array().unwrap().len() as u64, n);
+            // Compiled again from the written source by a separate run: safe.
+            let c = fencer(&["check", written.to_str().unwrap(), "--model", model]);
+            assert_eq!(
+                c.status.code(),
+                Some(0),
+                "{file} {model} repaired: {}",
+                String::from_utf8_lossy(&c.stdout)
+            );
+            let text = std::fs::read_to_string(&written).unwrap();
+            assert_eq!(
+                text.matches("__sync_synchronize();").count()
+                    - std::fs::read_to_string(&src)
+                        .unwrap()
+                        .matches("__sync_synchronize();")
+                        .count(),
+                n as usize,
+                "{file} {model}: one statement per fence:\n{text}"
+            );
+            repaired += 1;
+        }
+    }
+    assert_eq!(repaired, HAND_FENCED.len());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Whether herd7's answer (Ok/No) under a model, as `fencer litmus` prints it.
+fn litmus_ok(path: &Path, model: &str) -> bool {
+    let o = fencer(&["litmus", path.to_str().unwrap(), "--model", model]);
+    assert_eq!(o.status.code(), Some(0), "{}", path.display());
+    let s = String::from_utf8_lossy(&o.stdout).to_string();
+    s.lines().any(|l| l.trim() == "Ok")
+}
+
+#[test]
+fn litmus_tests_whose_tso_answer_differs_get_the_sc_answer_back() {
+    let Some(dir) = shared("litmus/x86") else {
+        return;
+    };
+    let out = scratch("litmus");
+    let table = std::fs::read_to_string(dir.join("expected.tsv")).unwrap();
+    let mut done = 0;
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (file, tso, sc) = (cols[0], cols[2], cols[3]);
+        if tso == sc {
+            continue;
+        }
+        let src = dir.join(file);
+        let written = out.join(file.replace('/', "__"));
+        let o = fencer(&[
+            "repair",
+            src.to_str().unwrap(),
+            "--write",
+            written.to_str().unwrap(),
+            "--json",
+        ]);
+        let j = json(&o);
+        assert_eq!(o.status.code(), Some(0), "{file}: {j}");
+        assert_eq!(j["verdict"], "repaired", "{file}: {j}");
+        let n = j["minimum"].as_u64().unwrap() as usize;
+        assert!(n >= 1, "{file}");
+        let before = std::fs::read_to_string(&src)
+            .unwrap()
+            .matches("MFENCE")
+            .count();
+        let after = std::fs::read_to_string(&written)
+            .unwrap()
+            .matches("MFENCE")
+            .count();
+        assert_eq!(after - before, n, "{file}: one MFENCE per fence");
+        assert_eq!(
+            litmus_ok(&written, "tso"),
+            litmus_ok(&src, "sc"),
+            "{file}: the repaired test answers as SC does"
+        );
+        if file.ends_with("/SB.litmus") {
+            assert_eq!(n, 2, "{file}: one MFENCE per thread");
+        }
+        done += 1;
+    }
+    assert!(done >= 60, "{done} tests repaired");
+    // Tests whose answers already agree need nothing.
+    for file in [
+        "catalogue/MP.litmus",
+        "catalogue/2+2W.litmus",
+        "catalogue/SB+mfences.litmus",
+    ] {
+        let o = fencer(&["repair", dir.join(file).to_str().unwrap(), "--json"]);
+        let j = json(&o);
+        assert_eq!(o.status.code(), Some(0), "{file}: {j}");
+        assert_eq!(j["verdict"], "not-needed", "{file}: {j}");
+        assert_eq!(j["minimum"], 0);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_program_wrong_under_sc_gets_exit_1_and_the_sc_counterexample() {
+    let f = root().join("examples/counter_racy.fen");
+    let o = fencer(&["repair", f.to_str().unwrap(), "--model", "tso"]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("wrong under SC"), "{s}");
+    assert!(s.contains("counterexample"), "{s}");
+    let o = fencer(&["repair", f.to_str().unwrap(), "--model", "pso", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let j = json(&o);
+    assert_eq!(j["verdict"], "unsafe-under-sc");
+    assert!(j["counterexample"]["events"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty()));
+}
+
+#[test]
+fn fen_repair_prints_fences_and_a_diff_and_verifies() {
+    let f = root().join("examples/peterson.fen");
+    let o = fencer(&["repair", f.to_str().unwrap(), "--model", "tso", "--diff"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(s.contains("minimum: 2 fences"), "{s}");
+    assert!(s.contains("insert `fence;`"), "{s}");
+    assert!(s.contains("+    fence;"), "{s}");
+    assert!(s.contains("verified:"), "{s}");
+    // Nothing to do under TSO for message passing.
+    let f = root().join("examples/mp.fen");
+    let o = fencer(&["repair", f.to_str().unwrap(), "--model", "tso"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no fence needed"));
+}
+
+#[test]
+fn usage_errors() {
+    let f = root().join("examples/sb.fen");
+    let f = f.to_str().unwrap();
+    let o = fencer(&["repair", f, "--goal", "robustness"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not yet available"));
+    let o = fencer(&["repair", f, "--model", "sc"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fencer(&["repair", f, "--diff", "--write", "/tmp/x.fen"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fencer(&["repair", "nope.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fencer(&["repair", "missing.fen", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(json(&o)["error"]["message"].is_string());
+    let bad = scratch("bad").join("bad.fen");
+    std::fs::write(&bad, "thread p { x = ; }").unwrap();
+    let o = fencer(&["repair", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_limit_gives_exit_3() {
+    let f = root().join("bench/fen/fib5_true.fen");
+    let o = fencer(&["repair", f.to_str().unwrap(), "--timeout", "0.02", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(json(&o)["verdict"], "incomplete");
+    // Loop bounds: the repair holds up to them, and says so with exit code 3.
+    let dir = scratch("bounds");
+    let f = dir.join("loop.fen");
+    std::fs::write(
+        &f,
+        "shared x = 0, y = 0;\nthread p {\n  i = 0;\n  while (i < 3) {\n    x = 1;\n    r1 = y;\n    \
+         i = i + 1;\n  }\n}\nthread q {\n  y = 1;\n  r2 = x;\n}\nexists (p.r1 == 0 && q.r2 == 0)\n",
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    let o = fencer(&["repair", f, "--unroll", "2", "--json"]);
+    let j = json(&o);
+    assert_eq!(o.status.code(), Some(3), "{j}");
+    assert_eq!(j["bounded"], true, "{j}");
+    let o = fencer(&["repair", f, "--json"]);
+    let j = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{j}");
+    assert_eq!(j["minimum"], 2, "{j}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn all_minimal_lists_every_minimum_set() {
+    let f = root().join("bench/fen/dekker.fen");
+    let o = fencer(&[
+        "repair",
+        f.to_str().unwrap(),
+        "--model",
+        "pso",
+        "--all-minimal",
+        "--json",
+    ]);
+    let j = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{j}");
+    let all = j["all_minimal"].as_array().unwrap();
+    assert!(all.len() > 1, "{j}");
+    assert!(all
+        .iter()
+        .all(|s| s.as_array().unwrap().len() as u64 == j["minimum"].as_u64().unwrap()));
+    let o = fencer(&["repair", f.to_str().unwrap(), "-m", "pso", "--all-minimal"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("every minimum set ({})", all.len()))
+    );
+}
+
+#[test]
+fn c11_files_get_c11_fences() {
+    if !have_clang() {
+        return;
+    }
+    let dir = scratch("c11");
+    let src = dir.join("sb11.c");
+    std::fs::write(
+        &src,
+        "#include <assert.h>\n#include <pthread.h>\n#include <stdatomic.h>\n\n\
+         atomic_int x, y;\nint r0, r1;\n\n\
+         void *t0(void *a) {\n  atomic_store_explicit(&x, 1, memory_order_relaxed);\n  \
+         r0 = atomic_load_explicit(&y, memory_order_relaxed);\n  return 0;\n}\n\n\
+         void *t1(void *a) {\n  atomic_store_explicit(&y, 1, memory_order_relaxed);\n  \
+         r1 = atomic_load_explicit(&x, memory_order_relaxed);\n  return 0;\n}\n\n\
+         int main(void) {\n  pthread_t a, b;\n  pthread_create(&a, 0, t0, 0);\n  \
+         pthread_create(&b, 0, t1, 0);\n  pthread_join(a, 0);\n  pthread_join(b, 0);\n  \
+         assert(!(r0 == 0 && r1 == 0));\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = dir.join("sb11_fixed.c");
+    let o = fencer(&[
+        "repair",
+        src.to_str().unwrap(),
+        "--write",
+        out.to_str().unwrap(),
+    ]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(s.contains("minimum: 2 fences"), "{s}");
+    let fixed = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        fixed
+            .matches("atomic_thread_fence(memory_order_seq_cst);")
+            .count(),
+        2,
+        "{fixed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The classics in `bench/fen` are repaired with no more fences than their hand-fenced
+/// `_fenced` variants (which are correct under PSO, hence TSO too), and the written files
+/// check safe.
+#[test]
+fn bench_fen_classics_need_no_more_fences_than_by_hand() {
+    let dir = root().join("bench/fen");
+    let out = scratch("fen");
+    let mut done = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        let Some(base) = name.strip_suffix("_fenced.fen") else {
+            continue;
+        };
+        let hand = std::fs::read_to_string(&p)
+            .unwrap()
+            .matches("fence;")
+            .count() as u64;
+        let orig = dir.join(format!("{base}.fen"));
+        for model in ["tso", "pso"] {
+            let written = out.join(format!("{model}_{base}.fen"));
+            let o = fencer(&[
+                "repair",
+                orig.to_str().unwrap(),
+                "-m",
+                model,
+                "--write",
+                written.to_str().unwrap(),
+                "--json",
+            ]);
+            let j = json(&o);
+            assert_eq!(o.status.code(), Some(0), "{base} {model}: {j}");
+            let n = j["minimum"].as_u64().unwrap();
+            assert!(n <= hand, "{base} {model}: {n} fences, by hand {hand}");
+            if n > 0 {
+                assert_eq!(j["verified"], true, "{base} {model}: {j}");
+                let c = fencer(&["check", written.to_str().unwrap(), "-m", model]);
+                assert_eq!(c.status.code(), Some(0), "{base} {model}");
+            }
+            done += 1;
+        }
+    }
+    assert!(done >= 12, "{done}");
+    let _ = std::fs::remove_dir_all(&out);
+}

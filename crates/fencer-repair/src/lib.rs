@@ -1,0 +1,416 @@
+//! Fence repair: the fewest full fences that make a program correct under TSO or PSO.
+//!
+//! Counterexample-guided: verify the program (with the fences chosen so far) with the DPOR
+//! engine; from a failing execution compute the positions whose fence would kill it
+//! ([`path`]); choose a minimum set of positions that kills every failing execution seen
+//! so far ([`hitting`]); insert those fences ([`edit`]) and verify again, until the
+//! engine finds nothing. Every counterexample is a real execution of the original program
+//! (fences only remove executions), and any repair must contain one of the positions that
+//! kill it, so the minimum hitting set of the counterexamples is a lower bound on every
+//! repair; the last set is verified, so it is a repair; it is therefore a minimum one.
+//!
+//! This crate uses an engine; no engine depends on it.
+
+pub mod edit;
+pub mod hitting;
+pub mod path;
+
+use fencer_dpor::Observer;
+use fencer_ir::{FuncId, Op, Program};
+use fencer_machine::{Event, EventKind, Fault, State};
+use fencer_memory::{ModelKind, Pso, Sc, Tso};
+use fencer_report::{Report, Verdict};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+/// A place for a fence: before instruction `pc` of function `func` (`pc` may be the
+/// function's length: at its end). Always in the original program's pcs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Position {
+    pub func: FuncId,
+    pub pc: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The engine's options for every verification (its timeout is ignored: `timeout`
+    /// bounds the whole repair).
+    pub dpor: fencer_dpor::Options,
+    pub timeout: Option<Duration>,
+    /// Find and verify every minimum set, not only one.
+    pub all_minimal: bool,
+    /// The final condition is a question, not a requirement (litmus tests): the goal is
+    /// that the model's answer equals SC's, and a condition SC already satisfies (or
+    /// violates) has the same answer under the weaker model.
+    pub condition_is_question: bool,
+}
+
+/// One failing execution the repair had to kill.
+#[derive(Clone, Debug)]
+pub struct Counterexample {
+    /// The fences in place when the engine found it.
+    pub under: Vec<Position>,
+    /// The engine's counterexample (in the fenced program's terms).
+    pub report: fencer_report::Counterexample,
+    /// The positions whose fence kills it.
+    pub kill: Vec<Position>,
+    /// Which store was overtaken by which later event of its thread, in words.
+    pub reorderings: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Repair {
+    /// The fences chosen (a minimum set), sorted.
+    pub fences: Vec<Position>,
+    /// With `all_minimal`: every minimum set, each verified.
+    pub all: Vec<Vec<Position>>,
+    /// Verification runs of the engine (the first on the program as it is).
+    pub rounds: usize,
+    pub counterexamples: Vec<Counterexample>,
+    /// Counterexamples that no single position kills two of: each needs a fence of its
+    /// own, which is why fewer fences cannot do (when as many as the fences).
+    pub disjoint: Vec<usize>,
+    /// Whether every kill set was computed exactly (then the set is minimum).
+    pub exact: bool,
+    pub elapsed: Duration,
+    /// The engine's report on the fenced program (incomplete when bounds cut executions:
+    /// the repair then holds up to them).
+    pub report: Report,
+    pub fenced: Program,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    /// Correct under the model as it is: no fence needed.
+    NotNeeded {
+        report: Report,
+    },
+    /// Wrong under SC: no fence can help.
+    UnsafeUnderSc {
+        report: Report,
+    },
+    /// A limit stopped the search (the report says which).
+    Limit {
+        report: Report,
+        rounds: usize,
+        counterexamples: usize,
+    },
+    /// A failing execution that no allowed position kills (its reorderings are in code
+    /// fences may not go into).
+    Unrepairable {
+        report: Report,
+        counterexample: Box<Counterexample>,
+    },
+    /// The program reaches something the front-end cannot model.
+    Unsupported {
+        report: Report,
+    },
+    Repaired(Box<Repair>),
+}
+
+/// Runs the engine and keeps the events of the last execution it showed: when it stops at
+/// a violation, that is the failing one (the engine judges each execution right after
+/// showing it, and stops at the first violation).
+#[derive(Default)]
+struct Last {
+    events: Vec<Event>,
+}
+
+impl Observer for Last {
+    fn execution(&mut self, _state: &State, events: &[Event]) {
+        self.events.clear();
+        self.events.extend_from_slice(events);
+    }
+    fn fault(&mut self, _state: &State, _fault: &Fault, events: &[Event]) {
+        self.events.clear();
+        self.events.extend_from_slice(events);
+    }
+}
+
+struct Ctx<'a> {
+    prog: &'a Program,
+    model: ModelKind,
+    opts: &'a Options,
+    start: Instant,
+    rounds: usize,
+}
+
+impl Ctx<'_> {
+    fn remaining(&self) -> Option<Duration> {
+        self.opts.timeout.map(|t| {
+            t.saturating_sub(self.start.elapsed())
+                .max(Duration::from_millis(1))
+        })
+    }
+
+    fn run(&mut self, prog: &Program, model: ModelKind) -> (Report, Vec<Event>) {
+        let mut o = self.opts.dpor.clone();
+        o.timeout = self.remaining();
+        o.stop_on_violation = true;
+        let mut last = Last::default();
+        let report = fencer_dpor::explore_observed(prog, model, &o, &mut last);
+        (report, last.events)
+    }
+
+    fn kill(&self, fenced: &edit::Fenced, events: &[Event]) -> path::Kill {
+        let o = &self.opts.dpor;
+        match self.model {
+            ModelKind::Sc => path::kill_set::<Sc>(&fenced.prog, o.unroll, o.max_depth, events),
+            ModelKind::Tso => path::kill_set::<Tso>(&fenced.prog, o.unroll, o.max_depth, events),
+            ModelKind::Pso => path::kill_set::<Pso>(&fenced.prog, o.unroll, o.max_depth, events),
+        }
+    }
+
+    /// Fences go into the user's own source (file 0), where a person can put them: not
+    /// into library code the front-end links in, nor where no source line is known.
+    fn allowed(&self, p: Position) -> bool {
+        let f = &self.prog.functions[p.func as usize];
+        let loc = f.body.get(p.pc as usize).or(f.body.last()).map(|i| i.loc);
+        loc.is_some_and(|l| l.file == 0 && l.line > 0)
+    }
+}
+
+/// How well a position maps back to source: right after a store is best (a new statement
+/// after the store's), right before a memory access next, anything else last.
+pub fn rank(prog: &Program, p: Position) -> u32 {
+    let body = &prog.functions[p.func as usize].body;
+    let after_store = p.pc > 0 && matches!(body[p.pc as usize - 1].op, Op::Store { .. });
+    let before_access = matches!(
+        body.get(p.pc as usize).map(|i| &i.op),
+        Some(Op::Load { .. } | Op::Store { .. } | Op::Rmw { .. })
+    );
+    if after_store {
+        0
+    } else if before_access {
+        1
+    } else {
+        2
+    }
+}
+
+/// Whether the engine stopped only because bounds cut some executions (`--unroll`,
+/// `--max-depth`, ...): then the answer holds up to those bounds, and the repair goes on
+/// within them, as `check` answers within them.
+pub fn bounded(r: &Report) -> bool {
+    use fencer_report::Limit;
+    r.verdict == Verdict::Incomplete
+        && matches!(
+            r.stopped_by,
+            Some(Limit::Depth | Limit::Unroll | Limit::Recursion | Limit::LocalLoop)
+        )
+}
+
+fn is_unsupported(r: &Report) -> bool {
+    r.counterexample
+        .as_ref()
+        .is_some_and(|c| c.kind == "unsupported")
+}
+
+/// Finds a minimum set of fences that makes `prog` correct under `model` (TSO or PSO).
+pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
+    let mut cx = Ctx {
+        prog,
+        model,
+        opts,
+        start: Instant::now(),
+        rounds: 0,
+    };
+    let (sc, _) = cx.run(prog, ModelKind::Sc);
+    if is_unsupported(&sc) {
+        return Outcome::Unsupported { report: sc };
+    }
+    match sc.verdict {
+        Verdict::Incomplete if !bounded(&sc) => {
+            return Outcome::Limit {
+                report: sc,
+                rounds: 0,
+                counterexamples: 0,
+            }
+        }
+        Verdict::Violation => {
+            let condition = sc
+                .counterexample
+                .as_ref()
+                .is_some_and(|c| c.kind == "condition");
+            // Every SC execution is one of the weaker model's, so the question has the
+            // same answer under both.
+            if condition && opts.condition_is_question {
+                return Outcome::NotNeeded { report: sc };
+            }
+            return Outcome::UnsafeUnderSc { report: sc };
+        }
+        Verdict::Safe | Verdict::Incomplete => {}
+    }
+    if model == ModelKind::Sc {
+        return Outcome::NotNeeded { report: sc };
+    }
+    // Candidate positions get small ids, in the order they first appear.
+    let mut ids: Vec<Position> = Vec::new();
+    let id_of = |ids: &mut Vec<Position>, p: Position| -> u32 {
+        match ids.iter().position(|&q| q == p) {
+            Some(i) => i as u32,
+            None => {
+                ids.push(p);
+                (ids.len() - 1) as u32
+            }
+        }
+    };
+    let mut sets: Vec<Vec<u32>> = Vec::new();
+    // The minimum so far: constraints only grow, so it never shrinks.
+    let mut lower = 0;
+    let mut cexs: Vec<Counterexample> = Vec::new();
+    let mut exact = true;
+    let mut verified: Vec<(Vec<Position>, Report, Program)> = Vec::new();
+    let mut queue: Vec<Vec<Position>> = vec![Vec::new()];
+    while let Some(cand) = queue.pop() {
+        let fenced = edit::insert_fences(prog, &cand);
+        cx.rounds += 1;
+        let (report, events) = cx.run(&fenced.prog, model);
+        if is_unsupported(&report) {
+            return Outcome::Unsupported { report };
+        }
+        match report.verdict {
+            Verdict::Incomplete if !bounded(&report) => {
+                return Outcome::Limit {
+                    report,
+                    rounds: cx.rounds,
+                    counterexamples: cexs.len(),
+                }
+            }
+            Verdict::Safe | Verdict::Incomplete => {
+                if cand.is_empty() {
+                    return Outcome::NotNeeded { report };
+                }
+                verified.push((cand, report, fenced.prog));
+                if !opts.all_minimal {
+                    break;
+                }
+                continue;
+            }
+            Verdict::Violation => {}
+        }
+        let kill = cx.kill(&fenced, &events);
+        exact &= kill.exact;
+        let mut positions: BTreeSet<Position> = BTreeSet::new();
+        for p in &kill.positions {
+            let q = fenced.original(p.func, p.pc);
+            if cx.allowed(q) {
+                positions.insert(q);
+            }
+        }
+        let cex = Counterexample {
+            under: cand.clone(),
+            report: report.counterexample.clone().expect("a violation has one"),
+            kill: positions.iter().copied().collect(),
+            reorderings: kill
+                .pairs
+                .iter()
+                .map(|&(s, o)| describe_pair(&fenced.prog, &events[s], &events[o]))
+                .collect(),
+        };
+        if positions.is_empty() || positions.iter().any(|p| cand.contains(p)) {
+            // Nothing allowed kills it; or a fence in place passed with a store pending,
+            // which the machine forbids: the kill set is wrong, and so would the answer be.
+            return Outcome::Unrepairable {
+                report,
+                counterexample: Box::new(cex),
+            };
+        }
+        let set: Vec<u32> = positions.iter().map(|&p| id_of(&mut ids, p)).collect();
+        sets.push(set);
+        cexs.push(cex);
+        // A new constraint: choose again, and re-verify what is still a minimum.
+        let cap = if opts.all_minimal { 10_000 } else { 64 };
+        let rk = |i: u32| rank(prog, ids[i as usize]);
+        let Some(sols) = hitting::minimum(&sets, &rk, cap, lower) else {
+            unreachable!("no set is empty")
+        };
+        let sols: Vec<Vec<Position>> = sols
+            .into_iter()
+            .map(|s| {
+                let mut v: Vec<Position> = s.into_iter().map(|i| ids[i as usize]).collect();
+                v.sort();
+                v
+            })
+            .collect();
+        let size = sols[0].len();
+        lower = size;
+        verified.retain(|(v, _, _)| v.len() == size && sets_hit(&sets, &ids, v));
+        queue.clear();
+        if opts.all_minimal {
+            for s in sols.into_iter().rev() {
+                if !verified.iter().any(|(v, _, _)| *v == s) {
+                    queue.push(s);
+                }
+            }
+            if queue.is_empty() {
+                break;
+            }
+        } else {
+            let best = sols
+                .into_iter()
+                .min_by_key(|s| (s.iter().map(|&p| rank(prog, p)).sum::<u32>(), s.clone()))
+                .expect("at least one");
+            queue.push(best);
+        }
+    }
+    let mut all: Vec<Vec<Position>> = verified.iter().map(|(v, _, _)| v.clone()).collect();
+    all.sort();
+    // The set reported first: the one that maps best to source.
+    let (chosen, report, fenced) = verified
+        .into_iter()
+        .min_by_key(|(v, _, _)| (v.iter().map(|&p| rank(prog, p)).sum::<u32>(), v.clone()))
+        .expect("the loop ends with a verified set");
+    let disjoint = hitting::disjoint_packing(&sets, chosen.len());
+    Outcome::Repaired(Box::new(Repair {
+        fences: chosen,
+        all: if opts.all_minimal { all } else { Vec::new() },
+        rounds: cx.rounds,
+        counterexamples: cexs,
+        disjoint,
+        exact,
+        elapsed: cx.start.elapsed(),
+        report,
+        fenced,
+    }))
+}
+
+fn sets_hit(sets: &[Vec<u32>], ids: &[Position], v: &[Position]) -> bool {
+    sets.iter()
+        .all(|s| s.iter().any(|&i| v.contains(&ids[i as usize])))
+}
+
+fn thread_name(prog: &Program, e: &Event) -> String {
+    match prog.threads.get(e.id.thread as usize) {
+        // Threads started at run time (C) are best known by their code.
+        Some(d) if prog.threads.len() > 1 => d.name.clone(),
+        _ => format!("`{}`", prog.functions[e.func as usize].name),
+    }
+}
+
+fn describe_event(prog: &Program, e: &Event) -> String {
+    let name = |l| fencer_machine::loc_name(prog, l);
+    let what = match &e.kind {
+        EventKind::Load { loc, .. } => format!("load of {}", name(*loc)),
+        EventKind::Store { loc, .. } => format!("store to {}", name(*loc)),
+        EventKind::Rmw { loc, .. } => format!("read-modify-write of {}", name(*loc)),
+        EventKind::Lock { loc, .. } => format!("lock of {}", name(*loc)),
+        EventKind::Unlock { loc, .. } => format!("unlock of {}", name(*loc)),
+        EventKind::Spawn { .. } => "thread creation".into(),
+        EventKind::Join { .. } => "join".into(),
+        EventKind::Alloc { .. } => "allocation".into(),
+        EventKind::Free { .. } => "free".into(),
+        EventKind::Assume => "assume".into(),
+        _ => "step".into(),
+    };
+    format!("{what} (line {})", e.src.line)
+}
+
+fn describe_pair(prog: &Program, s: &Event, o: &Event) -> String {
+    format!(
+        "{}'s {} was overtaken by its {}",
+        thread_name(prog, s),
+        describe_event(prog, s),
+        describe_event(prog, o)
+    )
+}
