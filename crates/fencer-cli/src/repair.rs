@@ -15,7 +15,8 @@ pub(crate) enum Goal {
     /// No assertion failure, deadlock or memory error; for litmus tests, the condition's
     /// answer equals SC's.
     Safety,
-    /// Robust: every execution is equivalent to an SC one (not available yet).
+    /// Robust (`fencer robust`'s sense): every execution under the model has a
+    /// sequentially consistent trace, whatever the program asserts.
     Robustness,
 }
 
@@ -413,13 +414,6 @@ struct Run<'a> {
 
 pub(crate) fn repair(args: RepairArgs) -> ExitCode {
     let started = Instant::now();
-    if matches!(args.goal, Goal::Robustness) {
-        return usage_error(
-            args.json,
-            "error: --goal robustness is not yet available: only --goal safety can be repaired for now",
-            None,
-        );
-    }
     let timeout = match timeout_arg(args.timeout) {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
@@ -508,6 +502,7 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         timeout: timeout.map(|t| t.saturating_sub(started.elapsed())),
         all_minimal: args.all_minimal,
         condition_is_question: kind == Input::Litmus,
+        robustness: matches!(args.goal, Goal::Robustness),
     };
     let file = args.file.display().to_string();
     match fencer_repair::repair(&prog, model, &opts) {
@@ -821,8 +816,13 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
             serde_json::to_string_pretty(&j).expect("json")
         ));
     } else {
+        let bad = if matches!(args.goal, Goal::Robustness) {
+            "not robust against"
+        } else {
+            "unsafe under"
+        };
         let mut t = format!(
-            "{file}: unsafe under {model}; minimum: {n} fence{} ({} verification round{}, {} counterexample{}, {:.2} s)\n",
+            "{file}: {bad} {model}; minimum: {n} fence{} ({} verification round{}, {} counterexample{}, {:.2} s)\n",
             plural(n),
             r.rounds,
             plural(r.rounds),
@@ -896,8 +896,13 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
             t.push_str(&format!("wrote {}\n", w.display()));
         }
         if verified {
+            let good = if matches!(args.goal, Goal::Robustness) {
+                "robust against"
+            } else {
+                "safe under"
+            };
             t.push_str(&format!(
-                "verified: the repaired source, loaded again, is safe under {model} ({} executions){}\n",
+                "verified: the repaired source, loaded again, is {good} {model} ({} executions){}\n",
                 recheck.as_ref().map_or(0, |r| r.executions),
                 recheck.as_ref().map_or(String::new(), bound_note)
             ));
@@ -1036,6 +1041,20 @@ fn recheck(
             max_depth: args.max_depth,
             ..Default::default()
         };
+        if matches!(args.goal, Goal::Robustness) {
+            // Robust means no violation of sequential consistency; assertions aside.
+            let out = fencer_robust::check(&p, model, fencer_robust::Method::Monitor, &o);
+            let mut rep = out.report;
+            rep.counterexample = None;
+            rep.verdict = if !out.violations.is_empty() {
+                fencer_report::Verdict::Violation
+            } else if rep.stopped_by.is_some() {
+                fencer_report::Verdict::Incomplete
+            } else {
+                fencer_report::Verdict::Safe
+            };
+            return rep;
+        }
         fencer_dpor::explore(&p, model, &o)
     })
 }

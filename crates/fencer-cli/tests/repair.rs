@@ -260,9 +260,6 @@ fn fen_repair_prints_fences_and_a_diff_and_verifies() {
 fn usage_errors() {
     let f = root().join("examples/sb.fen");
     let f = f.to_str().unwrap();
-    let o = fencer(&["repair", f, "--goal", "robustness"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not yet available"));
     let o = fencer(&["repair", f, "--model", "sc"]);
     assert_eq!(o.status.code(), Some(2));
     let o = fencer(&["repair", f, "--diff", "--write", "/tmp/x.fen"]);
@@ -419,4 +416,62 @@ fn bench_fen_classics_need_no_more_fences_than_by_hand() {
     }
     assert!(done >= 12, "{done}");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `--goal robustness`: for every example that is not robust (its `// robust:` line), the
+/// repair's written file is robust by `fencer robust` (run on the file, not the IR), and a
+/// robust example needs no fence.
+#[test]
+fn robustness_goal_makes_every_example_robust() {
+    let dir = std::env::temp_dir().join(format!("fencer-repair-robust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut repaired = 0;
+    for e in std::fs::read_dir(root().join("examples")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "fen") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        let line = src
+            .lines()
+            .find_map(|l| l.strip_prefix("// robust:"))
+            .unwrap();
+        for model in ["tso", "pso"] {
+            let robust = line.contains(&format!("{model}=yes"));
+            let out = dir.join(format!(
+                "{model}-{}",
+                path.file_name().unwrap().to_str().unwrap()
+            ));
+            let f = path.to_str().unwrap();
+            let o = fencer(&[
+                "repair",
+                f,
+                "--model",
+                model,
+                "--goal",
+                "robustness",
+                "--write",
+                out.to_str().unwrap(),
+            ]);
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            assert_eq!(o.status.code(), Some(0), "{f} {model}: {text}");
+            if robust {
+                assert!(text.contains("no fence needed"), "{f} {model}: {text}");
+                continue;
+            }
+            assert!(
+                text.contains("not robust against") && text.contains("verified"),
+                "{f} {model}: {text}"
+            );
+            let r = fencer(&["robust", out.to_str().unwrap(), "--model", model, "--json"]);
+            let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+            assert_eq!(
+                v["robust"], true,
+                "{f} {model}: the written file is not robust"
+            );
+            repaired += 1;
+        }
+    }
+    assert!(repaired >= 8, "{repaired}");
+    std::fs::remove_dir_all(&dir).ok();
 }

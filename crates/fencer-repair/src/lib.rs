@@ -43,6 +43,10 @@ pub struct Options {
     /// that the model's answer equals SC's, and a condition SC already satisfies (or
     /// violates) has the same answer under the weaker model.
     pub condition_is_question: bool,
+    /// Robustness instead of safety: every execution under the model must have a
+    /// sequentially consistent trace (`fencer robust`'s sense). Counterexamples are then
+    /// executions whose happens-before has a cycle.
+    pub robustness: bool,
 }
 
 /// One failing execution the repair had to kill.
@@ -146,6 +150,9 @@ impl Ctx<'_> {
     fn run(&mut self, prog: &Program, model: ModelKind) -> (Report, Vec<Event>) {
         let mut o = self.opts.dpor.clone();
         o.timeout = self.remaining();
+        if self.opts.robustness && model != ModelKind::Sc {
+            return robustness_run(prog, model, &o);
+        }
         o.stop_on_violation = true;
         let mut last = Last::default();
         let report = fencer_dpor::explore_observed(prog, model, &o, &mut last);
@@ -167,6 +174,64 @@ impl Ctx<'_> {
         let f = &self.prog.functions[p.func as usize];
         let loc = f.body.get(p.pc as usize).or(f.body.last()).map(|i| i.loc);
         loc.is_some_and(|l| l.file == 0 && l.line > 0)
+    }
+}
+
+/// Keeps the first execution whose trace is not sequentially consistent.
+#[derive(Default)]
+struct FirstCycle {
+    found: Option<(State, Vec<Event>)>,
+}
+
+impl Observer for FirstCycle {
+    fn execution(&mut self, state: &State, events: &[Event]) {
+        if self.found.is_none() && fencer_robust::trace::Graph::new(events).cyclic() {
+            self.found = Some((state.clone(), events.to_vec()));
+        }
+    }
+}
+
+/// Explores every execution under `model` and reports the first whose happens-before
+/// has a cycle as the violation (assertions do not count for robustness).
+fn robustness_run(
+    prog: &Program,
+    model: ModelKind,
+    o: &fencer_dpor::Options,
+) -> (Report, Vec<Event>) {
+    let mut o = o.clone();
+    o.stop_on_violation = false;
+    let mut obs = FirstCycle::default();
+    let mut report = fencer_dpor::explore_observed(prog, model, &o, &mut obs);
+    if is_unsupported(&report) {
+        return (report, Vec::new());
+    }
+    match obs.found {
+        Some((state, events)) => {
+            let col = fencer_machine::collect::Collector::new(prog);
+            report.verdict = Verdict::Violation;
+            report.counterexample = Some(fencer_report::Counterexample {
+                kind: "sc-violation".into(),
+                message: "an execution whose trace is not sequentially consistent (its happens-before has a cycle)".into(),
+                file: None,
+                line: None,
+                column: None,
+                events: col.lines(&state, &events),
+                final_state: None,
+                schedule: Vec::new(),
+            });
+            (report, events)
+        }
+        None => {
+            report.counterexample = None;
+            if report.verdict == Verdict::Violation {
+                report.verdict = if report.stopped_by.is_some() {
+                    Verdict::Incomplete
+                } else {
+                    Verdict::Safe
+                };
+            }
+            (report, Vec::new())
+        }
     }
 }
 
@@ -227,7 +292,8 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
                 counterexamples: 0,
             }
         }
-        Verdict::Violation => {
+        // Robustness is about traces, not assertions: an SC failure does not stop it.
+        Verdict::Violation if !opts.robustness => {
             let condition = sc
                 .counterexample
                 .as_ref()
@@ -239,7 +305,7 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
             }
             return Outcome::UnsafeUnderSc { report: sc };
         }
-        Verdict::Safe | Verdict::Incomplete => {}
+        Verdict::Safe | Verdict::Incomplete | Verdict::Violation => {}
     }
     if model == ModelKind::Sc {
         return Outcome::NotNeeded { report: sc };
