@@ -243,6 +243,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         condition: None,
         final_vars: Vec::new(),
         final_states: None,
+        final_schedules: Vec::new(),
         final_state_executions: None,
         counterexample,
         stopped_by: stopped.map(|s| match s {

@@ -739,6 +739,7 @@ fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -
         condition: None,
         final_vars: Vec::new(),
         final_states: None,
+        final_schedules: Vec::new(),
         final_state_executions: None,
         counterexample: None,
         stopped_by: Some(fencer_report::Limit::Timeout),

@@ -1,7 +1,9 @@
 //! `fencer repair`: the fewest fences that make a program correct under TSO or PSO,
 //! written back into the user's source and re-checked from that source.
 
-use super::{input_kind, out, timeout_arg, usage_error, CheckArgs, Input, ModelArg, EXTENSIONS};
+use super::{
+    input_kind, out, timeout_arg, usage_error, views, CheckArgs, Input, ModelArg, EXTENSIONS,
+};
 use clap::ValueEnum;
 use fencer_ir::{Program, SrcLoc};
 use fencer_memory::ModelKind;
@@ -48,6 +50,8 @@ pub(crate) struct RepairArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    views: views::ViewArgs,
     /// Stop after this many seconds in all (exit code 3).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
@@ -505,7 +509,31 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         robustness: matches!(args.goal, Goal::Robustness),
     };
     let file = args.file.display().to_string();
-    match fencer_repair::repair(&prog, model, &opts) {
+    let outcome = fencer_repair::repair(&prog, model, &opts);
+    // `--view`, `--html`, `--sarif`, `--save-trace`: the first counterexample the repair
+    // had to kill (on the program as written), or the SC counterexample.
+    if args.views.any() {
+        let cargs = args.check_args(&args.file, model_arg, None);
+        let drawn = match &outcome {
+            Outcome::UnsafeUnderSc { report } => {
+                views::after_check(&cargs, &args.views, &prog, ModelKind::Sc, report)
+            }
+            Outcome::Repaired(r) => match r.counterexamples.first() {
+                Some(c) if c.under.is_empty() => {
+                    let mut rep = r.report.clone();
+                    rep.verdict = fencer_report::Verdict::Violation;
+                    rep.counterexample = Some(c.report.clone());
+                    views::after_check(&cargs, &args.views, &prog, model, &rep)
+                }
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        };
+        if let Err(code) = drawn {
+            return code;
+        }
+    }
+    match outcome {
         Outcome::Unsupported { report } => {
             let c = report.counterexample.expect("unsupported has one");
             let msg = format!(

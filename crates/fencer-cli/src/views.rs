@@ -27,11 +27,17 @@ pub struct ViewArgs {
     /// `fencer_view::tracefile` module; one step per line: `t0`, `upd(t0)`, `upd(t0,x)`).
     #[arg(long, value_name = "FILE")]
     pub save_trace: Option<PathBuf>,
+    /// Draw (and save) the first execution that ends in this final state instead of the
+    /// counterexample, e.g. `--final 'p.r1=0 q.r2=0'` (the names the final states list;
+    /// use `check --all` so that every final state is reached).
+    #[arg(long = "final", value_name = "NAME=VALUE...")]
+    pub final_state: Option<String>,
 }
 
 impl ViewArgs {
-    fn any(&self) -> bool {
-        self.view.is_some()
+    pub fn any(&self) -> bool {
+        self.final_state.is_some()
+            || self.view.is_some()
             || self.html.is_some()
             || self.sarif.is_some()
             || self.save_trace.is_some()
@@ -211,6 +217,9 @@ pub fn after_check(
     if !v.any() {
         return Ok(());
     }
+    if let Some(want) = &v.final_state {
+        return draw_final_state(args, v, prog, model, report, want);
+    }
     let cex = report.counterexample.as_ref();
     let x = match cex {
         Some(c) => Some(replay_found(prog, model, limits(args), c)?),
@@ -221,6 +230,84 @@ pub fn after_check(
     }
     let violations: Vec<&Counterexample> = cex.into_iter().collect();
     write_views(v, x.as_ref(), Some(report), &prog.name, model, &violations)
+}
+
+/// `--final 'a=1 b=2'`: the first execution that ended in the final state where every
+/// named variable has its value.
+fn draw_final_state(
+    args: &CheckArgs,
+    v: &ViewArgs,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    report: &Report,
+    want: &str,
+) -> Result<(), ExitCode> {
+    let usage = |msg: String| {
+        eprintln!("{msg}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    let mut pairs = Vec::new();
+    for part in want.split([' ', ',']).filter(|p| !p.is_empty()) {
+        let Some((name, value)) = part.split_once('=') else {
+            return Err(usage(format!(
+                "error: --final expects NAME=VALUE pairs, found `{part}`"
+            )));
+        };
+        let Some(k) = report.final_vars.iter().position(|n| n == name.trim()) else {
+            return Err(usage(format!(
+                "error: --final: no variable `{name}` in the final states (they list: {})",
+                report.final_vars.join(", ")
+            )));
+        };
+        let Ok(value) = value.trim().parse::<i64>() else {
+            return Err(usage(format!(
+                "error: --final: `{value}` is not an integer"
+            )));
+        };
+        pairs.push((k, value));
+    }
+    let states = report.final_states.as_deref().unwrap_or_default();
+    let Some(i) = states
+        .iter()
+        .position(|st| pairs.iter().all(|&(k, x)| st[k] == x))
+    else {
+        let listed: Vec<String> = states
+            .iter()
+            .map(|st| {
+                report
+                    .final_vars
+                    .iter()
+                    .zip(st)
+                    .map(|(n, x)| format!("{n}={x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        return Err(usage(format!(
+            "error: --final '{want}': no execution explored ends there{}; the final states reached:\n  {}",
+            if args.all { "" } else { " (without --all, exploration stops at the first violation)" },
+            listed.join("\n  ")
+        )));
+    };
+    let schedule = &report.final_schedules[i];
+    let x = fencer_view::replay_schedule(prog, model, limits(args), schedule).map_err(|e| {
+        eprintln!("internal error: the execution does not replay: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })?;
+    if let Some(p) = &v.save_trace {
+        let c = Counterexample {
+            kind: "final-state".into(),
+            message: format!("an execution ending in {want}"),
+            file: None,
+            line: None,
+            column: None,
+            events: Vec::new(),
+            final_state: None,
+            schedule: schedule.clone(),
+        };
+        write_file(p, &trace_file(args, &x, &c, false).render())?;
+    }
+    write_views(v, Some(&x), Some(report), &prog.name, model, &[])
 }
 
 /// After `robust`: the first violation's witness (or a safety violation found on the

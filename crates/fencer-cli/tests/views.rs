@@ -334,3 +334,94 @@ fn litmus_draws_the_execution_that_satisfies_the_condition() {
     let out = fencer(&["litmus", m, m, "--view", svg.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `check --all --final 'NAME=VALUE ...'`: the execution that ends in a chosen final state,
+/// drawn and saved; it replays to that state. A state never reached is an error that lists
+/// the ones that were.
+#[test]
+fn a_chosen_final_state_is_drawn_and_replays() {
+    let sb = root().join("examples/sb.fen");
+    let f = sb.to_str().unwrap();
+    let (svg, trace) = (tmp("final.svg"), tmp("final.trace"));
+    let out = fencer(&[
+        "check",
+        f,
+        "--model",
+        "tso",
+        "--all",
+        "--final",
+        "p.r1=1 q.r2=1",
+        "--view",
+        svg.to_str().unwrap(),
+        "--save-trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("ends without a violation"), "{picture}");
+    let r = fencer(&["replay", f, trace.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let out = fencer(&[
+        "check",
+        f,
+        "--model",
+        "sc",
+        "--all",
+        "--final",
+        "p.r1=0 q.r2=0",
+        "--view",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no execution explored ends there") && err.contains("p.r1=1 q.r2=1"),
+        "{err}"
+    );
+    let out = fencer(&[
+        "check",
+        f,
+        "--all",
+        "--final",
+        "nope=1",
+        "--view",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// `repair --view`: the first counterexample the repair had to kill, drawn.
+#[test]
+fn repair_draws_its_first_counterexample() {
+    let sb = root().join("examples/sb.fen");
+    let svg = tmp("repair.svg");
+    let out = fencer(&[
+        "repair",
+        sb.to_str().unwrap(),
+        "--model",
+        "tso",
+        "--view",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.contains("buf(p)") && picture.contains("arrow fr"),
+        "{picture}"
+    );
+}

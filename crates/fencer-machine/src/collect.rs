@@ -47,6 +47,8 @@ pub struct Collector<'a> {
     pub stats: Stats,
     /// Every final state reached, with how many complete executions reached it.
     pub final_states: BTreeMap<Vec<i64>, u64>,
+    /// The schedule of the first execution that reached each final state.
+    pub final_schedules: BTreeMap<Vec<i64>, Vec<ScheduleStep>>,
     pub cex: Option<Counterexample>,
     pub stopped: Option<Limit>,
     pub start: Instant,
@@ -59,6 +61,7 @@ impl<'a> Collector<'a> {
             vars: prog.reported_vars(),
             stats: Stats::default(),
             final_states: BTreeMap::new(),
+            final_schedules: BTreeMap::new(),
             cex: None,
             stopped: None,
             start: Instant::now(),
@@ -127,6 +130,9 @@ impl<'a> Collector<'a> {
     pub fn complete(&mut self, s: &State, path: &[Event]) {
         self.stats.executions += 1;
         let vals: Vec<i64> = self.vars.iter().map(|v| Self::var_value(s, v)).collect();
+        if !self.final_schedules.contains_key(&vals) {
+            self.final_schedules.insert(vals.clone(), schedule(path));
+        }
         let Some(c) = &self.prog.cond else {
             *self.final_states.entry(vals).or_default() += 1;
             return;
@@ -298,6 +304,7 @@ impl<'a> Collector<'a> {
             condition: self.prog.cond.as_ref().map(|c| c.text.clone()),
             final_vars: self.vars.iter().map(|v| self.prog.var_name(v)).collect(),
             final_state_executions: Some(self.final_states.values().copied().collect()),
+            final_schedules: self.final_schedules.into_values().collect(),
             final_states: Some(self.final_states.into_keys().collect()),
             counterexample: self.cex,
             stopped_by: self.stopped,

@@ -167,6 +167,10 @@ pub struct Report {
     /// For each final state, how many complete executions (one per trace with DPOR) end
     /// in it.
     pub final_state_executions: Option<Vec<u64>>,
+    /// For each final state, the schedule of the first execution that ended in it (for
+    /// drawing it: `check --all --view F --final ...`). Not part of the JSON.
+    #[serde(skip)]
+    pub final_schedules: Vec<Vec<ScheduleStep>>,
     pub counterexample: Option<Counterexample>,
     /// The limit that stopped exploration, if one did.
     pub stopped_by: Option<Limit>,
@@ -557,6 +561,7 @@ mod tests {
             condition: None,
             final_vars: vec![],
             final_states: Some(vec![]),
+            final_schedules: vec![],
             final_state_executions: Some(vec![]),
             counterexample: None,
             stopped_by: None,
