@@ -5,8 +5,9 @@ use fencer_dve::run::Label;
 use fencer_explicit::{reach, FoundKind, Options, TransitionSystem};
 use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
 
-/// A DVE system as the engine sees it: fixed-width states and their successors.
-struct Dve<'a>(&'a fencer_dve::System);
+/// A DVE system as the engine sees it: fixed-width states and their successors (with a
+/// scratch vector kept between calls: no allocation per state).
+struct Dve<'a>(&'a fencer_dve::System, std::cell::RefCell<Vec<u8>>);
 
 impl TransitionSystem for Dve<'_> {
     type Label = Label;
@@ -17,14 +18,14 @@ impl TransitionSystem for Dve<'_> {
         self.0.initial.clone()
     }
     fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = Vec::new();
+        let mut buf = self.1.borrow_mut();
         self.0
             .successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
     }
 }
 
 /// The product with the property process, for LTL.
-struct Product<'a>(&'a fencer_dve::System);
+struct Product<'a>(&'a fencer_dve::System, std::cell::RefCell<Vec<u8>>);
 
 impl TransitionSystem for Product<'_> {
     type Label = Label;
@@ -35,7 +36,7 @@ impl TransitionSystem for Product<'_> {
         self.0.initial.clone()
     }
     fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = Vec::new();
+        let mut buf = self.1.borrow_mut();
         self.0
             .product_successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
     }
@@ -162,7 +163,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         events
     };
     let (counterexample, stats, stopped, accepting) = if ltl {
-        let out = fencer_explicit::accepting_cycle(&Product(&sys), &opts);
+        let out = fencer_explicit::accepting_cycle(&Product(&sys, Default::default()), &opts);
         let cex = out.lasso.as_ref().map(|l| {
             let mut steps = l.prefix.clone();
             steps.extend(l.cycle.iter().cloned());
@@ -185,7 +186,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         });
         (cex, out.stats, out.stopped, Some(out.accepting))
     } else {
-        let found = reach(&Dve(&sys), &opts, &judge);
+        let found = reach(&Dve(&sys, Default::default()), &opts, &judge);
         let cex = found.found.as_ref().map(|f| {
             let mut events = lines(&f.initial, &f.steps, None);
             let (kind, message) = match &f.kind {

@@ -89,6 +89,8 @@ struct Store<L> {
     width: usize,
     arena: Vec<u8>,
     table: HashTable<u32>,
+    /// Each stored state's hash (32 bits), so that growing the table rehashes nothing.
+    hashes: Vec<u32>,
     parent: Vec<(u32, Option<L>)>,
     hasher: rustc_hash::FxBuildHasher,
 }
@@ -100,21 +102,42 @@ impl<L: Copy> Store<L> {
     }
 
     /// Inserts `s`; `Some(index)` when it is new.
+    /// The table's hash of a 32-bit hash: both halves, so that hashbrown's bucket index
+    /// (low bits) and tag (top bits) are both well mixed.
+    fn spread(h: u32) -> u64 {
+        ((h as u64) << 32) | h as u64
+    }
+
+    /// Inserts `s`; `Some(index)` when it is new.
     fn insert(&mut self, s: &[u8], parent: u32, label: Option<L>) -> Option<u32> {
-        let h = self.hasher.hash_one(s);
-        let (w, arena) = (self.width, &self.arena);
-        let eq = |&i: &u32| &arena[i as usize * w..(i as usize + 1) * w] == s;
-        if self.table.find(h, eq).is_some() {
-            return None;
-        }
+        let h32 = self.hasher.hash_one(s) as u32;
+        let (w, arena, hashes) = (self.width, &self.arena, &self.hashes);
         let i = self.parent.len() as u32;
-        self.arena.extend_from_slice(s);
-        self.parent.push((parent, label));
-        let (w, arena, hasher) = (self.width, &self.arena, &self.hasher);
-        self.table.insert_unique(h, i, |&j| {
-            hasher.hash_one(&arena[j as usize * w..(j as usize + 1) * w])
-        });
-        Some(i)
+        match self.table.entry(
+            Self::spread(h32),
+            |&k| &arena[k as usize * w..(k as usize + 1) * w] == s,
+            |&k| Self::spread(hashes[k as usize]),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(_) => None,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(i);
+                self.arena.extend_from_slice(s);
+                self.hashes.push(h32);
+                self.parent.push((parent, label));
+                Some(i)
+            }
+        }
+    }
+
+    /// The index of a stored state.
+    fn index_of(&self, s: &[u8]) -> Option<u32> {
+        let h32 = self.hasher.hash_one(s) as u32;
+        let (w, arena) = (self.width, &self.arena);
+        self.table
+            .find(Self::spread(h32), |&k| {
+                &arena[k as usize * w..(k as usize + 1) * w] == s
+            })
+            .copied()
     }
 
     fn path(&self, mut i: u32) -> (Vec<u8>, Vec<(L, Vec<u8>)>) {
@@ -140,6 +163,7 @@ pub fn reach<S: TransitionSystem>(
         width: sys.width(),
         arena: Vec::new(),
         table: HashTable::new(),
+        hashes: Vec::new(),
         parent: Vec::new(),
         hasher: rustc_hash::FxBuildHasher,
     };
@@ -151,6 +175,7 @@ pub fn reach<S: TransitionSystem>(
         stats.elapsed = start.elapsed();
         stats.memory = (st.arena.capacity()
             + st.table.capacity() * 4
+            + st.hashes.capacity() * 4
             + st.parent.capacity() * std::mem::size_of::<(u32, Option<S::Label>)>())
             as u64;
         Outcome {
@@ -280,6 +305,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
         width: sys.width(),
         arena: Vec::new(),
         table: HashTable::new(),
+        hashes: Vec::new(),
         parent: Vec::new(),
         hasher: rustc_hash::FxBuildHasher,
     };
@@ -305,13 +331,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
                             flags.push(0);
                             j
                         }
-                        None => {
-                            let h = st.hasher.hash_one(s);
-                            let (w, arena) = (st.width, &st.arena);
-                            *st.table
-                                .find(h, |&k| &arena[k as usize * w..(k as usize + 1) * w] == s)
-                                .expect("present")
-                        }
+                        None => st.index_of(s).expect("present"),
                     };
                     out.push((l, j));
                 }
