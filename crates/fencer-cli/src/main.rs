@@ -27,9 +27,13 @@ const EXIT_USAGE: u8 = 2;
     about = "Verify concurrent programs under the SC, x86-TSO and PSO memory models",
     long_about = "fencer explores the executions of a concurrent program under a memory model \
 and reports whether any of them fails an assertion, deadlocks, or reaches the final state \
-the program's `exists`/`forall` condition asks about, with a step-by-step counterexample.\n\n\
+the program's `exists`/`forall` condition asks about, with a step-by-step counterexample. \
+`robust` asks whether every execution under TSO/PSO is sequentially consistent, `repair` \
+finds the fewest fences that make a program correct and writes them into the source, and \
+DiVinE's `.dve` models are checked (reachability, deadlocks, LTL property processes) by an \
+explicit-state engine.\n\n\
 Exit codes: 0 no violation, 1 violation found, 2 bad input or usage, 3 stopped by a limit.",
-    after_help = "Examples:\n  fencer check examples/sb.fen --model tso\n  fencer check examples/sb.fen --model sc --json\n  fencer check examples/mp.fen --model pso --timeout 10"
+    after_help = "Examples:\n  fencer check examples/sb.fen --model tso\n  fencer check examples/sb.fen --model sc --json\n  fencer check examples/mp.fen --model pso --timeout 10\n  fencer robust examples/mp.fen --model pso\n  fencer repair examples/sb.fen --model tso --diff\n  fencer check examples/dve/philosophers.dve --deadlock"
 )]
 struct Cli {
     #[command(subcommand)]
