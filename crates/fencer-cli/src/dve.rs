@@ -112,10 +112,84 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         Ok(s) => s,
         Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
     };
+    // The properties to answer: `--ltl`, else the model's property process, else its
+    // `property ltl` items; none means reachability (errors, assertions, --reach,
+    // --deadlock).
+    let props = match properties(args, &sys) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if props.is_empty() {
+        let (report, text) = match check_one(args, timeout, &path, &src, &sys, None) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        out(&if args.json {
+            format!("{}\n", report.to_json())
+        } else {
+            text
+        });
+        return ExitCode::from(report.verdict.exit_code() as u8);
+    }
+    let mut results = Vec::new();
+    for (name, formula, psys) in &props {
+        let title = match formula {
+            Some(f) => format!("property {name}: {f}"),
+            None => format!("property process `{name}`"),
+        };
+        match check_one(args, timeout, &path, &src, psys, Some(&title)) {
+            Ok((report, text)) => results.push((name.clone(), formula.clone(), report, text)),
+            Err(code) => return code,
+        }
+    }
+    let code = if results.iter().any(|r| r.2.verdict == Verdict::Violation) {
+        1
+    } else if results.iter().any(|r| r.2.verdict == Verdict::Incomplete) {
+        3
+    } else {
+        0
+    };
+    if args.json {
+        if results.len() == 1 {
+            out(&format!("{}\n", results[0].2.to_json()));
+        } else {
+            let list: Vec<serde_json::Value> = results
+                .iter()
+                .map(|(n, f, r, _)| {
+                    serde_json::json!({
+                        "property": n,
+                        "formula": f,
+                        "report": serde_json::to_value(r).expect("json"),
+                    })
+                })
+                .collect();
+            out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&serde_json::json!({ "properties": list }))
+                    .expect("json")
+            ));
+        }
+    } else {
+        let texts: Vec<&str> = results.iter().map(|r| r.3.as_str()).collect();
+        out(&texts.join("\n"));
+    }
+    ExitCode::from(code)
+}
+
+/// One property (or reachability): the report and its text.
+fn check_one(
+    args: &CheckArgs,
+    timeout: Option<Duration>,
+    path: &str,
+    src: &str,
+    sys: &fencer_dve::System,
+    title: Option<&str>,
+) -> Result<(Report, String), ExitCode> {
+    let path = path.to_string();
     let goal = match &args.reach {
         Some(e) => match sys.expression("--reach", e) {
             Ok(c) => Some(c),
-            Err(d) => return usage_error(args.json, &d.render(e), Some(&d)),
+            Err(d) => return Err(usage_error(args.json, &d.render(e), Some(&d))),
         },
         None => None,
     };
@@ -141,7 +215,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
     };
     let ltl = sys.property.is_some() && args.reach.is_none() && !args.deadlock;
     let line_of = |span: fencer_dve::ast::Span| {
-        let d = fencer_text::Diagnostic::new(&path, &src, span, "", "");
+        let d = fencer_text::Diagnostic::new(&path, src, span, "", "");
         (d.line, d.col)
     };
     // One line per step: the process, its transition, the variables it changed.
@@ -157,13 +231,13 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             if cycle_from == Some(k) {
                 op = format!("{op}   <- the cycle starts here");
             }
-            events.push(step_line(&sys, &path, line_of, k + 1, *l, op));
+            events.push(step_line(sys, &path, line_of, k + 1, *l, op));
             prev = s.clone();
         }
         events
     };
     let (counterexample, stats, stopped, accepting) = if ltl {
-        let out = fencer_explicit::accepting_cycle(&Product(&sys, Default::default()), &opts);
+        let out = fencer_explicit::accepting_cycle(&Product(sys, Default::default()), &opts);
         let cex = out.lasso.as_ref().map(|l| {
             let mut steps = l.prefix.clone();
             steps.extend(l.cycle.iter().cloned());
@@ -186,7 +260,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         });
         (cex, out.stats, out.stopped, Some(out.accepting))
     } else {
-        let found = reach(&Dve(&sys, Default::default()), &opts, &judge);
+        let found = reach(&Dve(sys, Default::default()), &opts, &judge);
         let cex = found.found.as_ref().map(|f| {
             let mut events = lines(&f.initial, &f.steps, None);
             let (kind, message) = match &f.kind {
@@ -197,7 +271,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             };
             if let Some(l) = f.failed {
                 let op = format!("{}  FAILS: {message}", sys.describe(l));
-                events.push(step_line(&sys, &path, line_of, events.len() + 1, l, op));
+                events.push(step_line(sys, &path, line_of, events.len() + 1, l, op));
             }
             Counterexample {
                 kind: kind.into(),
@@ -252,9 +326,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             _ => fencer_report::Limit::MaxStates,
         }),
     };
-    if args.json {
-        out(&format!("{}\n", report.to_json()));
-    } else {
+    let text = {
         let what = match (ltl, args.deadlock, args.reach.is_some()) {
             (true, _, _) => "the property holds: no accepting cycle in the product with the property process",
             (_, true, true) => "no run-time error, failed assertion, reached goal or deadlock in any reachable state",
@@ -268,7 +340,10 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             Verdict::Violation => "VIOLATION".to_string(),
             Verdict::Incomplete => "INCOMPLETE: stopped by a limit".to_string(),
         };
-        let mut text = format!("{} (DVE, explicit-state): {verdict}\n", report.program);
+        let mut text = match title {
+            Some(t) => format!("{} (DVE, explicit-state), {t}: {verdict}\n", report.program),
+            None => format!("{} (DVE, explicit-state): {verdict}\n", report.program),
+        };
         if let Some(l) = &report.stopped_by {
             text.push_str(&format!("  stopped: {}\n", fencer_report::limit_text(l)));
         }
@@ -302,7 +377,106 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
         }
         text.push('\n');
-        out(&text);
+        text
+    };
+    Ok((report, text))
+}
+
+/// The LTL properties to check, each as (name, formula if any, the model with the
+/// property's automaton as its property process).
+#[allow(clippy::type_complexity)]
+fn properties(
+    args: &CheckArgs,
+    sys: &fencer_dve::System,
+) -> Result<Vec<(String, Option<String>, fencer_dve::System)>, ExitCode> {
+    if args.reach.is_some() || args.deadlock {
+        return Ok(Vec::new());
     }
-    ExitCode::from(report.verdict.exit_code() as u8)
+    let mut defines: Vec<(String, String)> = Vec::new();
+    let mut formulas: Vec<(String, String)> = Vec::new();
+    if let Some(l) = &args.ltl {
+        let file = std::path::Path::new(l);
+        if l.ends_with(".ltl") || file.is_file() {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                usage_error(
+                    args.json,
+                    &format!("{l}: error: cannot read the file: {e}"),
+                    None,
+                )
+            })?;
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if let Some(d) = line.strip_prefix("#define") {
+                    let d = d.trim();
+                    let (name, expr) = d.split_once(char::is_whitespace).ok_or_else(|| {
+                        usage_error(
+                            args.json,
+                            &format!("{l}:{}: error: expected `#define NAME EXPRESSION`", n + 1),
+                            None,
+                        )
+                    })?;
+                    defines.push((name.to_string(), expr.trim().to_string()));
+                } else if let Some(f) = line.strip_prefix("#property") {
+                    formulas.push((format!("{}", formulas.len() + 1), f.trim().to_string()));
+                } else if !line.is_empty() && !line.starts_with("//") {
+                    return Err(usage_error(
+                        args.json,
+                        &format!("{l}:{}: error: expected `#define NAME EXPRESSION` or `#property FORMULA`", n + 1),
+                        None,
+                    ));
+                }
+            }
+            if formulas.is_empty() {
+                return Err(usage_error(
+                    args.json,
+                    &format!("{l}: error: no `#property` line"),
+                    None,
+                ));
+            }
+        } else {
+            formulas.push(("--ltl".to_string(), l.clone()));
+        }
+    } else if let Some(p) = sys.property {
+        return Ok(vec![(sys.processes[p].name.clone(), None, sys.clone())]);
+    } else {
+        formulas = sys.ltl.clone();
+    }
+    let mut out = Vec::new();
+    for (name, text) in formulas {
+        let f = fencer_ltl::parse(&text).map_err(|e| {
+            usage_error(
+                args.json,
+                &format!(
+                    "error: in LTL property {name} `{text}`: {} (at column {})",
+                    e.message,
+                    e.offset + 1
+                ),
+                None,
+            )
+        })?;
+        let mut atoms = Vec::new();
+        for a in &f.atoms {
+            let compiled = match defines.iter().find(|(n, _)| n == a) {
+                Some((_, e)) => sys.expression(a, e),
+                None if sys.definitions.contains_key(a) => Ok(sys.definitions[a].clone()),
+                None => sys.expression(a, a),
+            };
+            match compiled {
+                Ok(c) => atoms.push(c),
+                Err(d) => {
+                    return Err(usage_error(
+                        args.json,
+                        &format!(
+                            "error: in LTL property {name}: the proposition `{a}` is not defined (`#define {a} EXPR` in the .ltl file, an `expression` in the model, or a variable): {}",
+                            d.message
+                        ),
+                        None,
+                    ))
+                }
+            }
+        }
+        let b = fencer_ltl::negation(&f.ltl);
+        out.push((name, Some(text), sys.with_property(&b, &atoms)));
+    }
+    Ok(out)
 }

@@ -240,6 +240,11 @@ struct CheckArgs {
     /// and `P->var`), e.g. `--reach 'P_0.CS + P_1.CS > 1'`.
     #[arg(long, value_name = "EXPR")]
     reach: Option<String>,
+    /// DVE: check an LTL formula over the model (`--ltl 'G (wait0 -> F cs0)'`, atoms being
+    /// the model's `expression`s or variables) or a DiVinE `.ltl` file (`#define NAME EXPR`
+    /// and `#property FORMULA` lines; each property is answered).
+    #[arg(long, value_name = "FORMULA|FILE.ltl")]
+    ltl: Option<String>,
     /// DVE: stop after storing this many states (exit code 3).
     #[arg(long, value_name = "N")]
     max_states: Option<u64>,

@@ -112,6 +112,7 @@ impl RepairArgs {
             no_spin_assume: self.no_spin_assume,
             deadlock: false,
             reach: None,
+            ltl: None,
             max_states: None,
         }
     }

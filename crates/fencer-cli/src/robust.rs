@@ -131,6 +131,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         no_spin_assume: a.no_spin_assume,
         deadlock: false,
         reach: None,
+        ltl: None,
         max_states: None,
     });
     let mut prog = match load_program(&args, model, timeout) {

@@ -400,6 +400,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         no_spin_assume: false,
         deadlock: false,
         reach: None,
+        ltl: None,
         max_states: None,
     }
 }

@@ -137,6 +137,68 @@ struct Scope {
 }
 
 impl System {
+    /// This model with an LTL property: the Büchi automaton `b` (of the formula's
+    /// negation) becomes its property process, reading the atoms `atoms` (compiled
+    /// expressions, by the automaton's atom indices). Any property process the model had
+    /// is replaced.
+    pub fn with_property(&self, b: &fencer_ltl::Buchi, atoms: &[CExpr]) -> System {
+        let mut sys = self.clone();
+        if let Some(p) = sys.property.take() {
+            sys.processes[p].property = false;
+            // An old property process stays, but never moves (it is not part of the model).
+            sys.processes[p].trans.clear();
+        }
+        let ty = if b.states <= 256 {
+            Type::Byte
+        } else {
+            Type::Int
+        };
+        let var = Var {
+            offset: sys.width,
+            ty,
+            len: None,
+        };
+        sys.width += ty.width();
+        sys.initial.resize(sys.width as usize, 0);
+        let lit = |&(a, pos): &fencer_ltl::Literal| {
+            let e = atoms[a].clone();
+            if pos {
+                e
+            } else {
+                CExpr::Unary(UnOp::Not, Box::new(e))
+            }
+        };
+        let trans = b
+            .transitions
+            .iter()
+            .map(|t| Transition {
+                from: t.from as u32,
+                to: t.to as u32,
+                guard: t.guard.iter().map(lit).reduce(|x, y| {
+                    CExpr::Binary(BinOp::And, Box::new(x), Box::new(y), Span::default())
+                }),
+                sync: None,
+                effect: Vec::new(),
+                text: format!("q{} -> q{}", t.from, t.to),
+                span: Span::default(),
+            })
+            .collect();
+        sys.processes.push(Process {
+            name: "LTL".into(),
+            states: (0..b.states).map(|q| format!("q{q}")).collect(),
+            state_var: var,
+            init: 0,
+            accept: b.accepting.clone(),
+            commit: vec![false; b.states],
+            asserts: Vec::new(),
+            trans,
+            locals: Vec::new(),
+            property: true,
+        });
+        sys.property = Some(sys.processes.len() - 1);
+        sys
+    }
+
     /// Compiles an expression over the model's globals, `P.state` and `P->var` (`--reach`,
     /// atomic propositions). `file` and `src` are the expression's own, for diagnostics.
     pub fn expression(&self, file: &str, src: &str) -> R<CExpr> {
