@@ -19,7 +19,8 @@ pub struct BenchOptions {
 
 fn is_program(f: &Path) -> bool {
     let ext = f.extension().and_then(|x| x.to_str());
-    ext == Some("fen") || (cfg!(feature = "c") && matches!(ext, Some("c" | "ll" | "bc")))
+    matches!(ext, Some("fen" | "dve"))
+        || (cfg!(feature = "c") && matches!(ext, Some("c" | "ll" | "bc")))
 }
 
 /// The programs named (`.fen`, and C files when built with C support), directories
@@ -43,7 +44,7 @@ fn programs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         }
     }
     if out.is_empty() {
-        return Err("error: no programs (`.fen`, `.c`, `.ll`, `.bc`) to run".into());
+        return Err("error: no programs (`.fen`, `.dve`, `.c`, `.ll`, `.bc`) to run".into());
     }
     Ok(out)
 }
@@ -76,7 +77,11 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
     let out = Command::new(exe)
         .arg("check")
         .arg(file)
-        .args(["--model", model, "--algo", o.algo, "--json"])
+        .args(if model == "dve" {
+            vec!["--json"]
+        } else {
+            vec!["--model", model, "--algo", o.algo, "--json"]
+        })
         .args(["--timeout", &o.timeout.to_string()])
         .output();
     let wall_ms = start.elapsed().as_secs_f64() * 1000.0;
@@ -109,6 +114,8 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         "verdict": verdict,
         "expected": expect,
         "executions": st["executions"],
+        "states": st["states"],
+        "transitions": st["transitions"],
         "blocked": st["blocked"],
         "sleep_blocked": st["sleep_blocked"],
         "events": st["events"],
@@ -287,7 +294,10 @@ pub fn bench(o: BenchOptions) -> ExitCode {
         ));
     }
     for f in &files {
-        for m in &o.models {
+        // A DVE model has no memory model: one run, its states in the executions column.
+        let dve = f.extension().is_some_and(|x| x == "dve");
+        let models: &[&str] = if dve { &["dve"] } else { &o.models };
+        for m in models {
             let row = run_one(&exe, f, m, &o);
             let verdict = row["verdict"].as_str().unwrap_or("error");
             let ok = match row["expected"].as_str() {
@@ -308,7 +318,11 @@ pub fn bench(o: BenchOptions) -> ExitCode {
                     } else {
                         format!("{verdict}!")
                     },
-                    num("executions"),
+                    if dve {
+                        num("states")
+                    } else {
+                        num("executions")
+                    },
                     num("blocked"),
                     row["executions_per_sec"]
                         .as_f64()
