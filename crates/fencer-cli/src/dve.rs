@@ -43,6 +43,16 @@ impl TransitionSystem for Product<'_> {
     fn accepting(&self, s: &[u8]) -> bool {
         self.0.accepting(s)
     }
+    fn processes(&self) -> u32 {
+        self.0.processes.len() as u32
+    }
+    fn moved(&self, l: Label, out: &mut Vec<u32>) {
+        for (p, _) in std::iter::once(l.first).chain(l.second) {
+            if !self.0.processes[p as usize].property {
+                out.push(p);
+            }
+        }
+    }
 }
 
 /// A counterexample line for one step.
@@ -237,7 +247,12 @@ fn check_one(
         events
     };
     let (counterexample, stats, stopped, accepting) = if ltl {
-        let out = fencer_explicit::accepting_cycle(&Product(sys, Default::default()), &opts);
+        let product = Product(sys, Default::default());
+        let out = if args.fair {
+            fencer_explicit::fair_accepting_cycle(&product, &opts)
+        } else {
+            fencer_explicit::accepting_cycle(&product, &opts)
+        };
         let cex = out.lasso.as_ref().map(|l| {
             let mut steps = l.prefix.clone();
             steps.extend(l.cycle.iter().cloned());
@@ -328,6 +343,7 @@ fn check_one(
     };
     let text = {
         let what = match (ltl, args.deadlock, args.reach.is_some()) {
+            (true, _, _) if args.fair => "the property holds on every weakly fair run (no fair accepting cycle)",
             (true, _, _) => "the property holds: no accepting cycle in the product with the property process",
             (_, true, true) => "no run-time error, failed assertion, reached goal or deadlock in any reachable state",
             (_, true, false) => "no run-time error, failed assertion or deadlock in any reachable state",

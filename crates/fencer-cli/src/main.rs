@@ -245,6 +245,10 @@ struct CheckArgs {
     /// and `#property FORMULA` lines; each property is answered).
     #[arg(long, value_name = "FORMULA|FILE.ltl")]
     ltl: Option<String>,
+    /// DVE, LTL: only weakly fair runs count (a process that stays enabled eventually
+    /// moves), so a property is violated only by a fair run.
+    #[arg(long)]
+    fair: bool,
     /// DVE: stop after storing this many states (exit code 3).
     #[arg(long, value_name = "N")]
     max_states: Option<u64>,

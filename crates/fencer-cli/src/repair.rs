@@ -113,6 +113,7 @@ impl RepairArgs {
             deadlock: false,
             reach: None,
             ltl: None,
+            fair: false,
             max_states: None,
         }
     }

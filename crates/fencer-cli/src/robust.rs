@@ -132,6 +132,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         deadlock: false,
         reach: None,
         ltl: None,
+        fair: false,
         max_states: None,
     });
     let mut prog = match load_program(&args, model, timeout) {

@@ -401,6 +401,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         deadlock: false,
         reach: None,
         ltl: None,
+        fair: false,
         max_states: None,
     }
 }

@@ -26,6 +26,11 @@ pub trait TransitionSystem {
     fn accepting(&self, _s: &[u8]) -> bool {
         false
     }
+    /// For weak fairness: how many processes there are, and which ones a step moves.
+    fn processes(&self) -> u32 {
+        0
+    }
+    fn moved(&self, _l: Self::Label, _out: &mut Vec<u32>) {}
 }
 
 #[derive(Clone, Debug, Default)]
@@ -452,4 +457,271 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
         blue.pop();
     }
     finish(stats, &st, accepting, None, None)
+}
+
+/// Whether some reachable cycle through an accepting state is *weakly fair*: every process
+/// that is enabled in every state of the cycle moves on it. Such a cycle exists iff some
+/// strongly connected component of the product holds an accepting state and, for every
+/// process, an edge inside it where the process moves or a state of it where the process
+/// cannot move (a cycle through every state and edge of the component is then accepting
+/// and fair; a process enabled throughout and never moving inside the component makes
+/// every cycle in it unfair). Components come from Tarjan's algorithm, iteratively; the
+/// lasso is a shortest path to the accepting state, then a cycle inside the component
+/// through it and through one witness of each process's fairness.
+pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    let start = Instant::now();
+    let mut st = Store {
+        width: sys.width(),
+        arena: Vec::new(),
+        table: HashTable::new(),
+        hashes: Vec::new(),
+        parent: Vec::new(),
+        hasher: rustc_hash::FxBuildHasher,
+    };
+    let mut stats = Stats::default();
+    let init = sys.initial();
+    st.insert(&init, u32::MAX, None);
+    let mut cur = Vec::new();
+    let mut expand =
+        |i: u32, st: &mut Store<S::Label>, stats: &mut Stats| -> Vec<(S::Label, u32)> {
+            cur.clear();
+            cur.extend_from_slice(st.get(i));
+            let mut out = Vec::new();
+            sys.successors(&cur, &mut |l, r| {
+                stats.transitions += 1;
+                if let Ok(s) = r {
+                    let j = match st.insert(s, i, Some(l)) {
+                        Some(j) => j,
+                        None => st.index_of(s).expect("present"),
+                    };
+                    out.push((l, j));
+                } else {
+                    stats.errors += 1;
+                }
+            });
+            out
+        };
+    let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
+        stats.states = st.parent.len() as u64;
+        stats.elapsed = start.elapsed();
+        stats.memory =
+            (st.arena.capacity() + st.table.capacity() * 4 + st.hashes.capacity() * 4) as u64;
+        LtlOutcome {
+            stats,
+            accepting,
+            lasso,
+            stopped,
+        }
+    };
+    let procs = sys.processes() as usize;
+    // Tarjan, iteratively, keeping each state's successors while it is on the call stack.
+    let mut index: Vec<u32> = Vec::new();
+    let mut low: Vec<u32> = Vec::new();
+    let mut on: Vec<bool> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut call: Vec<Frame<S::Label>> = Vec::new();
+    let mut succs_of: rustc_hash::FxHashMap<u32, Vec<(S::Label, u32)>> = Default::default();
+    let mut next_index = 0u32;
+    let mut accepting = 0u64;
+    let grow = |v: &mut Vec<u32>, n: usize, x: u32| {
+        if v.len() < n {
+            v.resize(n, x);
+        }
+    };
+    let visit = |i: u32,
+                 index: &mut Vec<u32>,
+                 low: &mut Vec<u32>,
+                 on: &mut Vec<bool>,
+                 stack: &mut Vec<u32>,
+                 next: &mut u32| {
+        let n = i as usize + 1;
+        grow(index, n, u32::MAX);
+        grow(low, n, 0);
+        if on.len() < n {
+            on.resize(n, false);
+        }
+        index[i as usize] = *next;
+        low[i as usize] = *next;
+        *next += 1;
+        stack.push(i);
+        on[i as usize] = true;
+    };
+    let succs = expand(0, &mut st, &mut stats);
+    visit(
+        0,
+        &mut index,
+        &mut low,
+        &mut on,
+        &mut stack,
+        &mut next_index,
+    );
+    call.push(Frame {
+        state: 0,
+        succs,
+        next: 0,
+    });
+    let mut steps = 0u64;
+    let mut moved = Vec::new();
+    while let Some(top) = call.last_mut() {
+        steps += 1;
+        if steps.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
+            return finish(stats, &st, accepting, None, Some("timeout"));
+        }
+        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+            return finish(stats, &st, accepting, None, Some("max-states"));
+        }
+        let v = top.state;
+        if top.next < top.succs.len() {
+            let (_, w) = top.succs[top.next];
+            top.next += 1;
+            let seen = (w as usize) < index.len() && index[w as usize] != u32::MAX;
+            if !seen {
+                let succs = expand(w, &mut st, &mut stats);
+                visit(
+                    w,
+                    &mut index,
+                    &mut low,
+                    &mut on,
+                    &mut stack,
+                    &mut next_index,
+                );
+                call.push(Frame {
+                    state: w,
+                    succs,
+                    next: 0,
+                });
+            } else if on[w as usize] {
+                low[v as usize] = low[v as usize].min(index[w as usize]);
+            }
+            continue;
+        }
+        let frame = call.pop().expect("non-empty");
+        if let Some(parent) = call.last() {
+            let p = parent.state as usize;
+            low[p] = low[p].min(low[v as usize]);
+        }
+        succs_of.insert(v, frame.succs);
+        if low[v as usize] != index[v as usize] {
+            continue;
+        }
+        // `v` roots a component: the stack down to `v`.
+        let k = stack.iter().rposition(|&x| x == v).expect("on the stack");
+        let comp: Vec<u32> = stack.split_off(k);
+        let members: rustc_hash::FxHashSet<u32> = comp.iter().copied().collect();
+        for &x in &comp {
+            on[x as usize] = false;
+        }
+        let inner = |x: u32| succs_of[&x].iter().filter(|(_, y)| members.contains(y));
+        let nontrivial = comp.len() > 1 || inner(v).next().is_some();
+        let acc_state = comp.iter().copied().find(|&x| sys.accepting(st.get(x)));
+        accepting += comp.iter().filter(|&&x| sys.accepting(st.get(x))).count() as u64;
+        if nontrivial {
+            if let Some(a) = acc_state {
+                // For each process: an inner edge where it moves, or a state where it
+                // cannot move.
+                let mut witness: Vec<Option<(u32, Option<u32>)>> = vec![None; procs];
+                for &x in &comp {
+                    let mut enabled = vec![false; procs];
+                    for (l, y) in &succs_of[&x] {
+                        moved.clear();
+                        sys.moved(*l, &mut moved);
+                        for &p in &moved {
+                            enabled[p as usize] = true;
+                            if members.contains(y) && witness[p as usize].is_none() {
+                                witness[p as usize] = Some((x, Some(*y)));
+                            }
+                        }
+                    }
+                    for p in 0..procs {
+                        if !enabled[p] && witness[p].is_none() {
+                            witness[p] = Some((x, None));
+                        }
+                    }
+                }
+                if witness.iter().all(Option::is_some) {
+                    let lasso = fair_lasso(&st, &succs_of, &members, a, &witness);
+                    return finish(stats, &st, accepting, Some(lasso), None);
+                }
+            }
+        }
+        for x in comp {
+            succs_of.remove(&x);
+        }
+    }
+    finish(stats, &st, accepting, None, None)
+}
+
+/// A lasso for a fair accepting component: the stored (breadth-first... or depth-first)
+/// path to `a`, then a cycle from `a` through each witness and back.
+fn fair_lasso<L: Copy>(
+    st: &Store<L>,
+    succs: &rustc_hash::FxHashMap<u32, Vec<(L, u32)>>,
+    members: &rustc_hash::FxHashSet<u32>,
+    a: u32,
+    witness: &[Option<(u32, Option<u32>)>],
+) -> Lasso<L> {
+    // A path inside the component from `x` to `y` (breadth-first), as steps.
+    let path = |x: u32, y: u32| -> Vec<(L, u32)> {
+        if x == y {
+            return Vec::new();
+        }
+        let mut from: rustc_hash::FxHashMap<u32, (u32, L)> = Default::default();
+        let mut q = std::collections::VecDeque::from([x]);
+        while let Some(u) = q.pop_front() {
+            for &(l, v) in &succs[&u] {
+                if members.contains(&v) && v != x && !from.contains_key(&v) {
+                    from.insert(v, (u, l));
+                    if v == y {
+                        let mut out = Vec::new();
+                        let mut c = y;
+                        while c != x {
+                            let (p, l) = from[&c];
+                            out.push((l, c));
+                            c = p;
+                        }
+                        out.reverse();
+                        return out;
+                    }
+                    q.push_back(v);
+                }
+            }
+        }
+        unreachable!("a component is strongly connected")
+    };
+    let mut cycle: Vec<(L, u32)> = Vec::new();
+    let mut at = a;
+    for w in witness.iter().flatten() {
+        let (x, y) = *w;
+        cycle.extend(path(at, x));
+        at = x;
+        if let Some(y) = y {
+            let l = succs[&x].iter().find(|(_, v)| *v == y).expect("the edge").0;
+            cycle.push((l, y));
+            at = y;
+        }
+    }
+    if at != a || cycle.is_empty() {
+        // Back to `a`; a cycle of one state needs its self loop (or a way round).
+        let back = if at == a {
+            let (l, v) = *succs[&a]
+                .iter()
+                .find(|(_, v)| members.contains(v))
+                .expect("non-trivial");
+            let mut p = vec![(l, v)];
+            p.extend(path(v, a));
+            p
+        } else {
+            path(at, a)
+        };
+        cycle.extend(back);
+    }
+    let (initial, prefix) = st.path(a);
+    Lasso {
+        initial,
+        prefix,
+        cycle: cycle
+            .into_iter()
+            .map(|(l, s)| (l, st.get(s).to_vec()))
+            .collect(),
+    }
 }

@@ -227,3 +227,113 @@ fn beem_ltl_verdicts_by_translation() {
     assert!(checked > 30, "{checked}");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The weakly fair search (`fair_accepting_cycle`): with no fairness constraint it must
+/// agree with the nested DFS; with each DVE process as a constraint, a fair violation is
+/// also a plain one, and its lasso is a real cycle, through an accepting state, on which
+/// every process enabled in all of the cycle's states moves.
+#[test]
+fn fair_cycles_on_beem() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/dve/beem");
+    let Ok(tsv) = std::fs::read_to_string(dir.join("instances.tsv")) else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    struct Fair(Product);
+    impl TransitionSystem for Fair {
+        type Label = Label;
+        fn width(&self) -> usize {
+            self.0.width()
+        }
+        fn initial(&self) -> Vec<u8> {
+            self.0.initial()
+        }
+        fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
+            self.0.successors(s, f)
+        }
+        fn accepting(&self, s: &[u8]) -> bool {
+            self.0.accepting(s)
+        }
+        fn processes(&self) -> u32 {
+            self.0 .0.processes.len() as u32
+        }
+        fn moved(&self, l: Label, out: &mut Vec<u32>) {
+            for (p, _) in std::iter::once(l.first).chain(l.second) {
+                if !self.0 .0.processes[p as usize].property {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    let mut checked = 0;
+    let mut fair_violations = 0;
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c[9] != "LTL" || c[11].is_empty() || c[4].parse::<u64>().map_or(true, |n| n > 30_000) {
+            continue;
+        }
+        let p = load(&dir.join(c[0])).unwrap();
+        let plain = fencer_explicit::fair_accepting_cycle(&p, &Options::default());
+        let verdict = if plain.lasso.is_some() {
+            "violated"
+        } else {
+            "holds"
+        };
+        assert_eq!(verdict, c[11], "{}: the SCC search without fairness", c[0]);
+        let fair = Fair(p);
+        let out = fencer_explicit::fair_accepting_cycle(&fair, &Options::default());
+        if let Some(l) = &out.lasso {
+            fair_violations += 1;
+            assert_eq!(
+                c[11], "violated",
+                "{}: fair violation of a property that holds",
+                c[0]
+            );
+            let mut at = l.initial.clone();
+            for (lab, s) in l.prefix.iter().chain(&l.cycle) {
+                let mut ok = false;
+                fair.successors(&at, &mut |x, r| {
+                    ok |= x == *lab && r.as_deref() == Ok(s.as_slice())
+                });
+                assert!(ok, "{}: a lasso step is not a successor", c[0]);
+                at = s.clone();
+            }
+            let start = l.prefix.last().map_or(&l.initial, |x| &x.1);
+            assert_eq!(&at, start, "{}: the cycle does not close", c[0]);
+            assert!(l.cycle.iter().any(|(_, s)| fair.accepting(s)), "{}", c[0]);
+            // Fairness: a process enabled in every state of the cycle moves on it.
+            let n = fair.processes() as usize;
+            let mut always = vec![true; n];
+            let mut moves = vec![false; n];
+            for (lab, s) in &l.cycle {
+                let mut en = vec![false; n];
+                let mut v = Vec::new();
+                fair.successors(s, &mut |x, _| {
+                    v.clear();
+                    fair.moved(x, &mut v);
+                    for &q in &v {
+                        en[q as usize] = true;
+                    }
+                });
+                for q in 0..n {
+                    always[q] &= en[q];
+                }
+                v.clear();
+                fair.moved(*lab, &mut v);
+                for &q in &v {
+                    moves[q as usize] = true;
+                }
+            }
+            for q in 0..n {
+                assert!(
+                    !always[q] || moves[q],
+                    "{}: process {q} is starved on the cycle",
+                    c[0]
+                );
+            }
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} properties, {fair_violations} violated by a fair run");
+    assert!(checked > 20, "{checked}");
+}
