@@ -96,8 +96,12 @@ struct Store<L> {
     table: HashTable<u32>,
     /// Each stored state's hash (32 bits), so that growing the table rehashes nothing.
     hashes: Vec<u32>,
-    parent: Vec<(u32, Option<L>)>,
+    /// Each state's parent (`u32::MAX` for the initial state). Labels are not stored: a
+    /// counterexample's steps are found again by regenerating each parent's successors,
+    /// which costs nothing until a path is asked for.
+    parent: Vec<u32>,
     hasher: rustc_hash::FxBuildHasher,
+    _label: std::marker::PhantomData<L>,
 }
 
 impl<L: Copy> Store<L> {
@@ -114,7 +118,7 @@ impl<L: Copy> Store<L> {
     }
 
     /// Inserts `s`; `Some(index)` when it is new.
-    fn insert(&mut self, s: &[u8], parent: u32, label: Option<L>) -> Option<u32> {
+    fn insert(&mut self, s: &[u8], parent: u32) -> Option<u32> {
         let h32 = self.hasher.hash_one(s) as u32;
         let (w, arena, hashes) = (self.width, &self.arena, &self.hashes);
         let i = self.parent.len() as u32;
@@ -128,7 +132,7 @@ impl<L: Copy> Store<L> {
                 v.insert(i);
                 self.arena.extend_from_slice(s);
                 self.hashes.push(h32);
-                self.parent.push((parent, label));
+                self.parent.push(parent);
                 Some(i)
             }
         }
@@ -145,14 +149,33 @@ impl<L: Copy> Store<L> {
             .copied()
     }
 
-    fn path(&self, mut i: u32) -> (Vec<u8>, Vec<(L, Vec<u8>)>) {
-        let mut steps = Vec::new();
-        while let (p, Some(l)) = self.parent[i as usize] {
-            steps.push((l, self.get(i).to_vec()));
-            i = p;
+    /// The path from the initial state to `i`, each step with the label of a transition
+    /// that takes it (found again among the parent's successors).
+    fn path<S: TransitionSystem<Label = L>>(
+        &self,
+        sys: &S,
+        i: u32,
+    ) -> (Vec<u8>, Vec<(L, Vec<u8>)>) {
+        let mut chain = vec![i];
+        while self.parent[*chain.last().expect("non-empty") as usize] != u32::MAX {
+            chain.push(self.parent[*chain.last().expect("non-empty") as usize]);
         }
-        steps.reverse();
-        (self.get(i).to_vec(), steps)
+        chain.reverse();
+        let mut steps = Vec::new();
+        for w in chain.windows(2) {
+            let (from, to) = (self.get(w[0]), self.get(w[1]));
+            let mut label = None;
+            sys.successors(from, &mut |l, r| {
+                if label.is_none() && r.as_deref() == Ok(to) {
+                    label = Some(l);
+                }
+            });
+            steps.push((
+                label.expect("a stored state is a successor of its parent"),
+                to.to_vec(),
+            ));
+        }
+        (self.get(chain[0]).to_vec(), steps)
     }
 }
 
@@ -171,18 +194,18 @@ pub fn reach<S: TransitionSystem>(
         hashes: Vec::new(),
         parent: Vec::new(),
         hasher: rustc_hash::FxBuildHasher,
+        _label: std::marker::PhantomData,
     };
     let mut stats = Stats::default();
     let init = sys.initial();
-    st.insert(&init, u32::MAX, None);
+    st.insert(&init, u32::MAX);
     let finish = |mut stats: Stats, st: &Store<S::Label>, found, stopped| {
         stats.states = st.parent.len() as u64;
         stats.elapsed = start.elapsed();
         stats.memory = (st.arena.capacity()
             + st.table.capacity() * 4
             + st.hashes.capacity() * 4
-            + st.parent.capacity() * std::mem::size_of::<(u32, Option<S::Label>)>())
-            as u64;
+            + st.parent.capacity() * 4) as u64;
         Outcome {
             stats,
             found,
@@ -190,7 +213,7 @@ pub fn reach<S: TransitionSystem>(
         }
     };
     if let Some(why) = goal(&init) {
-        let (initial, steps) = st.path(0);
+        let (initial, steps) = st.path(sys, 0);
         return finish(
             stats,
             &st,
@@ -235,7 +258,7 @@ pub fn reach<S: TransitionSystem>(
                     }
                 }
                 Ok(s) => {
-                    if let Some(i) = st.insert(s, next, Some(l)) {
+                    if let Some(i) = st.insert(s, next) {
                         if let Some(why) = goal(s) {
                             stats.goals += 1;
                             if !opts.exhaustive {
@@ -254,7 +277,7 @@ pub fn reach<S: TransitionSystem>(
             }
         }
         if let Some((kind, at, failed)) = stop {
-            let (initial, steps) = st.path(at);
+            let (initial, steps) = st.path(sys, at);
             return finish(
                 stats,
                 &st,
@@ -313,12 +336,13 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
         hashes: Vec::new(),
         parent: Vec::new(),
         hasher: rustc_hash::FxBuildHasher,
+        _label: std::marker::PhantomData,
     };
     let mut flags: Vec<u8> = Vec::new();
     let mut stats = Stats::default();
     let mut accepting = 0u64;
     let init = sys.initial();
-    st.insert(&init, u32::MAX, None);
+    st.insert(&init, u32::MAX);
     flags.push(0);
     let mut cur = Vec::new();
     // Successors of state `i` as indices, storing new ones.
@@ -331,7 +355,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
             match r {
                 Err(_) => stats.errors += 1,
                 Ok(s) => {
-                    let j = match st.insert(s, i, Some(l)) {
+                    let j = match st.insert(s, i) {
                         Some(j) => {
                             flags.push(0);
                             j
@@ -347,7 +371,10 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
     let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
         stats.states = st.parent.len() as u64;
         stats.elapsed = start.elapsed();
-        stats.memory = (st.arena.capacity() + st.table.capacity() * 4) as u64;
+        stats.memory = (st.arena.capacity()
+            + st.table.capacity() * 4
+            + st.hashes.capacity() * 4
+            + st.parent.capacity() * 4) as u64;
         LtlOutcome {
             stats,
             accepting,
@@ -477,10 +504,11 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
         hashes: Vec::new(),
         parent: Vec::new(),
         hasher: rustc_hash::FxBuildHasher,
+        _label: std::marker::PhantomData,
     };
     let mut stats = Stats::default();
     let init = sys.initial();
-    st.insert(&init, u32::MAX, None);
+    st.insert(&init, u32::MAX);
     let mut cur = Vec::new();
     let mut expand =
         |i: u32, st: &mut Store<S::Label>, stats: &mut Stats| -> Vec<(S::Label, u32)> {
@@ -490,7 +518,7 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
             sys.successors(&cur, &mut |l, r| {
                 stats.transitions += 1;
                 if let Ok(s) = r {
-                    let j = match st.insert(s, i, Some(l)) {
+                    let j = match st.insert(s, i) {
                         Some(j) => j,
                         None => st.index_of(s).expect("present"),
                     };
@@ -504,8 +532,10 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
     let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
         stats.states = st.parent.len() as u64;
         stats.elapsed = start.elapsed();
-        stats.memory =
-            (st.arena.capacity() + st.table.capacity() * 4 + st.hashes.capacity() * 4) as u64;
+        stats.memory = (st.arena.capacity()
+            + st.table.capacity() * 4
+            + st.hashes.capacity() * 4
+            + st.parent.capacity() * 4) as u64;
         LtlOutcome {
             stats,
             accepting,
@@ -639,7 +669,7 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
                     }
                 }
                 if witness.iter().all(Option::is_some) {
-                    let lasso = fair_lasso(&st, &succs_of, &members, a, &witness);
+                    let lasso = fair_lasso(sys, &st, &succs_of, &members, a, &witness);
                     return finish(stats, &st, accepting, Some(lasso), None);
                 }
             }
@@ -653,7 +683,8 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
 
 /// A lasso for a fair accepting component: the stored (breadth-first... or depth-first)
 /// path to `a`, then a cycle from `a` through each witness and back.
-fn fair_lasso<L: Copy>(
+fn fair_lasso<L: Copy, S: TransitionSystem<Label = L>>(
+    sys: &S,
     st: &Store<L>,
     succs: &rustc_hash::FxHashMap<u32, Vec<(L, u32)>>,
     members: &rustc_hash::FxHashSet<u32>,
@@ -715,7 +746,7 @@ fn fair_lasso<L: Copy>(
         };
         cycle.extend(back);
     }
-    let (initial, prefix) = st.path(a);
+    let (initial, prefix) = st.path(sys, a);
     Lasso {
         initial,
         prefix,
