@@ -5,50 +5,51 @@ use fencer_dve::run::Label;
 use fencer_explicit::{reach, FoundKind, Options, TransitionSystem};
 use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
 
-/// A DVE system as the engine sees it: fixed-width states and their successors (with a
-/// scratch vector kept between calls: no allocation per state).
-struct Dve<'a>(&'a fencer_dve::System, std::cell::RefCell<Vec<u8>>);
+/// A DVE system as the engine sees it: fixed-width states and their successors, of the
+/// model alone or (`product`) in step with its property process, for LTL. A scratch
+/// vector is kept between calls: no allocation per state.
+struct Dve<'a> {
+    sys: &'a fencer_dve::System,
+    product: bool,
+    buf: std::cell::RefCell<Vec<u8>>,
+}
+
+impl<'a> Dve<'a> {
+    fn new(sys: &'a fencer_dve::System, product: bool) -> Dve<'a> {
+        Dve {
+            sys,
+            product,
+            buf: Default::default(),
+        }
+    }
+}
 
 impl TransitionSystem for Dve<'_> {
     type Label = Label;
     fn width(&self) -> usize {
-        self.0.width as usize
+        self.sys.width as usize
     }
     fn initial(&self) -> Vec<u8> {
-        self.0.initial.clone()
+        self.sys.initial.clone()
     }
     fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = self.1.borrow_mut();
-        self.0
-            .successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
-    }
-}
-
-/// The product with the property process, for LTL.
-struct Product<'a>(&'a fencer_dve::System, std::cell::RefCell<Vec<u8>>);
-
-impl TransitionSystem for Product<'_> {
-    type Label = Label;
-    fn width(&self) -> usize {
-        self.0.width as usize
-    }
-    fn initial(&self) -> Vec<u8> {
-        self.0.initial.clone()
-    }
-    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = self.1.borrow_mut();
-        self.0
-            .product_successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
+        let mut buf = self.buf.borrow_mut();
+        let f = &mut |l, r: fencer_dve::run::Next<'_>| f(l, r.map_err(|e| e.message));
+        if self.product {
+            self.sys.product_successors(s, &mut buf, f);
+        } else {
+            self.sys.successors(s, &mut buf, f);
+        }
     }
     fn accepting(&self, s: &[u8]) -> bool {
-        self.0.accepting(s)
+        self.product && self.sys.accepting(s)
     }
     fn processes(&self) -> u32 {
-        self.0.processes.len() as u32
+        self.sys.processes.len() as u32
     }
     fn moved(&self, l: Label, out: &mut Vec<u32>) {
         for (p, _) in std::iter::once(l.first).chain(l.second) {
-            if !self.0.processes[p as usize].property {
+            if !self.sys.processes[p as usize].property {
                 out.push(p);
             }
         }
@@ -247,7 +248,7 @@ fn check_one(
         events
     };
     let (counterexample, stats, stopped, accepting) = if ltl {
-        let product = Product(sys, Default::default());
+        let product = Dve::new(sys, true);
         let out = if args.fair {
             fencer_explicit::fair_accepting_cycle(&product, &opts)
         } else {
@@ -275,7 +276,7 @@ fn check_one(
         });
         (cex, out.stats, out.stopped, Some(out.accepting))
     } else {
-        let found = reach(&Dve(sys, Default::default()), &opts, &judge);
+        let found = reach(&Dve::new(sys, false), &opts, &judge);
         let cex = found.found.as_ref().map(|f| {
             let mut events = lines(&f.initial, &f.steps, None);
             let (kind, message) = match &f.kind {

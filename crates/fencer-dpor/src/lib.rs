@@ -85,10 +85,7 @@ pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Report {
     run(prog, model, opts, false, &mut NoObserver).0
 }
 
-pub use fencer_machine::Observer;
-
-struct NoObserver;
-impl Observer for NoObserver {}
+pub use fencer_machine::{NoObserver, Observer};
 
 /// Explores like [`explore`], showing every execution to `obs`.
 pub fn explore_observed(

@@ -105,6 +105,55 @@ struct Store<L> {
 }
 
 impl<L: Copy> Store<L> {
+    fn new(width: usize) -> Store<L> {
+        Store {
+            width,
+            arena: Vec::new(),
+            table: HashTable::new(),
+            hashes: Vec::new(),
+            parent: Vec::new(),
+            hasher: rustc_hash::FxBuildHasher,
+            _label: std::marker::PhantomData,
+        }
+    }
+
+    /// The final statistics: states stored, time since `start`, bytes held.
+    fn finish_stats(&self, mut stats: Stats, start: Instant) -> Stats {
+        stats.states = self.parent.len() as u64;
+        stats.elapsed = start.elapsed();
+        stats.memory = (self.arena.capacity()
+            + self.table.capacity() * 4
+            + self.hashes.capacity() * 4
+            + self.parent.capacity() * 4) as u64;
+        stats
+    }
+
+    /// The successors of state `i` as indices, storing new ones (`cur` is scratch space).
+    fn expand<S: TransitionSystem<Label = L>>(
+        &mut self,
+        sys: &S,
+        i: u32,
+        cur: &mut Vec<u8>,
+        stats: &mut Stats,
+    ) -> Vec<(L, u32)> {
+        cur.clear();
+        cur.extend_from_slice(self.get(i));
+        let mut out = Vec::new();
+        sys.successors(cur, &mut |l, r| {
+            stats.transitions += 1;
+            match r {
+                Err(_) => stats.errors += 1,
+                Ok(s) => {
+                    let j = match self.insert(s, i) {
+                        Some(j) => j,
+                        None => self.index_of(s).expect("present"),
+                    };
+                    out.push((l, j));
+                }
+            }
+        });
+        out
+    }
     fn get(&self, i: u32) -> &[u8] {
         let w = self.width;
         &self.arena[i as usize * w..(i as usize + 1) * w]
@@ -187,30 +236,14 @@ pub fn reach<S: TransitionSystem>(
     goal: &dyn Fn(&[u8]) -> Option<String>,
 ) -> Outcome<S::Label> {
     let start = Instant::now();
-    let mut st = Store {
-        width: sys.width(),
-        arena: Vec::new(),
-        table: HashTable::new(),
-        hashes: Vec::new(),
-        parent: Vec::new(),
-        hasher: rustc_hash::FxBuildHasher,
-        _label: std::marker::PhantomData,
-    };
+    let mut st = Store::new(sys.width());
     let mut stats = Stats::default();
     let init = sys.initial();
     st.insert(&init, u32::MAX);
-    let finish = |mut stats: Stats, st: &Store<S::Label>, found, stopped| {
-        stats.states = st.parent.len() as u64;
-        stats.elapsed = start.elapsed();
-        stats.memory = (st.arena.capacity()
-            + st.table.capacity() * 4
-            + st.hashes.capacity() * 4
-            + st.parent.capacity() * 4) as u64;
-        Outcome {
-            stats,
-            found,
-            stopped,
-        }
+    let finish = |stats: Stats, st: &Store<S::Label>, found, stopped| Outcome {
+        stats: st.finish_stats(stats, start),
+        found,
+        stopped,
     };
     if let Some(why) = goal(&init) {
         let (initial, steps) = st.path(sys, 0);
@@ -329,15 +362,7 @@ struct Frame<L> {
 /// blue stack. Both searches are iterative. Run-time errors end their path.
 pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
     let start = Instant::now();
-    let mut st = Store {
-        width: sys.width(),
-        arena: Vec::new(),
-        table: HashTable::new(),
-        hashes: Vec::new(),
-        parent: Vec::new(),
-        hasher: rustc_hash::FxBuildHasher,
-        _label: std::marker::PhantomData,
-    };
+    let mut st = Store::new(sys.width());
     let mut flags: Vec<u8> = Vec::new();
     let mut stats = Stats::default();
     let mut accepting = 0u64;
@@ -346,41 +371,17 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
     flags.push(0);
     let mut cur = Vec::new();
     // Successors of state `i` as indices, storing new ones.
+    // Successors as indices; new states get their flags.
     let mut expand = |i: u32, st: &mut Store<S::Label>, flags: &mut Vec<u8>, stats: &mut Stats| {
-        cur.clear();
-        cur.extend_from_slice(st.get(i));
-        let mut out = Vec::new();
-        sys.successors(&cur, &mut |l, r| {
-            stats.transitions += 1;
-            match r {
-                Err(_) => stats.errors += 1,
-                Ok(s) => {
-                    let j = match st.insert(s, i) {
-                        Some(j) => {
-                            flags.push(0);
-                            j
-                        }
-                        None => st.index_of(s).expect("present"),
-                    };
-                    out.push((l, j));
-                }
-            }
-        });
+        let out = st.expand(sys, i, &mut cur, stats);
+        flags.resize(st.parent.len(), 0);
         out
     };
-    let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
-        stats.states = st.parent.len() as u64;
-        stats.elapsed = start.elapsed();
-        stats.memory = (st.arena.capacity()
-            + st.table.capacity() * 4
-            + st.hashes.capacity() * 4
-            + st.parent.capacity() * 4) as u64;
-        LtlOutcome {
-            stats,
-            accepting,
-            lasso,
-            stopped,
-        }
+    let finish = |stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| LtlOutcome {
+        stats: st.finish_stats(stats, start),
+        accepting,
+        lasso,
+        stopped,
     };
     let mut blue: Vec<Frame<S::Label>> = Vec::new();
     let succs = expand(0, &mut st, &mut flags, &mut stats);
@@ -497,51 +498,18 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
 /// through it and through one witness of each process's fairness.
 pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
     let start = Instant::now();
-    let mut st = Store {
-        width: sys.width(),
-        arena: Vec::new(),
-        table: HashTable::new(),
-        hashes: Vec::new(),
-        parent: Vec::new(),
-        hasher: rustc_hash::FxBuildHasher,
-        _label: std::marker::PhantomData,
-    };
+    let mut st = Store::new(sys.width());
     let mut stats = Stats::default();
     let init = sys.initial();
     st.insert(&init, u32::MAX);
     let mut cur = Vec::new();
     let mut expand =
-        |i: u32, st: &mut Store<S::Label>, stats: &mut Stats| -> Vec<(S::Label, u32)> {
-            cur.clear();
-            cur.extend_from_slice(st.get(i));
-            let mut out = Vec::new();
-            sys.successors(&cur, &mut |l, r| {
-                stats.transitions += 1;
-                if let Ok(s) = r {
-                    let j = match st.insert(s, i) {
-                        Some(j) => j,
-                        None => st.index_of(s).expect("present"),
-                    };
-                    out.push((l, j));
-                } else {
-                    stats.errors += 1;
-                }
-            });
-            out
-        };
-    let finish = |mut stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| {
-        stats.states = st.parent.len() as u64;
-        stats.elapsed = start.elapsed();
-        stats.memory = (st.arena.capacity()
-            + st.table.capacity() * 4
-            + st.hashes.capacity() * 4
-            + st.parent.capacity() * 4) as u64;
-        LtlOutcome {
-            stats,
-            accepting,
-            lasso,
-            stopped,
-        }
+        |i: u32, st: &mut Store<S::Label>, stats: &mut Stats| st.expand(sys, i, &mut cur, stats);
+    let finish = |stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| LtlOutcome {
+        stats: st.finish_stats(stats, start),
+        accepting,
+        lasso,
+        stopped,
     };
     let procs = sys.processes() as usize;
     // Tarjan, iteratively, keeping each state's successors while it is on the call stack.
@@ -655,7 +623,8 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
                     for (l, y) in &succs_of[&x] {
                         moved.clear();
                         sys.moved(*l, &mut moved);
-                        for &p in &moved {
+                        // Movers beyond the constraints the system declares are ignored.
+                        for &p in moved.iter().filter(|&&p| (p as usize) < procs) {
                             enabled[p as usize] = true;
                             if members.contains(y) && witness[p as usize].is_none() {
                                 witness[p as usize] = Some((x, Some(*y)));

@@ -3,27 +3,11 @@
 //! (skipped with a message without it). Instances above `FENCER_DVE_MAX` states (default
 //! 200000) are left to the benchmark.
 
-use fencer_dve::run::Label;
-use fencer_explicit::{reach, Options, TransitionSystem};
+mod common;
+
+use fencer_explicit::{reach, Options};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-struct Dve(fencer_dve::System);
-
-impl TransitionSystem for Dve {
-    type Label = Label;
-    fn width(&self) -> usize {
-        self.0.width as usize
-    }
-    fn initial(&self) -> Vec<u8> {
-        self.0.initial.clone()
-    }
-    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = Vec::new();
-        self.0
-            .successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
-    }
-}
 
 /// Instances whose BEEM count cannot be matched, with what fencer gives and why. anderson.1
 /// reaches a `byte` overflow (`next = next+1` at 255) by 538 steps of two transitions; its
@@ -71,7 +55,7 @@ fn beem_state_counts() {
             }
         };
         let out = reach(
-            &Dve(sys),
+            &common::plain(sys),
             &Options {
                 exhaustive: true,
                 ..Default::default()

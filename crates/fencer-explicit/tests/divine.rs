@@ -4,27 +4,11 @@
 //! buffered channels, process-local channels, templates, `for` loops, `input` constants
 //! (`-D i=7`), `commit` and `assert`. LTL rows are for the LTL checker. Needs `../shared`.
 
-use fencer_dve::run::Label;
-use fencer_explicit::{reach, FoundKind, Options, TransitionSystem};
+mod common;
+
+use fencer_explicit::{reach, FoundKind, Options};
 use std::collections::HashMap;
 use std::path::Path;
-
-struct Dve(fencer_dve::System);
-
-impl TransitionSystem for Dve {
-    type Label = Label;
-    fn width(&self) -> usize {
-        self.0.width as usize
-    }
-    fn initial(&self) -> Vec<u8> {
-        self.0.initial.clone()
-    }
-    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = Vec::new();
-        self.0
-            .successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
-    }
-}
 
 #[test]
 fn divine_regression_models() {
@@ -55,7 +39,7 @@ fn divine_regression_models() {
                 continue;
             }
         };
-        let sys = Dve(sys);
+        let sys = common::plain(sys);
         let all = reach(
             &sys,
             &Options {
@@ -112,7 +96,7 @@ fn divine_regression_models() {
                 }
             }
             "assert" => {
-                let s = &sys.0;
+                let s = &sys.sys;
                 let r = reach(&sys, &Options::default(), &|x| {
                     s.failed_assertion(x).map(|(_, t)| t)
                 });

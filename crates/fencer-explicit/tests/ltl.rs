@@ -5,37 +5,18 @@
 //! states, default 100000), from the shipped property processes and from the formulas
 //! through fencer's own LTL-to-Büchi translation. Needs `../shared`.
 
-use fencer_dve::run::Label;
+mod common;
+
 use fencer_explicit::{accepting_cycle, reach, Options, TransitionSystem};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
-struct Product(fencer_dve::System);
-
-impl TransitionSystem for Product {
-    type Label = Label;
-    fn width(&self) -> usize {
-        self.0.width as usize
-    }
-    fn initial(&self) -> Vec<u8> {
-        self.0.initial.clone()
-    }
-    fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = Vec::new();
-        self.0
-            .product_successors(s, &mut buf, &mut |l, r| f(l, r.map_err(|e| e.message)));
-    }
-    fn accepting(&self, s: &[u8]) -> bool {
-        self.0.accepting(s)
-    }
-}
-
-fn load(path: &Path) -> Option<Product> {
+fn load(path: &Path) -> Option<common::Dve> {
     let src = std::fs::read_to_string(path).unwrap();
     let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new())
         .unwrap_or_else(|d| panic!("{}", d.render(&src)));
-    sys.property.map(|_| Product(sys))
+    sys.property.map(|_| common::product(sys))
 }
 
 #[test]
@@ -61,7 +42,7 @@ fn divine_ltl_models() {
             let (_, text) = sys.ltl.first().expect("a property ltl item").clone();
             let f = fencer_ltl::parse(&text).unwrap();
             let atoms: Vec<_> = f.atoms.iter().map(|a| sys.definitions[a].clone()).collect();
-            let p = Product(sys.with_property(&fencer_ltl::negation(&f.ltl), &atoms));
+            let p = common::product(sys.with_property(&fencer_ltl::negation(&f.ltl), &atoms));
             let verdict = if accepting_cycle(&p, &Options::default()).lasso.is_some() {
                 "violated"
             } else {
@@ -211,7 +192,7 @@ fn beem_ltl_verdicts_by_translation() {
             })
             .collect();
         let b = fencer_ltl::negation(&f.ltl);
-        let p = Product(sys.with_property(&b, &atoms));
+        let p = common::product(sys.with_property(&b, &atoms));
         let out = accepting_cycle(&p, &Options::default());
         let verdict = if out.lasso.is_some() {
             "violated"
@@ -239,32 +220,6 @@ fn fair_cycles_on_beem() {
         eprintln!("skipped: ../shared/dve is not here");
         return;
     };
-    struct Fair(Product);
-    impl TransitionSystem for Fair {
-        type Label = Label;
-        fn width(&self) -> usize {
-            self.0.width()
-        }
-        fn initial(&self) -> Vec<u8> {
-            self.0.initial()
-        }
-        fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-            self.0.successors(s, f)
-        }
-        fn accepting(&self, s: &[u8]) -> bool {
-            self.0.accepting(s)
-        }
-        fn processes(&self) -> u32 {
-            self.0 .0.processes.len() as u32
-        }
-        fn moved(&self, l: Label, out: &mut Vec<u32>) {
-            for (p, _) in std::iter::once(l.first).chain(l.second) {
-                if !self.0 .0.processes[p as usize].property {
-                    out.push(p);
-                }
-            }
-        }
-    }
     let mut checked = 0;
     let mut fair_violations = 0;
     for line in tsv.lines().skip(1) {
@@ -280,7 +235,7 @@ fn fair_cycles_on_beem() {
             "holds"
         };
         assert_eq!(verdict, c[11], "{}: the SCC search without fairness", c[0]);
-        let fair = Fair(p);
+        let fair = common::Dve { fair: true, ..p };
         let out = fencer_explicit::fair_accepting_cycle(&fair, &Options::default());
         if let Some(l) = &out.lasso {
             fair_violations += 1;

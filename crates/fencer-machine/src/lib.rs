@@ -43,6 +43,10 @@ pub trait Observer {
     fn fault(&mut self, _state: &State, _fault: &Fault, _events: &[Event]) {}
 }
 
+/// An observer that looks at nothing, for runs nobody watches.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
 /// A visible event of a real thread: the `index`-th of thread `thread`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EventId {

@@ -15,7 +15,7 @@
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::trace::TraceHash;
-use fencer_machine::{Event, Observer, State, Status, Step};
+use fencer_machine::{Event, NoObserver, Observer, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use std::collections::HashSet;
@@ -74,9 +74,6 @@ pub struct Outcome {
 pub fn explore(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
     explore_observed(prog, model, opts, &mut NoObserver)
 }
-
-struct NoObserver;
-impl Observer for NoObserver {}
 
 /// Explores like [`explore`], showing `obs` every execution that ends (and every fault)
 /// once per distinct (state, trace) it ends in.
