@@ -48,7 +48,10 @@ enum Command {
 (docs/text-format.md), `.litmus` a herd7 X86 litmus test, `.c`/`.i` C with pthreads (also \
 LLVM 14 IR as `.ll` or `.bc`), compiled with clang-14 at -O0: every access \
 the source makes is kept (see docs/c.md for what each C construct means on TSO and PSO). \
-Compiler flags pass through: -D, -I, --std, and anything after `--`.\n\n\
+Compiler flags pass through: -D, -I, --std, and anything after `--`. A `.dve` file is a \
+DiVinE model, checked by the explicit-state engine: run-time errors and assertions, \
+`--reach EXPR`, `--deadlock`, LTL (`--ltl FORMULA|FILE.ltl`, `property ltl` items or a \
+property process, `--fair` for weakly fair runs), `-D NAME=VALUE` for `input` constants.\n\n\
 Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3 -- -Wall\n\n\
 Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory error, \
 satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit."
