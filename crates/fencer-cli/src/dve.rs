@@ -8,18 +8,25 @@ use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
 /// A DVE system as the engine sees it: fixed-width states and their successors, of the
 /// model alone or (`product`) in step with its property process, for LTL. A scratch
 /// vector is kept between calls: no allocation per state.
-struct Dve<'a> {
-    sys: &'a fencer_dve::System,
-    product: bool,
+pub(crate) struct Dve<'a> {
+    pub(crate) sys: &'a fencer_dve::System,
+    pub(crate) product: bool,
     buf: std::cell::RefCell<Vec<u8>>,
+    /// Fairness constraints beyond the processes' (with `--fair`): per process and
+    /// transition, the store buffer a step flushes; every buffer must be flushed whenever
+    /// it stays full.
+    pub(crate) buffers: Option<(&'a [Vec<Option<u32>>], u32)>,
+    pub(crate) fair_processes: bool,
 }
 
 impl<'a> Dve<'a> {
-    fn new(sys: &'a fencer_dve::System, product: bool) -> Dve<'a> {
+    pub(crate) fn new(sys: &'a fencer_dve::System, product: bool) -> Dve<'a> {
         Dve {
             sys,
             product,
             buf: Default::default(),
+            buffers: None,
+            fair_processes: true,
         }
     }
 }
@@ -45,12 +52,28 @@ impl TransitionSystem for Dve<'_> {
         self.product && self.sys.accepting(s)
     }
     fn processes(&self) -> u32 {
-        self.sys.processes.len() as u32
+        let procs = if self.fair_processes {
+            self.sys.processes.len() as u32
+        } else {
+            0
+        };
+        procs + self.buffers.map_or(0, |b| b.1)
     }
     fn moved(&self, l: Label, out: &mut Vec<u32>) {
-        for (p, _) in std::iter::once(l.first).chain(l.second) {
-            if !self.sys.processes[p as usize].property {
+        let procs = if self.fair_processes {
+            self.sys.processes.len() as u32
+        } else {
+            0
+        };
+        for (p, t) in std::iter::once(l.first).chain(l.second) {
+            if self.fair_processes && !self.sys.processes[p as usize].property {
                 out.push(p);
+            }
+            if let Some(g) = self
+                .buffers
+                .and_then(|b| *b.0.get(p as usize)?.get(t as usize)?)
+            {
+                out.push(procs + g);
             }
         }
     }
@@ -83,7 +106,9 @@ fn step_line(
 }
 
 /// `-D NAME=VALUE` sets a DVE `input` constant.
-fn overrides(args: &CheckArgs) -> Result<std::collections::HashMap<String, i32>, String> {
+pub(crate) fn overrides(
+    args: &CheckArgs,
+) -> Result<std::collections::HashMap<String, i32>, String> {
     let mut m = std::collections::HashMap::new();
     for d in &args.define {
         let parsed = d
@@ -123,6 +148,12 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         Ok(s) => s,
         Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
     };
+    let (sys, relaxed) = match dve_relaxed::prepare(args, &path, &src, &ov, &sys) {
+        Ok(Some((s, r))) => (s, Some(r)),
+        Ok(None) => (sys, None),
+        Err(code) => return code,
+    };
+    let relaxed = relaxed.as_ref();
     // The properties to answer: `--ltl`, else the model's property process, else its
     // `property ltl` items; none means reachability (errors, assertions, --reach,
     // --deadlock).
@@ -131,7 +162,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         Err(code) => return code,
     };
     if props.is_empty() {
-        let (report, text) = match check_one(args, timeout, &path, &src, &sys, None) {
+        let (report, text) = match check_one(args, timeout, &path, &src, &sys, None, relaxed) {
             Ok(r) => r,
             Err(code) => return code,
         };
@@ -148,7 +179,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             Some(f) => format!("property {name}: {f}"),
             None => format!("property process `{name}`"),
         };
-        match check_one(args, timeout, &path, &src, psys, Some(&title)) {
+        match check_one(args, timeout, &path, &src, psys, Some(&title), relaxed) {
             Ok((report, text)) => results.push((name.clone(), formula.clone(), report, text)),
             Err(code) => return code,
         }
@@ -195,6 +226,7 @@ fn check_one(
     src: &str,
     sys: &fencer_dve::System,
     title: Option<&str>,
+    relaxed: Option<&dve_relaxed::Relaxed>,
 ) -> Result<(Report, String), ExitCode> {
     let path = path.to_string();
     let goal = match &args.reach {
@@ -208,7 +240,7 @@ fn check_one(
         deadlock: args.deadlock,
         timeout,
         max_states: args.max_states,
-        exhaustive: false,
+        exhaustive: args.keep_going,
     };
     let judge = |s: &[u8]| -> Option<String> {
         if let Some((p, text)) = sys.failed_assertion(s) {
@@ -234,6 +266,16 @@ fn check_one(
         let mut events = Vec::new();
         let mut prev = initial.to_vec();
         for (k, (l, s)) in steps.iter().enumerate() {
+            if let Some(r) = relaxed {
+                let note = if cycle_from == Some(k) {
+                    "   <- the cycle starts here"
+                } else {
+                    ""
+                };
+                events.push(r.step_line(sys, &path, k + 1, *l, (&prev, s), note));
+                prev = s.clone();
+                continue;
+            }
             let ch = sys.changes(&prev, s);
             let mut op = sys.describe(*l);
             if !ch.is_empty() {
@@ -248,8 +290,15 @@ fn check_one(
         events
     };
     let (counterexample, stats, stopped, accepting) = if ltl {
-        let product = Dve::new(sys, true);
-        let out = if args.fair {
+        let mut product = Dve::new(sys, true);
+        let buffer_fair = relaxed.filter(|r| r.fairness);
+        if let Some(r) = buffer_fair {
+            product.buffers = Some((&r.group_of, r.meta.groups));
+            product.fair_processes = args.fair;
+        }
+        let out = if dve_relaxed::terminal_acceptance(sys) {
+            dve_relaxed::accepting_prefix(&product, &opts)
+        } else if args.fair || buffer_fair.is_some() {
             fencer_explicit::fair_accepting_cycle(&product, &opts)
         } else {
             fencer_explicit::accepting_cycle(&product, &opts)
@@ -260,12 +309,20 @@ fn check_one(
             let events = lines(&l.initial, &steps, Some(l.prefix.len()));
             Counterexample {
                 kind: "ltl".into(),
-                message: format!(
-                    "an accepting cycle of the property process `{}`: the property is violated (steps {}..{} repeat forever)",
-                    sys.processes[sys.property.expect("ltl")].name,
-                    l.prefix.len() + 1,
-                    steps.len()
-                ),
+                message: if l.cycle.is_empty() {
+                    format!(
+                        "the property process `{}` accepts after step {}, whatever follows: the property is violated",
+                        sys.processes[sys.property.expect("ltl")].name,
+                        steps.len()
+                    )
+                } else {
+                    format!(
+                        "an accepting cycle of the property process `{}`: the property is violated (steps {}..{} repeat forever)",
+                        sys.processes[sys.property.expect("ltl")].name,
+                        l.prefix.len() + 1,
+                        steps.len()
+                    )
+                },
                 file: Some(path.clone()),
                 line: events.last().map(|e| e.line),
                 column: events.last().map(|e| e.column),
@@ -286,8 +343,18 @@ fn check_one(
                 FoundKind::Deadlock => ("deadlock", "no process can move".to_string()),
             };
             if let Some(l) = f.failed {
-                let op = format!("{}  FAILS: {message}", sys.describe(l));
-                events.push(step_line(sys, &path, line_of, events.len() + 1, l, op));
+                let n = events.len() + 1;
+                match relaxed {
+                    Some(r) => {
+                        let last = f.steps.last().map_or(&f.initial, |s| &s.1);
+                        let note = format!("  FAILS: {message}");
+                        events.push(r.step_line(sys, &path, n, l, (last, last), &note));
+                    }
+                    None => {
+                        let op = format!("{}  FAILS: {message}", sys.describe(l));
+                        events.push(step_line(sys, &path, line_of, n, l, op));
+                    }
+                }
             }
             Counterexample {
                 kind: kind.into(),
@@ -303,7 +370,8 @@ fn check_one(
         (cex, found.stats, found.stopped, None)
     };
     let st = &stats;
-    let verdict = if counterexample.is_some() {
+    let kept_going = args.keep_going && !ltl && (st.errors > 0 || st.goals > 0);
+    let verdict = if counterexample.is_some() || kept_going {
         Verdict::Violation
     } else if stopped.is_some() {
         Verdict::Incomplete
@@ -313,7 +381,10 @@ fn check_one(
     let ms = st.elapsed.as_millis() as u64;
     let report = Report {
         verdict,
-        model: "dve".into(),
+        model: match relaxed {
+            Some(r) => format!("dve/{}", r.model),
+            None => "dve".into(),
+        },
         engine: "explicit".into(),
         algo: None,
         program: args
@@ -357,9 +428,23 @@ fn check_one(
             Verdict::Violation => "VIOLATION".to_string(),
             Verdict::Incomplete => "INCOMPLETE: stopped by a limit".to_string(),
         };
+        let under = match relaxed {
+            Some(r) if ltl && r.fairness => format!(
+                ", under {} ({} store buffers, each flushed on every fair run)",
+                r.model, r.meta.groups
+            ),
+            Some(r) => format!(", under {} ({} store buffers)", r.model, r.meta.groups),
+            None => String::new(),
+        };
         let mut text = match title {
-            Some(t) => format!("{} (DVE, explicit-state), {t}: {verdict}\n", report.program),
-            None => format!("{} (DVE, explicit-state): {verdict}\n", report.program),
+            Some(t) => format!(
+                "{} (DVE, explicit-state{under}), {t}: {verdict}\n",
+                report.program
+            ),
+            None => format!(
+                "{} (DVE, explicit-state{under}): {verdict}\n",
+                report.program
+            ),
         };
         if let Some(l) = &report.stopped_by {
             text.push_str(&format!("  stopped: {}\n", fencer_report::limit_text(l)));
@@ -368,6 +453,12 @@ fn check_one(
             text.push_str(&format!(
                 "  note: the property process `{}` is not checked with --reach or --deadlock\n",
                 sys.processes[p].name
+            ));
+        }
+        if kept_going {
+            text.push_str(&format!(
+                "  --keep-going: {} steps end in a run-time error, {} reachable states are errors or goals (run without --keep-going for a counterexample)\n",
+                st.errors, st.goals
             ));
         }
         if let Some(c) = &report.counterexample {
@@ -402,7 +493,7 @@ fn check_one(
 /// The LTL properties to check, each as (name, formula if any, the model with the
 /// property's automaton as its property process).
 #[allow(clippy::type_complexity)]
-fn properties(
+pub(crate) fn properties(
     args: &CheckArgs,
     sys: &fencer_dve::System,
 ) -> Result<Vec<(String, Option<String>, fencer_dve::System)>, ExitCode> {

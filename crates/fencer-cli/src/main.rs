@@ -2,6 +2,7 @@
 
 mod bench;
 mod dve;
+mod dve_relaxed;
 mod repair;
 mod robust;
 mod views;
@@ -88,6 +89,12 @@ Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     /// the source and re-check it.
     #[command(after_help = repair::AFTER_HELP)]
     Repair(repair::RepairArgs),
+    /// Write a DVE model with store buffers built in (`--model pso1`), as the model that
+    /// `check --model pso1` explores: an ordinary DVE model, readable by fencer and DiVinE 2.
+    #[command(
+        after_help = "Example:\n  fencer transform examples/dve/peterson.dve --model pso1 -o peterson.pso1.dve\n  fencer check peterson.pso1.dve   # the same states as `check peterson.dve --model pso1`"
+    )]
+    Transform(dve_relaxed::TransformArgs),
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -151,6 +158,9 @@ enum ModelArg {
     Tso,
     /// SPARC PSO: one FIFO store buffer per thread and location.
     Pso,
+    /// DVE models only: the DiVinE thesis's PSO, one buffer slot per process and location
+    /// (a later write replaces a buffered one) flushed by a memory process.
+    Pso1,
 }
 
 impl From<ModelArg> for ModelKind {
@@ -158,8 +168,21 @@ impl From<ModelArg> for ModelKind {
         match m {
             ModelArg::Sc => ModelKind::Sc,
             ModelArg::Tso => ModelKind::Tso,
-            ModelArg::Pso => ModelKind::Pso,
+            // Refused before any program is loaded (see `program_model`).
+            ModelArg::Pso | ModelArg::Pso1 => ModelKind::Pso,
         }
+    }
+}
+
+/// The model for a program (not a DVE model): `pso1` is DVE's alone.
+fn program_model(m: ModelArg, json: bool) -> Result<ModelKind, ExitCode> {
+    match m {
+        ModelArg::Pso1 => Err(usage_error(
+            json,
+            "error: --model pso1 (one buffer slot per location, the DiVinE thesis's semantics) is for DVE models; programs and litmus tests take sc, tso or pso",
+            None,
+        )),
+        m => Ok(m.into()),
     }
 }
 
@@ -255,6 +278,22 @@ struct CheckArgs {
     /// DVE: stop after storing this many states (exit code 3).
     #[arg(long, value_name = "N")]
     max_states: Option<u64>,
+    /// DVE: do not stop at the first run-time error, failed assertion or goal: explore
+    /// every reachable state (an error ends its run and is counted, not stored) and report
+    /// the counts; the first one found is the counterexample.
+    #[arg(long)]
+    keep_going: bool,
+    /// DVE under --model pso1: the writes that bypass the store buffers and the
+    /// transitions that carry a full barrier, one per line: `atomic PROCESS LINE VAR|*`
+    /// or `barrier PROCESS LINE` (LINE: where the transition starts in the model; `#`
+    /// starts a comment). `fencer repair model.dve` writes such a file.
+    #[arg(long, value_name = "FILE")]
+    atomic: Option<PathBuf>,
+    /// DVE under a relaxed model, LTL: also count runs where a buffered write is delayed
+    /// forever (by default a run must flush every buffer infinitely often, as the thesis
+    /// assumes).
+    #[arg(long)]
+    no_buffer_fairness: bool,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read
@@ -300,6 +339,7 @@ fn main() -> ExitCode {
         Command::Robust(args) => robust::robust(args),
         Command::Replay(args) => views::replay(args),
         Command::Repair(args) => repair::repair(args),
+        Command::Transform(args) => dve_relaxed::transform(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
@@ -310,6 +350,7 @@ fn main() -> ExitCode {
                     ModelArg::Sc => "sc",
                     ModelArg::Tso => "tso",
                     ModelArg::Pso => "pso",
+                    ModelArg::Pso1 => "pso1",
                 })
                 .collect(),
             algo: match args.algo {
@@ -573,7 +614,6 @@ fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, Exi
 }
 
 fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
-    let model: ModelKind = args.model.into();
     let started = Instant::now();
     let timeout = match timeout_arg(args.timeout) {
         Ok(t) => t,
@@ -593,6 +633,10 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
         }
         return dve::check(&args, timeout);
     }
+    let model = match program_model(args.model, args.json) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
     let args = Arc::new(args);
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,
@@ -773,7 +817,10 @@ fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -
 }
 
 fn litmus(args: LitmusArgs) -> ExitCode {
-    let model: ModelKind = args.model.into();
+    let model = match program_model(args.model, args.json) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
     let timeout = match timeout_arg(args.timeout) {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),

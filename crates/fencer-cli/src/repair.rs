@@ -26,6 +26,9 @@ pub(crate) enum Goal {
 pub(crate) enum RepairModel {
     Tso,
     Pso,
+    /// DVE models: the DiVinE thesis's one-slot store buffers (the repair makes writes
+    /// atomic instead of adding fences).
+    Pso1,
 }
 
 #[derive(clap::Args)]
@@ -80,6 +83,25 @@ pub(crate) struct RepairArgs {
     /// C: further compiler flags, after `--`.
     #[arg(last = true, value_name = "CFLAGS")]
     cflags: Vec<String>,
+    /// DVE: the LTL property to make hold (a formula or a `.ltl` file, as in `check`);
+    /// without it, the model's own properties, else errors and assertions.
+    #[arg(long, value_name = "FORMULA|FILE.ltl")]
+    ltl: Option<String>,
+    /// DVE: the states to make unreachable (as in `check --reach`).
+    #[arg(long, value_name = "EXPR")]
+    reach: Option<String>,
+    /// DVE: deadlocks count as violations.
+    #[arg(long)]
+    deadlock: bool,
+    /// DVE, LTL: only weakly fair runs count (as in `check --fair`).
+    #[arg(long)]
+    fair: bool,
+    /// DVE, LTL: let a buffered write be delayed forever (see `check --help`).
+    #[arg(long)]
+    no_buffer_fairness: bool,
+    /// DVE: stop each check after storing this many states (exit code 3).
+    #[arg(long, value_name = "N")]
+    max_states: Option<u64>,
 }
 
 impl RepairArgs {
@@ -110,11 +132,14 @@ impl RepairArgs {
             max_depth: self.max_depth,
             unroll: self.unroll,
             no_spin_assume: self.no_spin_assume,
-            deadlock: false,
-            reach: None,
-            ltl: None,
-            fair: false,
-            max_states: None,
+            deadlock: self.deadlock,
+            reach: self.reach.clone(),
+            ltl: self.ltl.clone(),
+            fair: self.fair,
+            max_states: self.max_states,
+            atomic: None,
+            no_buffer_fairness: self.no_buffer_fairness,
+            keep_going: false,
         }
     }
 }
@@ -424,6 +449,15 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    if args.file.extension().is_some_and(|e| e == "dve") {
+        let model = match args.model {
+            RepairModel::Tso => ModelArg::Tso,
+            RepairModel::Pso => ModelArg::Pso,
+            RepairModel::Pso1 => ModelArg::Pso1,
+        };
+        let cargs = args.check_args(&args.file, model, None);
+        return super::dve_relaxed::repair(cargs, args.all_minimal, args.write.clone(), timeout);
+    }
     let Some(kind) = input_kind(&args.file) else {
         return usage_error(
             args.json,
@@ -448,10 +482,17 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
     let model = match args.model {
         RepairModel::Tso => ModelKind::Tso,
         RepairModel::Pso => ModelKind::Pso,
+        RepairModel::Pso1 => {
+            return usage_error(
+                args.json,
+                "error: --model pso1 is for DVE models; programs take tso or pso",
+                None,
+            )
+        }
     };
     let model_arg = match args.model {
         RepairModel::Tso => ModelArg::Tso,
-        RepairModel::Pso => ModelArg::Pso,
+        RepairModel::Pso | RepairModel::Pso1 => ModelArg::Pso,
     };
     let src = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,

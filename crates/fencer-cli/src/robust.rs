@@ -134,6 +134,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         ltl: None,
         fair: false,
         max_states: None,
+        atomic: None,
+        no_buffer_fairness: false,
+        keep_going: false,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

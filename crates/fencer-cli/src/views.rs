@@ -403,6 +403,9 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         ltl: None,
         fair: false,
         max_states: None,
+        atomic: None,
+        no_buffer_fairness: false,
+        keep_going: false,
     }
 }
 

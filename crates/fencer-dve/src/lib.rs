@@ -6,6 +6,8 @@
 
 pub mod ast;
 pub mod parse;
+pub mod print;
+pub mod relaxed;
 pub mod run;
 pub mod sem;
 

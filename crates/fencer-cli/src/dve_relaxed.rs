@@ -1,0 +1,1128 @@
+//! DVE models under a relaxed memory model: the model is rewritten with store buffers
+//! (`fencer_dve::relaxed`), checked as an ordinary model, and its runs are shown in the
+//! original model's terms (each step at its source line, buffer flushes as their own
+//! events). Also `fencer transform`, which writes the rewritten model.
+
+use super::*;
+use fencer_dve::relaxed::{Meta, Origin, Placement, Shared};
+use fencer_dve::run::Label;
+use fencer_dve::sem::{load, Var};
+use fencer_report::TraceLine;
+
+/// A model checked under a relaxed memory model, with what is needed to read its runs.
+pub struct Relaxed {
+    /// The model as written, compiled (for its transitions' text and lines).
+    pub orig: fencer_dve::System,
+    pub src: String,
+    pub meta: Meta,
+    /// The transformed model as DVE text.
+    pub text: String,
+    pub model: &'static str,
+    /// For each process and transition of the transformed model: the buffer it flushes.
+    pub group_of: Vec<Vec<Option<u32>>>,
+    /// Runs must flush every buffer infinitely often (LTL).
+    pub fairness: bool,
+    /// The model as written.
+    pub ast: fencer_dve::ast::Model,
+}
+
+fn model_name(m: ModelArg) -> &'static str {
+    match m {
+        ModelArg::Sc => "sc",
+        ModelArg::Tso => "tso",
+        ModelArg::Pso => "pso",
+        ModelArg::Pso1 => "pso1",
+    }
+}
+
+/// Reads an atomic-writes file: `atomic PROCESS LINE VAR|*` and `barrier PROCESS LINE`,
+/// LINE being the line where the transition starts in the model.
+pub fn read_placement(
+    file: &str,
+    text: &str,
+    model: &fencer_dve::ast::Model,
+    src: &str,
+) -> Result<Placement, String> {
+    let index = fencer_text::diag::LineIndex::new(src);
+    let mut pl = Placement::default();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = format!("{file}:{}", n + 1);
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let (kind, want) = match w.first() {
+            Some(&"atomic") => ("atomic", 4),
+            Some(&"barrier") => ("barrier", 3),
+            _ => {
+                return Err(format!(
+                    "{at}: error: expected `atomic PROCESS LINE VAR|*` or `barrier PROCESS LINE`, found `{line}`"
+                ))
+            }
+        };
+        if w.len() != want {
+            return Err(format!(
+                "{at}: error: `{kind}` takes {} words after it, found `{line}`",
+                want - 1
+            ));
+        }
+        let pname = w[1];
+        let Ok(lno) = w[2].parse::<u32>() else {
+            return Err(format!(
+                "{at}: error: expected a line number of the model, found `{}`",
+                w[2]
+            ));
+        };
+        let Some(p) = model.items.iter().find_map(|i| match i {
+            fencer_dve::ast::Item::Process(p) if p.name.name == pname => Some(p),
+            _ => None,
+        }) else {
+            return Err(format!("{at}: error: the model has no process `{pname}`"));
+        };
+        let ts: Vec<usize> = p
+            .trans
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| index.line_col(src, t.span.start).0 == lno)
+            .map(|(k, _)| k)
+            .collect();
+        if ts.is_empty() {
+            return Err(format!(
+                "{at}: error: no transition of `{pname}` starts on line {lno} of the model"
+            ));
+        }
+        for t in ts {
+            if kind == "barrier" {
+                pl.barrier.insert((pname.to_string(), t));
+            } else {
+                pl.atomic.insert((pname.to_string(), t, w[3].to_string()));
+            }
+        }
+    }
+    Ok(pl)
+}
+
+/// The atomic-writes file for a placement.
+pub fn placement_text(pl: &Placement, model: &fencer_dve::ast::Model, src: &str) -> String {
+    let index = fencer_text::diag::LineIndex::new(src);
+    let line_of = |p: &str, t: usize| {
+        model
+            .items
+            .iter()
+            .find_map(|i| match i {
+                fencer_dve::ast::Item::Process(q) if q.name.name == p => {
+                    Some(index.line_col(src, q.trans[t].span.start).0)
+                }
+                _ => None,
+            })
+            .unwrap_or(0)
+    };
+    let mut s = String::new();
+    for (p, t, g) in &pl.atomic {
+        s.push_str(&format!("atomic {p} {} {g}\n", line_of(p, *t)));
+    }
+    for (p, t) in &pl.barrier {
+        s.push_str(&format!("barrier {p} {}\n", line_of(p, *t)));
+    }
+    s
+}
+
+/// The shared variables of a compiled model.
+pub fn shared(sys: &fencer_dve::System) -> Vec<Shared> {
+    sys.globals
+        .iter()
+        .map(|(n, v)| Shared {
+            name: n.clone(),
+            ty: v.ty,
+            len: v.len,
+        })
+        .collect()
+}
+
+/// Rewrites `ast` (compiled as `orig`) for `model` with `pl`, and compiles the result.
+#[allow(clippy::too_many_arguments)] // one call per caller, each with its own sources
+pub fn build(
+    path: &str,
+    src: &str,
+    ast: &fencer_dve::ast::Model,
+    orig: fencer_dve::System,
+    pl: &Placement,
+    model: ModelArg,
+    ov: &std::collections::HashMap<String, i32>,
+    fairness: bool,
+) -> Result<(fencer_dve::System, Relaxed), String> {
+    let (m2, meta) = match model {
+        ModelArg::Pso1 => fencer_dve::relaxed::pso1(ast, &shared(&orig), pl).map_err(|e| {
+            let d = fencer_text::Diagnostic::new(path, src, e.span, e.message.clone(), "here");
+            d.render(src)
+        })?,
+        other => {
+            return Err(format!(
+                "error: --model {} for DVE models is not built yet: use --model pso1 (the DiVinE thesis's store buffers)",
+                model_name(other)
+            ))
+        }
+    };
+    let text = fencer_dve::print::model(&m2);
+    let name = format!("{path} (under {})", model_name(model));
+    let sys = fencer_dve::load(&name, &text, ov).map_err(|d| {
+        format!(
+            "internal error: the transformed model does not compile:\n{}",
+            d.render(&text)
+        )
+    })?;
+    let group_of = sys
+        .processes
+        .iter()
+        .map(|p| {
+            let origin = meta.origin.get(&p.name);
+            (0..p.trans.len())
+                .map(|t| match origin.and_then(|o| o.get(t)) {
+                    Some(Origin::Flush { group, .. }) => Some(*group),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    Ok((
+        sys,
+        Relaxed {
+            orig,
+            src: src.to_string(),
+            meta,
+            text,
+            model: model_name(model),
+            group_of,
+            fairness,
+            ast: ast.clone(),
+        },
+    ))
+}
+
+/// For `check`: the model transformed for `--model`, or `None` under SC.
+pub fn prepare(
+    args: &CheckArgs,
+    path: &str,
+    src: &str,
+    ov: &std::collections::HashMap<String, i32>,
+    orig: &fencer_dve::System,
+) -> Result<Option<(fencer_dve::System, Relaxed)>, ExitCode> {
+    if matches!(args.model, ModelArg::Sc) {
+        if args.atomic.is_some() {
+            return Err(usage_error(
+                args.json,
+                "error: --atomic places atomic writes for a relaxed model: add --model pso1",
+                None,
+            ));
+        }
+        return Ok(None);
+    }
+    let ast = fencer_dve::parse(path, src)
+        .map_err(|d| usage_error(args.json, &d.render(src), Some(&d)))?;
+    let pl = match &args.atomic {
+        None => Placement::default(),
+        Some(f) => {
+            let fname = f.display().to_string();
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                usage_error(
+                    args.json,
+                    &format!("{fname}: error: cannot read the file: {e}"),
+                    None,
+                )
+            })?;
+            read_placement(&fname, &text, &ast, src)
+                .map_err(|m| usage_error(args.json, &m, None))?
+        }
+    };
+    build(
+        path,
+        src,
+        &ast,
+        orig.clone(),
+        &pl,
+        args.model,
+        ov,
+        !args.no_buffer_fairness,
+    )
+    .map(Some)
+    .map_err(|m| usage_error(args.json, &m, None))
+}
+
+impl Relaxed {
+    fn origin(&self, sys: &fencer_dve::System, (p, t): (u32, u32)) -> Option<&Origin> {
+        self.meta
+            .origin
+            .get(&sys.processes.get(p as usize)?.name)?
+            .get(t as usize)
+    }
+
+    /// The original transition a step of the transformed model takes.
+    fn program(
+        &self,
+        sys: &fencer_dve::System,
+        pt: (u32, u32),
+    ) -> Option<&fencer_dve::sem::Transition> {
+        match self.origin(sys, pt)? {
+            Origin::Program { trans } => {
+                let name = &sys.processes[pt.0 as usize].name;
+                let q = self.orig.processes.iter().find(|q| &q.name == name)?;
+                q.trans.get(*trans)
+            }
+            Origin::Flush { .. } => None,
+        }
+    }
+
+    /// One counterexample line for a step from `a` to `b` of the transformed model.
+    pub fn step_line(
+        &self,
+        sys: &fencer_dve::System,
+        path: &str,
+        step: usize,
+        l: Label,
+        (a, b): (&[u8], &[u8]),
+        note: &str,
+    ) -> TraceLine {
+        let pr = &sys.processes[l.first.0 as usize];
+        let changes = self.changes(sys, a, b);
+        let tail = if changes.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", changes.join(", "))
+        };
+        if let Some(Origin::Flush { process, var, .. }) = self.origin(sys, l.first) {
+            return TraceLine {
+                step,
+                thread: process.clone(),
+                file: path.to_string(),
+                line: 0,
+                column: 0,
+                function: None,
+                op: format!("buffer: {var} reaches memory{tail}{note}"),
+                location: Some(var.clone()),
+                value: None,
+                buffer_update: true,
+            };
+        }
+        let one = |pt: (u32, u32)| match self.program(sys, pt) {
+            Some(t) => format!("{}: {}", sys.processes[pt.0 as usize].name, t.text),
+            None => sys.describe(Label {
+                first: pt,
+                second: None,
+            }),
+        };
+        let op = match l.second {
+            None => one(l.first),
+            Some(q) => format!("{} with {}", one(l.first), one(q)),
+        };
+        let (line, column) = match self.program(sys, l.first) {
+            Some(t) => {
+                let d = fencer_text::Diagnostic::new(path, &self.src, t.span, "", "");
+                (d.line, d.col)
+            }
+            None => (0, 0),
+        };
+        TraceLine {
+            step,
+            thread: pr.name.clone(),
+            file: path.to_string(),
+            line,
+            column,
+            function: None,
+            op: format!("{op}{tail}{note}"),
+            location: None,
+            value: None,
+            buffer_update: false,
+        }
+    }
+
+    /// What a step changed, in the original model's terms: memory, locals, process
+    /// states, and each buffered write as `x=v (buffered)`.
+    pub fn changes(&self, sys: &fencer_dve::System, a: &[u8], b: &[u8]) -> Vec<String> {
+        let find =
+            |n: &str| -> Option<Var> { sys.globals.iter().find(|(m, _)| m == n).map(|(_, v)| *v) };
+        let mut out: Vec<String> = Vec::new();
+        let hidden: std::collections::HashSet<&str> = self
+            .meta
+            .buffers
+            .iter()
+            .flat_map(|(_, _, s, f)| [s.as_str(), f.as_str()])
+            .collect();
+        for (n, v) in &sys.globals {
+            if hidden.contains(n.as_str()) {
+                continue;
+            }
+            for k in 0..v.len.unwrap_or(1) {
+                let (x, y) = (load(a, *v, k), load(b, *v, k));
+                if x != y {
+                    out.push(match v.len {
+                        Some(_) => format!("{n}[{k}]={y}"),
+                        None => format!("{n}={y}"),
+                    });
+                }
+            }
+        }
+        for (g, _p, s, f) in &self.meta.buffers {
+            let (Some(sv), Some(fv)) = (find(s), find(f)) else {
+                continue;
+            };
+            for k in 0..sv.len.unwrap_or(1) {
+                let (fa, fb) = (load(a, fv, k), load(b, fv, k));
+                let (sa, sb) = (load(a, sv, k), load(b, sv, k));
+                let name = match sv.len {
+                    Some(_) => format!("{g}[{k}]"),
+                    None => g.clone(),
+                };
+                if fb == 1 && (fa == 0 || sa != sb) {
+                    out.push(format!("{name}={sb} (buffered)"));
+                } else if fa == 1 && fb == 0 && !out.iter().any(|o| o.starts_with(&name)) {
+                    out.push(format!("buffered {name} dropped"));
+                }
+            }
+        }
+        for pr in &sys.processes {
+            for (n, v) in &pr.locals {
+                for k in 0..v.len.unwrap_or(1) {
+                    let (x, y) = (load(a, *v, k), load(b, *v, k));
+                    if x != y {
+                        out.push(match v.len {
+                            Some(_) => format!("{}->{n}[{k}]={y}", pr.name),
+                            None => format!("{}->{n}={y}", pr.name),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `fencer transform`'s arguments.
+#[derive(clap::Args)]
+pub struct TransformArgs {
+    /// The DVE model.
+    pub file: PathBuf,
+    /// The memory model to build in.
+    #[arg(long, short, value_enum, default_value = "pso1")]
+    pub model: ModelArg,
+    /// Atomic writes and barriers (see `fencer check --help`, --atomic).
+    #[arg(long, value_name = "FILE")]
+    pub atomic: Option<PathBuf>,
+    /// Where to write the transformed model (default: standard output).
+    #[arg(long, short, value_name = "OUT.dve")]
+    pub output: Option<PathBuf>,
+    /// Set an `input` constant.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+}
+
+pub fn transform(a: TransformArgs) -> ExitCode {
+    let path = a.file.display().to_string();
+    let src = match std::fs::read_to_string(&a.file) {
+        Ok(s) => s,
+        Err(e) => {
+            return usage_error(
+                false,
+                &format!("{path}: error: cannot read the file: {e}"),
+                None,
+            )
+        }
+    };
+    let mut ov = std::collections::HashMap::new();
+    for d in &a.define {
+        match d.split_once('=').map(|(k, v)| (k, v.trim().parse::<i32>())) {
+            Some((k, Ok(v))) => {
+                ov.insert(k.to_string(), v);
+            }
+            _ => {
+                return usage_error(
+                    false,
+                    &format!("error: -D {d}: expected NAME=VALUE with an integer VALUE"),
+                    None,
+                )
+            }
+        }
+    }
+    if matches!(a.model, ModelArg::Sc) {
+        return usage_error(
+            false,
+            "error: under --model sc a DVE model is its own transformation; pick pso1",
+            None,
+        );
+    }
+    let orig = match fencer_dve::load(&path, &src, &ov) {
+        Ok(s) => s,
+        Err(d) => return usage_error(false, &d.render(&src), Some(&d)),
+    };
+    let ast = match fencer_dve::parse(&path, &src) {
+        Ok(m) => m,
+        Err(d) => return usage_error(false, &d.render(&src), Some(&d)),
+    };
+    let pl = match &a.atomic {
+        None => Placement::default(),
+        Some(f) => {
+            let fname = f.display().to_string();
+            let text = match std::fs::read_to_string(f) {
+                Ok(t) => t,
+                Err(e) => {
+                    return usage_error(
+                        false,
+                        &format!("{fname}: error: cannot read the file: {e}"),
+                        None,
+                    )
+                }
+            };
+            match read_placement(&fname, &text, &ast, &src) {
+                Ok(p) => p,
+                Err(m) => return usage_error(false, &m, None),
+            }
+        }
+    };
+    let (_, r) = match build(&path, &src, &ast, orig, &pl, a.model, &ov, true) {
+        Ok(x) => x,
+        Err(m) => return usage_error(false, &m, None),
+    };
+    let header = format!(
+        "// {} under {}: store buffers added by `fencer transform` ({} buffers, memory process `{}`)\n",
+        path,
+        r.model,
+        r.meta.buffers.len(),
+        r.meta.memory
+    );
+    let text = format!("{header}{}", r.text);
+    match &a.output {
+        None => {
+            out(&text);
+            ExitCode::SUCCESS
+        }
+        Some(o) => match std::fs::write(o, text) {
+            Ok(()) => {
+                eprintln!("wrote {}", o.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(
+                false,
+                &format!("{}: error: cannot write: {e}", o.display()),
+                None,
+            ),
+        },
+    }
+}
+
+/// A run that violates the property: the initial state, each step with the state it leads
+/// to (for a lasso, the cycle follows the prefix), and the step that failed, if any.
+struct Run {
+    initial: Vec<u8>,
+    steps: Vec<(Label, Vec<u8>)>,
+    cycle_from: Option<usize>,
+    failed: Option<Label>,
+    what: String,
+}
+
+/// Looks for a violation of what `args` asks (properties, else errors, assertions,
+/// `--reach`, `--deadlock`) in `sys`; `Err` names the limit that stopped the search.
+fn violation(
+    args: &CheckArgs,
+    sys: &fencer_dve::System,
+    relaxed: Option<&Relaxed>,
+    timeout: Option<Duration>,
+) -> Result<Result<Option<Run>, &'static str>, ExitCode> {
+    let opts = fencer_explicit::Options {
+        deadlock: args.deadlock,
+        timeout,
+        max_states: args.max_states,
+        exhaustive: false,
+    };
+    let props = dve::properties(args, sys)?;
+    if props.is_empty() {
+        let goal = match &args.reach {
+            Some(e) => Some(
+                sys.expression("--reach", e)
+                    .map_err(|d| usage_error(args.json, &d.render(e), Some(&d)))?,
+            ),
+            None => None,
+        };
+        let judge = |s: &[u8]| -> Option<String> {
+            if let Some((p, text)) = sys.failed_assertion(s) {
+                return Some(format!(
+                    "assertion `{text}` of {} fails",
+                    sys.processes[p].name
+                ));
+            }
+            match sys.eval(goal.as_ref()?, s) {
+                Ok(0) => None,
+                _ => Some(format!("`{}` holds", args.reach.as_deref().unwrap_or(""))),
+            }
+        };
+        let out = fencer_explicit::reach(&dve::Dve::new(sys, false), &opts, &judge);
+        if let Some(s) = out.stopped {
+            return Ok(Err(s));
+        }
+        return Ok(Ok(out.found.map(|f| Run {
+            what: match &f.kind {
+                fencer_explicit::FoundKind::Error(m) | fencer_explicit::FoundKind::Goal(m) => {
+                    m.clone()
+                }
+                fencer_explicit::FoundKind::Deadlock => "a deadlock".into(),
+            },
+            initial: f.initial,
+            steps: f.steps,
+            cycle_from: None,
+            failed: f.failed,
+        })));
+    }
+    for (name, formula, psys) in &props {
+        let mut product = dve::Dve::new(psys, true);
+        let buffer_fair = relaxed.filter(|r| r.fairness);
+        if let Some(r) = buffer_fair {
+            product.buffers = Some((&r.group_of, r.meta.groups));
+            product.fair_processes = args.fair;
+        }
+        let out = if terminal_acceptance(psys) {
+            accepting_prefix(&product, &opts)
+        } else if args.fair || buffer_fair.is_some() {
+            fencer_explicit::fair_accepting_cycle(&product, &opts)
+        } else {
+            fencer_explicit::accepting_cycle(&product, &opts)
+        };
+        if let Some(s) = out.stopped {
+            return Ok(Err(s));
+        }
+        if let Some(l) = out.lasso {
+            let cycle_from = l.prefix.len();
+            let mut steps = l.prefix;
+            steps.extend(l.cycle);
+            return Ok(Ok(Some(Run {
+                initial: l.initial,
+                steps,
+                cycle_from: Some(cycle_from),
+                failed: None,
+                what: format!(
+                    "property {name} {}is violated",
+                    formula
+                        .as_ref()
+                        .map(|f| format!("`{f}` "))
+                        .unwrap_or_default()
+                ),
+            })));
+        }
+    }
+    Ok(Ok(None))
+}
+
+/// The names of shared variables that `text` mentions (as whole words).
+fn mentions(text: &str, shared: &[Shared]) -> std::collections::HashSet<String> {
+    let words: std::collections::HashSet<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    shared
+        .iter()
+        .filter(|s| words.contains(s.name.as_str()))
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+/// The original process `p`'s transition `t`, as written.
+fn written<'a>(
+    r: &'a Relaxed,
+    p: &str,
+    t: usize,
+) -> Option<(
+    &'a fencer_dve::ast::Process,
+    &'a fencer_dve::ast::Transition,
+)> {
+    r.ast.items.iter().find_map(|i| match i {
+        fencer_dve::ast::Item::Process(q) if q.name.name == p => Some((q, q.trans.get(t)?)),
+        _ => None,
+    })
+}
+
+/// A write position: (process, transition index, variable).
+type WritePos = (String, usize, String);
+
+/// An open hazard interval: (process, variable, element, the write, hazardous so far).
+type Interval = (String, String, u32, WritePos, bool);
+
+/// The writes that some atomic placement must include to rule `run` out: those whose
+/// hazard interval (from the write into the buffer to its flush) holds an inconsistent
+/// access (another process's step that touches the variable, or a flush of another
+/// process's write to it), or whose variable the property itself reads. Every write of
+/// the run outside this set can be made atomic without changing what any other process
+/// or the property sees, so the run survives (up to stuttering) every placement that
+/// misses the set: each repair must hit it.
+fn kill_set(
+    run: &Run,
+    sys: &fencer_dve::System,
+    r: &Relaxed,
+    watched: &std::collections::HashSet<String>,
+) -> std::collections::BTreeSet<(String, usize, String)> {
+    let shared = shared(&r.orig);
+    // For a lasso, the cycle twice: an interval may wrap around.
+    let mut word: Vec<(Label, usize)> = run
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.0, k))
+        .collect();
+    if let Some(c) = run.cycle_from {
+        word.extend((c..run.steps.len()).map(|k| (run.steps[k].0, k)));
+    }
+    let state = |k: usize| &run.steps[k].1;
+    let before = |k: usize| {
+        if k == 0 {
+            &run.initial
+        } else {
+            &run.steps[k - 1].1
+        }
+    };
+    let find = |n: &str| sys.globals.iter().find(|(m, _)| m == n).map(|(_, v)| *v);
+    // Open intervals: (process, variable, element, candidate, hazardous).
+    let mut open: Vec<Interval> = Vec::new();
+    let mut kill = std::collections::BTreeSet::new();
+    let access = |open: &mut Vec<Interval>, who: &str, g: &str| {
+        for o in open.iter_mut() {
+            if o.1 == g && o.0 != who {
+                o.4 = true;
+            }
+        }
+    };
+    let mut steps: Vec<(Label, Option<usize>)> = word.iter().map(|(l, k)| (*l, Some(*k))).collect();
+    if let Some(f) = run.failed {
+        steps.push((f, None));
+    }
+    for (l, k) in steps {
+        for pt in std::iter::once(l.first).chain(l.second) {
+            // The property process (in a product) is no memory access.
+            let Some(pr) = sys.processes.get(pt.0 as usize) else {
+                continue;
+            };
+            let pname = pr.name.clone();
+            match r.origin(sys, pt) {
+                Some(Origin::Flush { process, var, .. }) => {
+                    let (g, e) = match var.split_once('[') {
+                        Some((g, e)) => {
+                            (g.to_string(), e.trim_end_matches(']').parse().unwrap_or(0))
+                        }
+                        None => (var.clone(), 0),
+                    };
+                    access(&mut open, process, &g);
+                    open.retain(|o| {
+                        let closes = &o.0 == process && o.1 == g && o.2 == e;
+                        if closes && o.4 {
+                            kill.insert(o.3.clone());
+                        }
+                        !closes
+                    });
+                }
+                Some(Origin::Program { trans }) => {
+                    let Some((q, t)) = written(r, &pname, *trans) else {
+                        continue;
+                    };
+                    for g in fencer_dve::relaxed::touched(q, t) {
+                        if shared.iter().any(|s| s.name == g) {
+                            access(&mut open, &pname, &g);
+                        }
+                    }
+                    // The writes this step put into the process's buffer.
+                    let Some(k) = k else { continue };
+                    for (g, p, _sb, fl) in &r.meta.buffers {
+                        if p != &pname
+                            || !r.meta.writes.contains(&(pname.clone(), *trans, g.clone()))
+                        {
+                            continue;
+                        }
+                        let Some(fv) = find(fl) else { continue };
+                        for e in 0..fv.len.unwrap_or(1) {
+                            // Every valid slot after a writing step (a superset of what the
+                            // step wrote, which keeps the set a superset of what must be hit).
+                            let _ = before(k);
+                            if load(state(k), fv, e) == 1 {
+                                open.push((
+                                    pname.clone(),
+                                    g.clone(),
+                                    e,
+                                    (pname.clone(), *trans, g.clone()),
+                                    watched.contains(g),
+                                ));
+                            }
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    for o in open {
+        if o.4 {
+            kill.insert(o.3);
+        }
+    }
+    kill
+}
+
+/// `fencer repair model.dve`: the fewest atomic writes under which the model satisfies
+/// its property under `--model`, counterexample-guided and verified.
+pub fn repair(
+    args: CheckArgs,
+    all_minimal: bool,
+    write: Option<PathBuf>,
+    timeout: Option<Duration>,
+) -> ExitCode {
+    let started = Instant::now();
+    let path = args.file.display().to_string();
+    let src = match std::fs::read_to_string(&args.file) {
+        Ok(s) => s,
+        Err(e) => {
+            return usage_error(
+                args.json,
+                &format!("{path}: error: cannot read the file: {e}"),
+                None,
+            )
+        }
+    };
+    let ov = match dve::overrides(&args) {
+        Ok(o) => o,
+        Err(m) => return usage_error(args.json, &m, None),
+    };
+    let orig = match fencer_dve::load(&path, &src, &ov) {
+        Ok(s) => s,
+        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+    };
+    let ast = match fencer_dve::parse(&path, &src) {
+        Ok(m) => m,
+        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+    };
+    let left = |t: Option<Duration>| t.map(|t| t.saturating_sub(started.elapsed()));
+    let limit = |what: &str, rounds: usize| {
+        let msg = format!("{path}: repair stopped by a limit ({what}) after {rounds} rounds");
+        if args.json {
+            out(&format!(
+                "{}\n",
+                serde_json::json!({"verdict": "incomplete", "stopped_by": what, "rounds": rounds})
+            ));
+        } else {
+            out(&format!("{msg}\n"));
+        }
+        ExitCode::from(3)
+    };
+    // Under SC first: atomic writes cannot repair a model that is wrong there.
+    match violation(&args, &orig, None, left(timeout)) {
+        Err(code) => return code,
+        Ok(Err(what)) => return limit(what, 0),
+        Ok(Ok(Some(run))) => {
+            let mut sc_args = dve_args(&args);
+            sc_args.model = ModelArg::Sc;
+            let msg = format!(
+                "{path}: the model is wrong under SC ({}): no atomic writes can repair it; the SC counterexample follows",
+                run.what
+            );
+            if !args.json {
+                out(&format!("{msg}\n\n"));
+            }
+            return dve::check(&sc_args, left(timeout));
+        }
+        Ok(Ok(None)) => {}
+    }
+    let shared_vars = shared(&orig);
+    // What the property reads: a write to it is hazardous whoever else looks.
+    let mut watched_text = args.reach.clone().unwrap_or_default();
+    if let Some(l) = &args.ltl {
+        watched_text.push(' ');
+        watched_text.push_str(&std::fs::read_to_string(l).unwrap_or_else(|_| l.clone()));
+    }
+    for p in &orig.processes {
+        for (_, _, text) in &p.asserts {
+            watched_text.push(' ');
+            watched_text.push_str(text);
+        }
+        if p.property {
+            for t in &p.trans {
+                watched_text.push(' ');
+                watched_text.push_str(&t.text);
+            }
+        }
+    }
+    for (_, f) in &orig.ltl {
+        watched_text.push(' ');
+        watched_text.push_str(f);
+    }
+    for d in orig.definitions.keys() {
+        watched_text.push(' ');
+        watched_text.push_str(d);
+    }
+    let watched = mentions(&watched_text, &shared_vars);
+    let mut ids: Vec<(String, usize, String)> = Vec::new();
+    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut chosen: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut rounds = 0usize;
+    let mut examples: Vec<String> = Vec::new();
+    let mut all_writes: std::collections::BTreeSet<(String, usize, String)> = Default::default();
+    let verified = loop {
+        rounds += 1;
+        let placement = |set: &[u32]| Placement {
+            atomic: set.iter().map(|&i| ids[i as usize].clone()).collect(),
+            barrier: Default::default(),
+        };
+        let pl = placement(&chosen[0]);
+        let (sys, r) = match build(
+            &path,
+            &src,
+            &ast,
+            orig.clone(),
+            &pl,
+            args.model,
+            &ov,
+            !args.no_buffer_fairness,
+        ) {
+            Ok(x) => x,
+            Err(m) => return usage_error(args.json, &m, None),
+        };
+        if rounds == 1 {
+            all_writes = r.meta.writes.iter().cloned().collect();
+        }
+        let run = match violation(&args, &sys, Some(&r), left(timeout)) {
+            Err(code) => return code,
+            Ok(Err(what)) => return limit(what, rounds),
+            Ok(Ok(run)) => run,
+        };
+        let Some(run) = run else {
+            break (pl, r);
+        };
+        let k = kill_set(&run, &sys, &r, &watched);
+        if k.is_empty() {
+            let msg = format!(
+                "{path}: no set of atomic writes repairs the model under {}: a counterexample ({}) has no write that another process observes while it is buffered",
+                r.model, run.what
+            );
+            out(&format!("{msg}\n"));
+            return ExitCode::from(1);
+        }
+        examples.push(run.what.clone());
+        let set: Vec<u32> = k
+            .into_iter()
+            .map(|w| match ids.iter().position(|x| *x == w) {
+                Some(i) => i as u32,
+                None => {
+                    ids.push(w);
+                    (ids.len() - 1) as u32
+                }
+            })
+            .collect();
+        sets.push(set);
+        let at_least = chosen[0].len();
+        chosen = match fencer_repair::hitting::minimum(
+            &sets,
+            &|_| 0,
+            if all_minimal { 64 } else { 1 },
+            at_least,
+        ) {
+            Some(c) => c,
+            None => unreachable!("kill sets are not empty"),
+        };
+    };
+    let (pl, r) = verified;
+    let lt = args.reach.is_none()
+        && !args.deadlock
+        && (args.ltl.is_some() || orig.property.is_some() || !orig.ltl.is_empty());
+    let size = pl.atomic.len();
+    // The thesis counts writes after splitting arrays: a write with a computed index
+    // stands for one write per element.
+    let split = |set: &std::collections::BTreeSet<(String, usize, String)>| -> usize {
+        set.iter()
+            .map(|(p, t, g)| {
+                let dynamic = written(&r, p, *t)
+                    .is_some_and(|(_, t)| !fencer_dve::relaxed::constant_index(t, g));
+                let len = shared_vars
+                    .iter()
+                    .find(|s| &s.name == g)
+                    .and_then(|s| s.len)
+                    .unwrap_or(1) as usize;
+                if dynamic {
+                    len
+                } else {
+                    1
+                }
+            })
+            .sum()
+    };
+    let all = &all_writes;
+    let text = placement_text(&pl, &ast, &src);
+    if let Some(w) = &write {
+        if let Err(e) = std::fs::write(w, &text) {
+            return usage_error(
+                args.json,
+                &format!("{}: error: cannot write: {e}", w.display()),
+                None,
+            );
+        }
+    }
+    let ms = started.elapsed().as_millis();
+    if args.json {
+        let sets_json: Vec<serde_json::Value> = chosen
+            .iter()
+            .map(|c| {
+                serde_json::json!(c
+                    .iter()
+                    .map(|&i| {
+                        let (p, t, g) = &ids[i as usize];
+                        serde_json::json!({"process": p, "transition": t, "variable": g})
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .collect();
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "verdict": "repaired",
+                "model": r.model,
+                "atomic_writes": size,
+                "atomic_writes_split": split(&pl.atomic),
+                "writes": all.len(),
+                "writes_split": split(all),
+                "rounds": rounds,
+                "counterexamples": sets.len(),
+                "minimal_sets": sets_json,
+                "atomic_file": text,
+                "elapsed_ms": ms,
+            }))
+            .expect("json")
+        ));
+        return ExitCode::SUCCESS;
+    }
+    let mut s = String::new();
+    if size == 0 {
+        s.push_str(&format!(
+            "{path}: correct under {} as it is: no atomic write needed\n",
+            r.model
+        ));
+    } else {
+        s.push_str(&format!(
+            "{path}: repaired under {} with {size} atomic writes of {} ({} of {} counting as the DiVinE thesis does, one per array element a computed index can reach)\n",
+            r.model,
+            all.len(),
+            split(&pl.atomic),
+            split(all)
+        ));
+        s.push_str(&format!(
+            "minimum: every one of the {} counterexamples found needs one of its own hazardous writes made atomic, and no {} writes hit them all\n",
+            sets.len(),
+            size - 1
+        ));
+        s.push_str("\nthe atomic file (--atomic):\n");
+        for l in text.lines() {
+            s.push_str(&format!("  {l}\n"));
+        }
+        if all_minimal && chosen.len() > 1 {
+            s.push_str(&format!("\nall {} minimum sets:\n", chosen.len()));
+            for c in &chosen {
+                let names: Vec<String> = c
+                    .iter()
+                    .map(|&i| {
+                        let (p, t, g) = &ids[i as usize];
+                        format!("{p}#{t}:{g}")
+                    })
+                    .collect();
+                s.push_str(&format!("  {}\n", names.join(" ")));
+            }
+        }
+    }
+    s.push_str(&format!(
+        "\nverified: the model with these atomic writes satisfies the property under {}{}\nrounds: {rounds}  counterexamples: {}  time: {ms} ms\n",
+        r.model,
+        if r.fairness && lt {
+            " (every buffered write eventually flushed)"
+        } else {
+            ""
+        },
+        sets.len()
+    ));
+    if let Some(w) = &write {
+        s.push_str(&format!("wrote {}\n", w.display()));
+    }
+    out(&s);
+    ExitCode::SUCCESS
+}
+
+/// A copy of the check arguments.
+fn dve_args(a: &CheckArgs) -> CheckArgs {
+    CheckArgs {
+        file: a.file.clone(),
+        define: a.define.clone(),
+        include: a.include.clone(),
+        std: a.std.clone(),
+        clang: a.clang.clone(),
+        cflags: a.cflags.clone(),
+        model: a.model,
+        engine: a.engine,
+        algo: a.algo,
+        verbose: a.verbose,
+        all: a.all,
+        json: a.json,
+        timeout: a.timeout,
+        max_executions: a.max_executions,
+        max_depth: a.max_depth,
+        unroll: a.unroll,
+        no_spin_assume: a.no_spin_assume,
+        deadlock: a.deadlock,
+        reach: a.reach.clone(),
+        ltl: a.ltl.clone(),
+        fair: a.fair,
+        max_states: a.max_states,
+        atomic: a.atomic.clone(),
+        no_buffer_fairness: a.no_buffer_fairness,
+        keep_going: a.keep_going,
+    }
+}
+
+/// Whether the accepting states of the model's property process accept whatever follows:
+/// each moves only to accepting states, and always can (an unconditional move), as in the
+/// automaton of `G !p`. Then the property is a safety property: a run violates it as soon
+/// as it reaches an accepting state (a continuation always exists, since a deadlocked
+/// model stutters, and a weakly fair one too, by scheduling the enabled processes and
+/// buffers in turn), so a breadth-first search finds a shortest counterexample where a
+/// cycle search would explore the whole product.
+pub(crate) fn terminal_acceptance(sys: &fencer_dve::System) -> bool {
+    let Some(p) = sys.property else {
+        return false;
+    };
+    let pr = &sys.processes[p];
+    let always = |g: &Option<fencer_dve::sem::CExpr>| match g {
+        None => true,
+        Some(fencer_dve::sem::CExpr::Const(c)) => *c != 0,
+        _ => false,
+    };
+    let acc = |s: u32| pr.accept.get(s as usize).copied().unwrap_or(false);
+    pr.accept.iter().any(|&a| a)
+        && (0..pr.accept.len() as u32).filter(|&s| acc(s)).all(|s| {
+            let out: Vec<_> = pr.trans.iter().filter(|t| t.from == s).collect();
+            out.iter()
+                .all(|t| acc(t.to) && t.sync.is_none() && t.effect.is_empty())
+                && out.iter().any(|t| always(&t.guard))
+        })
+}
+
+/// A shortest run of the product into an accepting state (for `terminal_acceptance`):
+/// the lasso is that path and a self-loop of the property process.
+pub(crate) fn accepting_prefix(
+    product: &dve::Dve,
+    opts: &fencer_explicit::Options,
+) -> fencer_explicit::LtlOutcome<Label> {
+    let sys = product.sys;
+    let judge = |s: &[u8]| sys.accepting(s).then(|| "accepting".to_string());
+    let out = fencer_explicit::reach(product, opts, &judge);
+    let lasso = out.found.map(|f| {
+        // No cycle: every continuation of the prefix is accepting.
+        let cycle = Vec::new();
+        fencer_explicit::Lasso {
+            initial: f.initial,
+            prefix: f.steps,
+            cycle,
+        }
+    });
+    fencer_explicit::LtlOutcome {
+        stats: out.stats,
+        accepting: u64::from(lasso.is_some()),
+        lasso,
+        stopped: out.stopped,
+    }
+}

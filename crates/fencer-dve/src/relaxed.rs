@@ -1,0 +1,722 @@
+//! DVE under relaxed memory, as a DVE-to-DVE pass: the model is rewritten so that writes to
+//! global variables go through store buffers and a memory process makes them visible, and
+//! the result is an ordinary DVE model (checked under SC, printed by `fencer transform`).
+//!
+//! `pso1` is the DiVinE thesis's semantics (relaxed-memory-in-divine-dve, §3.1-3.2): one
+//! buffer slot per process and global location (every array element is a location of its
+//! own) with a validity flag; a process reads its own slot when the flag is set; a later
+//! write replaces a still-buffered one; the memory process `MM` flushes any valid slot and
+//! zeroes it. A transition that reads buffered locations is split into one transition per
+//! choice of where each location is read from (its own slot or memory), the choice made
+//! explicit in the guard (the thesis's 2^|R(t)| split). An atomic write goes to memory and
+//! destroys the process's buffered write to that location; a barrier on a transition
+//! requires all of the process's flags to be clear.
+//!
+//! Reads are split only where their location is known in the state before the transition
+//! (guards, sent values, and effect assignments before anything they depend on is
+//! assigned); a read after such an assignment is written as the arithmetic selection
+//! `i*sb + (1-i)*x`, evaluated where it stands in the sequential effect. Both describe the
+//! same successor in every state, so the state space is the thesis's.
+
+use crate::ast::*;
+use crate::print;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// A global variable that is shared memory: its name, type and array length.
+#[derive(Clone, Debug)]
+pub struct Shared {
+    pub name: String,
+    pub ty: Type,
+    pub len: Option<u32>,
+}
+
+/// Which writes bypass the buffers and which transitions carry a full barrier, by
+/// (process name, index of the transition in the process, as written).
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// (process, transition, variable): writes of the variable in that transition are
+    /// atomic. The variable `*` makes every write of the transition atomic.
+    pub atomic: BTreeSet<(String, usize, String)>,
+    pub barrier: BTreeSet<(String, usize)>,
+}
+
+impl Placement {
+    fn is_atomic(&self, p: &str, t: usize, g: &str) -> bool {
+        self.atomic.contains(&(p.to_string(), t, g.to_string()))
+            || self.atomic.contains(&(p.to_string(), t, "*".to_string()))
+    }
+}
+
+/// Where a transition of the transformed model comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The transition `trans` (index as written) of the same process of the original.
+    Program { trans: usize },
+    /// The memory process writing `var` (an element: `A[2]`) from `process`'s buffer to
+    /// memory; `group` numbers the buffer, for fairness.
+    Flush {
+        process: String,
+        var: String,
+        group: u32,
+    },
+}
+
+/// What the pass adds, to read the transformed model's runs in the original's terms.
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    /// For each process of the transformed model (by name), each transition's origin.
+    pub origin: HashMap<String, Vec<Origin>>,
+    /// The memory process's name.
+    pub memory: String,
+    /// The number of buffers (fairness groups: each must not hold a write forever).
+    pub groups: u32,
+    /// Buffer variables: name -> (variable, process) for a slot, and flag names.
+    pub slots: HashMap<String, (String, String)>,
+    pub flags: HashSet<String>,
+    /// Each buffer: (variable, process, slot name, flag name).
+    pub buffers: Vec<(String, String, String, String)>,
+    /// Per process: the write positions (transition index, variable) that go through the
+    /// buffer, i.e. the candidates for making atomic.
+    pub writes: Vec<(String, usize, String)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Error {
+    pub span: Span,
+    pub message: String,
+}
+
+type R<T> = Result<T, Error>;
+
+fn sp() -> Span {
+    Span { start: 0, end: 0 }
+}
+
+fn id(name: &str) -> Ident {
+    Ident {
+        name: name.to_string(),
+        span: sp(),
+    }
+}
+
+fn num(n: i64) -> Expr {
+    Expr::Num(n, sp())
+}
+
+fn var(name: &str, idx: Option<Expr>) -> Expr {
+    Expr::Var(id(name), idx.map(Box::new))
+}
+
+fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::Binary(op, Box::new(a), Box::new(b))
+}
+
+fn and_all(es: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+    es.into_iter().reduce(|a, b| bin(BinOp::And, a, b))
+}
+
+/// Names (base names of variables) an expression reads, not looking into remote reads.
+fn names_in(e: &Expr, out: &mut HashSet<String>) {
+    match e {
+        Expr::Var(n, idx) => {
+            out.insert(n.name.clone());
+            if let Some(i) = idx {
+                names_in(i, out);
+            }
+        }
+        Expr::Remote(_, _, Some(i)) => names_in(i, out),
+        Expr::Call(_, args, _) => args.iter().for_each(|a| names_in(a, out)),
+        Expr::Unary(_, a, _) => names_in(a, out),
+        Expr::Binary(_, a, b) => {
+            names_in(a, out);
+            names_in(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// The base name a place (assignment target) writes.
+fn target_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Var(n, _) => Some(&n.name),
+        _ => None,
+    }
+}
+
+struct Proc<'a> {
+    name: &'a str,
+    locals: HashSet<String>,
+    /// Shared variables this process buffers (it writes them non-atomically somewhere).
+    buffered: &'a HashMap<String, (String, String)>,
+}
+
+impl Proc<'_> {
+    fn is_buffered(&self, n: &str) -> bool {
+        !self.locals.contains(n) && self.buffered.contains_key(n)
+    }
+    fn sb(&self, g: &str) -> &str {
+        &self.buffered[g].0
+    }
+    fn flag(&self, g: &str) -> &str {
+        &self.buffered[g].1
+    }
+}
+
+/// A read of a buffered location whose source (own slot or memory) is chosen by the split.
+#[derive(Clone, Debug)]
+struct Site {
+    name: String,
+    idx: Option<Expr>,
+    key: String,
+}
+
+fn site_key(name: &str, idx: &Option<Box<Expr>>) -> String {
+    match idx {
+        Some(i) => format!("{name}[{}]", print::expr(i)),
+        None => name.to_string(),
+    }
+}
+
+/// Rewrites the buffered reads of `e`: a read whose key is in `split` reads its slot
+/// (`true`) or memory (`false`); any other buffered read, and any read that depends on a
+/// name in `assigned` (assigned earlier in the same effect), is the selection
+/// `i*sb+(1-i)*x`.
+fn rewrite(e: &Expr, p: &Proc, split: &HashMap<String, bool>, assigned: &HashSet<String>) -> Expr {
+    let rw = |x: &Expr| rewrite(x, p, split, assigned);
+    match e {
+        Expr::Var(n, idx) if p.is_buffered(&n.name) => {
+            let idx2 = idx.as_ref().map(|i| rw(i));
+            let key = site_key(&n.name, idx);
+            let mut deps = HashSet::new();
+            names_in(e, &mut deps);
+            let choice = if deps.iter().any(|d| assigned.contains(d)) {
+                None
+            } else {
+                split.get(&key)
+            };
+            match choice {
+                Some(true) => var(p.sb(&n.name), idx2),
+                Some(false) => var(&n.name, idx2),
+                None => {
+                    let f = var(p.flag(&n.name), idx2.clone());
+                    let s = var(p.sb(&n.name), idx2.clone());
+                    let m = var(&n.name, idx2);
+                    bin(
+                        BinOp::Add,
+                        bin(BinOp::Mul, f.clone(), s),
+                        bin(BinOp::Mul, bin(BinOp::Sub, num(1), f), m),
+                    )
+                }
+            }
+        }
+        Expr::Var(n, idx) => Expr::Var(n.clone(), idx.as_ref().map(|i| Box::new(rw(i)))),
+        Expr::Remote(q, x, idx) => {
+            Expr::Remote(q.clone(), x.clone(), idx.as_ref().map(|i| Box::new(rw(i))))
+        }
+        Expr::Call(f, args, s) => Expr::Call(f.clone(), args.iter().map(rw).collect(), *s),
+        Expr::Unary(op, a, s) => Expr::Unary(*op, Box::new(rw(a)), *s),
+        Expr::Binary(op, a, b) => bin(*op, rw(a), rw(b)),
+        other => other.clone(),
+    }
+}
+
+/// The buffered reads in `e` that are always evaluated when `e` is (not behind a
+/// short-circuit `&&`, `||` or `imply`, when `uncond`), an index's reads before the read
+/// it indexes: in the order their sources can be checked without evaluating an index
+/// that the model would not.
+fn sites(e: &Expr, p: &Proc, out: &mut Vec<Site>, uncond: bool) {
+    match e {
+        Expr::Var(n, idx) => {
+            if let Some(i) = idx {
+                sites(i, p, out, uncond);
+            }
+            if p.is_buffered(&n.name) && uncond {
+                out.push(Site {
+                    name: n.name.clone(),
+                    idx: idx.as_deref().cloned(),
+                    key: site_key(&n.name, idx),
+                });
+            }
+        }
+        Expr::Remote(_, _, Some(i)) => sites(i, p, out, uncond),
+        Expr::Call(_, args, _) => args.iter().for_each(|a| sites(a, p, out, uncond)),
+        Expr::Unary(_, a, _) => sites(a, p, out, uncond),
+        Expr::Binary(op, a, b) => {
+            sites(a, p, out, uncond);
+            let lazy = matches!(op, BinOp::And | BinOp::Or | BinOp::Imply);
+            sites(b, p, out, uncond && !lazy);
+        }
+        _ => {}
+    }
+}
+
+/// The first named-expression call in `e`: its body would read memory behind the
+/// transformation's back.
+fn call_in(e: &Expr) -> Option<Span> {
+    match e {
+        Expr::Call(_, _, s) => Some(*s),
+        Expr::Var(_, Some(i)) | Expr::Remote(_, _, Some(i)) | Expr::Unary(_, i, _) => call_in(i),
+        Expr::Binary(_, a, b) => call_in(a).or_else(|| call_in(b)),
+        _ => None,
+    }
+}
+
+/// More splits than this and reads are written as selections instead (same state space,
+/// fewer transitions to print).
+const MAX_SPLIT: usize = 6;
+
+/// The thesis's `pso1` transformation of `m`; `shared` lists the global variables (not
+/// constants). Templates and `for` loops are not supported (instantiate them first).
+pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)> {
+    let shared_names: HashMap<&str, &Shared> =
+        shared.iter().map(|s| (s.name.as_str(), s)).collect();
+    let mut taken: HashSet<String> = HashSet::new();
+    for it in &m.items {
+        match it {
+            Item::Var(v) => {
+                taken.insert(v.name.name.clone());
+            }
+            Item::Chan(c) => {
+                taken.insert(c.name.name.clone());
+            }
+            Item::Process(p) => {
+                taken.insert(p.name.name.clone());
+                if p.params.is_some() {
+                    return Err(Error {
+                        span: p.name.span,
+                        message: format!(
+                            "process template `{}`: the relaxed-memory transformation needs DiVinE 2 style processes (instantiate the template by hand)",
+                            p.name.name
+                        ),
+                    });
+                }
+                for v in &p.vars {
+                    taken.insert(v.name.name.clone());
+                }
+            }
+            Item::For(f) => {
+                return Err(Error {
+                    span: f.var.span,
+                    message: "`for` loops of instances: the relaxed-memory transformation needs DiVinE 2 style processes".into(),
+                })
+            }
+            Item::Instance(i) => {
+                return Err(Error {
+                    span: i.span,
+                    message: "process instances: the relaxed-memory transformation needs DiVinE 2 style processes".into(),
+                })
+            }
+            _ => {}
+        }
+    }
+    let mut fresh = |base: String| {
+        let mut n = base;
+        while taken.contains(&n) {
+            n.push('_');
+        }
+        taken.insert(n.clone());
+        n
+    };
+    let mut meta = Meta::default();
+    let mut out_items: Vec<Item> = Vec::new();
+    let mut new_decls: Vec<Item> = Vec::new();
+    let mut flushes: Vec<Transition> = Vec::new();
+    let mut flush_origin: Vec<Origin> = Vec::new();
+    let mut procs: Vec<Process> = Vec::new();
+    for it in &m.items {
+        let Item::Process(p) = it else {
+            out_items.push(it.clone());
+            continue;
+        };
+        if p.property {
+            procs.push(p.clone());
+            continue;
+        }
+        let locals: HashSet<String> = p.vars.iter().map(|v| v.name.name.clone()).collect();
+        let pname = p.name.name.as_str();
+        // The shared variables this process writes through its buffer.
+        let mut written: BTreeSet<String> = BTreeSet::new();
+        for (ti, t) in p.trans.iter().enumerate() {
+            let mut targets: Vec<&Expr> = t.effect.iter().map(|a| &a.target).collect();
+            if let Some(s) = t.sync.as_ref().filter(|s| !s.send) {
+                targets.extend(s.values.iter());
+            }
+            for e in targets {
+                if let Some(n) = target_name(e) {
+                    if !locals.contains(n) && shared_names.contains_key(n) {
+                        if place.is_atomic(pname, ti, n) {
+                            continue;
+                        }
+                        written.insert(n.to_string());
+                        meta.writes.push((pname.to_string(), ti, n.to_string()));
+                    }
+                }
+            }
+        }
+        meta.writes.dedup();
+        let mut buffered: HashMap<String, (String, String)> = HashMap::new();
+        for g in &written {
+            let s = shared_names[g.as_str()];
+            let sb = fresh(format!("sb_{g}_{pname}"));
+            let fl = fresh(format!("i_{g}_{pname}"));
+            for (n, ty) in [(&sb, s.ty), (&fl, Type::Byte)] {
+                new_decls.push(Item::Var(VarDecl {
+                    ty,
+                    konst: false,
+                    input: false,
+                    name: id(n),
+                    size: s.len.map(|l| num(l as i64)),
+                    init: None,
+                }));
+            }
+            meta.slots
+                .insert(sb.clone(), (g.clone(), pname.to_string()));
+            meta.flags.insert(fl.clone());
+            meta.buffers
+                .push((g.clone(), pname.to_string(), sb.clone(), fl.clone()));
+            for k in 0..s.len.unwrap_or(1) {
+                let idx = s.len.map(|_| num(k as i64));
+                let elem = match s.len {
+                    Some(_) => format!("{g}[{k}]"),
+                    None => g.clone(),
+                };
+                flushes.push(Transition {
+                    from: id("q0"),
+                    to: id("q0"),
+                    guard: Some(bin(BinOp::Eq, var(&fl, idx.clone()), num(1))),
+                    sync: None,
+                    effect: vec![
+                        Assign {
+                            target: var(g, idx.clone()),
+                            value: var(&sb, idx.clone()),
+                        },
+                        Assign {
+                            target: var(&fl, idx.clone()),
+                            value: num(0),
+                        },
+                        Assign {
+                            target: var(&sb, idx.clone()),
+                            value: num(0),
+                        },
+                    ],
+                    span: sp(),
+                });
+                flush_origin.push(Origin::Flush {
+                    process: pname.to_string(),
+                    var: elem,
+                    group: meta.groups,
+                });
+                meta.groups += 1;
+            }
+            buffered.insert(g.clone(), (sb, fl));
+        }
+        let pr = Proc {
+            name: pname,
+            locals,
+            buffered: &buffered,
+        };
+        let mut q = p.clone();
+        q.trans.clear();
+        let mut origin = Vec::new();
+        for (ti, t) in p.trans.iter().enumerate() {
+            for nt in transition(t, ti, &pr, place, shared)? {
+                q.trans.push(nt);
+                origin.push(Origin::Program { trans: ti });
+            }
+        }
+        q.asserts = p
+            .asserts
+            .iter()
+            .map(|(s, e)| (s.clone(), rewrite(e, &pr, &HashMap::new(), &HashSet::new())))
+            .collect();
+        meta.origin.insert(pname.to_string(), origin);
+        procs.push(q);
+    }
+    let mm = fresh("MM".to_string());
+    meta.memory = mm.clone();
+    meta.origin.insert(mm.clone(), flush_origin);
+    // Declarations first, then the processes (the memory process last, before a property
+    // process so that the program's process order is kept).
+    let mut items = out_items;
+    items.extend(new_decls);
+    let (props, progs): (Vec<Process>, Vec<Process>) = procs.into_iter().partition(|p| p.property);
+    for p in progs {
+        items.push(Item::Process(p));
+    }
+    items.push(Item::Process(Process {
+        name: id(&mm),
+        params: None,
+        property: false,
+        vars: Vec::new(),
+        channels: Vec::new(),
+        states: vec![id("q0")],
+        init: Some(id("q0")),
+        accept: Vec::new(),
+        commit: Vec::new(),
+        asserts: Vec::new(),
+        trans: flushes,
+        span: sp(),
+    }));
+    for p in props {
+        items.push(Item::Process(p));
+    }
+    Ok((
+        Model {
+            items,
+            synchronous: m.synchronous,
+            property: m.property.clone(),
+        },
+        meta,
+    ))
+}
+
+/// The transitions that replace `t` (index `ti`) of process `p`.
+fn transition(
+    t: &Transition,
+    ti: usize,
+    p: &Proc,
+    place: &Placement,
+    shared: &[Shared],
+) -> R<Vec<Transition>> {
+    let is_shared = |n: &str| !p.locals.contains(n) && shared.iter().any(|s| s.name == n);
+    let exprs = t
+        .guard
+        .iter()
+        .chain(t.sync.iter().flat_map(|s| s.values.iter()))
+        .chain(t.effect.iter().flat_map(|a| [&a.target, &a.value]));
+    for e in exprs {
+        if let Some(span) = call_in(e) {
+            return Err(Error {
+                span,
+                message: "a named expression in a transition: the relaxed-memory transformation cannot see the variables it reads (write the expression out)".into(),
+            });
+        }
+    }
+    // The guard's reads that it always evaluates: their sources are checked before the
+    // guard (so that the guard never divides by a value from the wrong source); its other
+    // reads are selections.
+    let mut in_guard: Vec<Site> = Vec::new();
+    if let Some(g) = &t.guard {
+        sites(g, p, &mut in_guard, true);
+    }
+    // Reads of the effect (and sync) whose location is fixed in the state before the
+    // transition: checked after the guard, which the model evaluates first.
+    let mut stable: Vec<Site> = Vec::new();
+    let mut assigned: HashSet<String> = HashSet::new();
+    if let Some(s) = &t.sync {
+        for v in &s.values {
+            if s.send {
+                sites(v, p, &mut stable, true);
+            } else {
+                if let Expr::Var(_, Some(i)) = v {
+                    sites(i, p, &mut stable, true);
+                }
+                if let Some(n) = target_name(v) {
+                    assigned.insert(n.to_string());
+                }
+            }
+        }
+    }
+    for a in &t.effect {
+        let mut here = Vec::new();
+        if let Expr::Var(_, Some(i)) = &a.target {
+            sites(i, p, &mut here, true);
+        }
+        sites(&a.value, p, &mut here, true);
+        for s in here {
+            let mut deps = HashSet::new();
+            if let Some(i) = &s.idx {
+                names_in(i, &mut deps);
+            }
+            deps.insert(s.name.clone());
+            if deps.iter().all(|d| !assigned.contains(d)) {
+                stable.push(s);
+            }
+        }
+        if let Some(n) = target_name(&a.target) {
+            assigned.insert(n.to_string());
+        }
+    }
+    let mut keys: Vec<Site> = Vec::new();
+    for s in in_guard {
+        if !keys.iter().any(|k| k.key == s.key) {
+            keys.push(s);
+        }
+    }
+    let guard_keys = keys.len();
+    for s in stable {
+        if !keys.iter().any(|k| k.key == s.key) {
+            keys.push(s);
+        }
+    }
+    let (keys, guard_keys) = if keys.len() > MAX_SPLIT {
+        (Vec::new(), 0)
+    } else {
+        (keys, guard_keys)
+    };
+    let barrier = place.barrier.contains(&(p.name.to_string(), ti));
+    let mut out = Vec::new();
+    for mask in 0..(1u32 << keys.len()) {
+        let split: HashMap<String, bool> = keys
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.key.clone(), mask & (1 << k) != 0))
+            .collect();
+        let guard_split: HashMap<String, bool> = keys[..guard_keys]
+            .iter()
+            .map(|s| (s.key.clone(), split[&s.key]))
+            .collect();
+        let none = HashSet::new();
+        let check = |s: &Site| {
+            let idx = s.idx.as_ref().map(|i| rewrite(i, p, &split, &none));
+            let v = if split[&s.key] { 1 } else { 0 };
+            bin(BinOp::Eq, var(p.flag(&s.name), idx), num(v))
+        };
+        let mut conj: Vec<Expr> = keys[..guard_keys].iter().map(check).collect();
+        if barrier {
+            for (g, (_, fl)) in p
+                .buffered
+                .iter()
+                .collect::<std::collections::BTreeMap<_, _>>()
+            {
+                let len = shared.iter().find(|s| &s.name == g).and_then(|s| s.len);
+                match len {
+                    None => conj.push(bin(BinOp::Eq, var(fl, None), num(0))),
+                    Some(n) => {
+                        for k in 0..n {
+                            conj.push(bin(BinOp::Eq, var(fl, Some(num(k as i64))), num(0)))
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(g) = &t.guard {
+            conj.push(rewrite(g, p, &guard_split, &none));
+        }
+        conj.extend(keys[guard_keys..].iter().map(check));
+        let mut nt = t.clone();
+        nt.guard = and_all(conj);
+        let mut prefix: Vec<Assign> = Vec::new();
+        let mut done: HashSet<String> = HashSet::new();
+        if let Some(s) = &mut nt.sync {
+            for v in &mut s.values {
+                if s.send {
+                    *v = rewrite(v, p, &split, &none);
+                    continue;
+                }
+                let Expr::Var(n, idx) = v.clone() else {
+                    continue;
+                };
+                done.insert(n.name.clone());
+                let idx = idx.map(|i| rewrite(&i, p, &split, &none));
+                if is_shared(&n.name) {
+                    let (t2, pre) = write(p, &n.name, idx, place.is_atomic(p.name, ti, &n.name));
+                    *v = t2;
+                    prefix.extend(pre);
+                } else {
+                    *v = Expr::Var(n, idx.map(Box::new));
+                }
+            }
+        }
+        let mut effect = prefix;
+        for a in &t.effect {
+            let value = rewrite(&a.value, p, &split, &done);
+            let Expr::Var(n, idx) = &a.target else {
+                return Err(Error {
+                    span: a.target.span(),
+                    message: "an assignment's target must be a variable".into(),
+                });
+            };
+            let idx = idx.as_ref().map(|i| rewrite(i, p, &split, &done));
+            done.insert(n.name.clone());
+            if is_shared(&n.name) {
+                if let Some(i) = &idx {
+                    let mut deps = HashSet::new();
+                    names_in(i, &mut deps);
+                    if deps.contains(&n.name) {
+                        return Err(Error {
+                            span: a.target.span(),
+                            message: format!(
+                                "`{}`: an index that reads the array it writes is not supported by the relaxed-memory transformation",
+                                print::expr(&a.target)
+                            ),
+                        });
+                    }
+                }
+                let atomic = place.is_atomic(p.name, ti, &n.name);
+                let (target, rest) = write(p, &n.name, idx, atomic);
+                effect.push(Assign { target, value });
+                effect.extend(rest);
+            } else {
+                effect.push(Assign {
+                    target: Expr::Var(n.clone(), idx.map(Box::new)),
+                    value,
+                });
+            }
+        }
+        nt.effect = effect;
+        out.push(nt);
+    }
+    Ok(out)
+}
+
+/// A write of shared `g[idx]`: the place written and the assignments that follow it.
+fn write(p: &Proc, g: &str, idx: Option<Expr>, atomic: bool) -> (Expr, Vec<Assign>) {
+    if atomic || !p.buffered.contains_key(g) {
+        let rest = if p.buffered.contains_key(g) {
+            // An atomic write destroys the process's buffered write to the location.
+            vec![
+                Assign {
+                    target: var(p.flag(g), idx.clone()),
+                    value: num(0),
+                },
+                Assign {
+                    target: var(p.sb(g), idx.clone()),
+                    value: num(0),
+                },
+            ]
+        } else {
+            Vec::new()
+        };
+        (var(g, idx), rest)
+    } else {
+        (
+            var(p.sb(g), idx.clone()),
+            vec![Assign {
+                target: var(p.flag(g), idx),
+                value: num(1),
+            }],
+        )
+    }
+}
+
+/// The variables transition `t` of process `p` (as written) reads or writes, by name,
+/// the process's locals left out.
+pub fn touched(p: &Process, t: &Transition) -> HashSet<String> {
+    let mut names = HashSet::new();
+    if let Some(g) = &t.guard {
+        names_in(g, &mut names);
+    }
+    if let Some(s) = &t.sync {
+        s.values.iter().for_each(|v| names_in(v, &mut names));
+    }
+    for a in &t.effect {
+        names_in(&a.target, &mut names);
+        names_in(&a.value, &mut names);
+    }
+    for v in &p.vars {
+        names.remove(&v.name.name);
+    }
+    names
+}
+
+/// Whether every write of `g` in `t` has a literal index (or `g` is a scalar).
+pub fn constant_index(t: &Transition, g: &str) -> bool {
+    t.effect
+        .iter()
+        .filter(|a| target_name(&a.target) == Some(g))
+        .all(|a| match &a.target {
+            Expr::Var(_, Some(i)) => matches!(**i, Expr::Num(..)),
+            _ => true,
+        })
+}
