@@ -429,11 +429,20 @@ fn check_one(
             Verdict::Incomplete => "INCOMPLETE: stopped by a limit".to_string(),
         };
         let under = match relaxed {
-            Some(r) if ltl && r.fairness => format!(
-                ", under {} ({} store buffers, each flushed on every fair run)",
-                r.model, r.meta.groups
-            ),
-            Some(r) => format!(", under {} ({} store buffers)", r.model, r.meta.groups),
+            Some(r) => {
+                let buffers = match r.meta.bound {
+                    Some(k) => format!(
+                        "store buffers of at most {k} writes: a SAFE verdict holds up to that bound"
+                    ),
+                    None => format!("{} store buffers", r.meta.buffers.len()),
+                };
+                let fair = if ltl && r.fairness {
+                    ", every buffered write flushed on every fair run"
+                } else {
+                    ""
+                };
+                format!(", under {} ({buffers}{fair})", r.model)
+            }
             None => String::new(),
         };
         let mut text = match title {

@@ -151,19 +151,30 @@ pub fn build(
     model: ModelArg,
     ov: &std::collections::HashMap<String, i32>,
     fairness: bool,
+    bound: u32,
 ) -> Result<(fencer_dve::System, Relaxed), String> {
     let (m2, meta) = match model {
-        ModelArg::Pso1 => fencer_dve::relaxed::pso1(ast, &shared(&orig), pl).map_err(|e| {
-            let d = fencer_text::Diagnostic::new(path, src, e.span, e.message.clone(), "here");
-            d.render(src)
-        })?,
-        other => {
-            return Err(format!(
-                "error: --model {} for DVE models is not built yet: use --model pso1 (the DiVinE thesis's store buffers)",
-                model_name(other)
-            ))
-        }
-    };
+        ModelArg::Pso1 => fencer_dve::relaxed::pso1(ast, &shared(&orig), pl),
+        ModelArg::Tso => fencer_dve::relaxed::fifo(
+            ast,
+            &shared(&orig),
+            pl,
+            fencer_dve::relaxed::Fifo::Tso,
+            bound,
+        ),
+        ModelArg::Pso => fencer_dve::relaxed::fifo(
+            ast,
+            &shared(&orig),
+            pl,
+            fencer_dve::relaxed::Fifo::Pso,
+            bound,
+        ),
+        ModelArg::Sc => unreachable!("SC needs no transformation"),
+    }
+    .map_err(|e| {
+        let d = fencer_text::Diagnostic::new(path, src, e.span, e.message.clone(), "here");
+        d.render(src)
+    })?;
     let text = fencer_dve::print::model(&m2);
     let name = format!("{path} (under {})", model_name(model));
     let sys = fencer_dve::load(&name, &text, ov).map_err(|d| {
@@ -244,6 +255,7 @@ pub fn prepare(
         args.model,
         ov,
         !args.no_buffer_fairness,
+        args.buffer_bound,
     )
     .map(Some)
     .map_err(|m| usage_error(args.json, &m, None))
@@ -347,6 +359,7 @@ impl Relaxed {
             .buffers
             .iter()
             .flat_map(|(_, _, s, f)| [s.as_str(), f.as_str()])
+            .chain(self.meta.hidden.iter().map(String::as_str))
             .collect();
         for (n, v) in &sys.globals {
             if hidden.contains(n.as_str()) {
@@ -378,6 +391,24 @@ impl Relaxed {
                 } else if fa == 1 && fb == 0 && !out.iter().any(|o| o.starts_with(&name)) {
                     out.push(format!("buffered {name} dropped"));
                 }
+            }
+        }
+        for (p, addr, val, n) in &self.meta.queues {
+            let (Some(av), Some(vv), Some(nv)) = (find(addr), find(val), find(n)) else {
+                continue;
+            };
+            let entries = |s: &[u8]| -> Vec<String> {
+                (0..load(s, nv, 0).max(0) as u32)
+                    .map(|k| {
+                        let a = load(s, av, k) as usize;
+                        let name = self.meta.addresses.get(a).cloned().unwrap_or_default();
+                        format!("{name}={}", load(s, vv, k))
+                    })
+                    .collect()
+            };
+            let (x, y) = (entries(a), entries(b));
+            if x != y {
+                out.push(format!("{p}'s buffer: [{}]", y.join(", ")));
             }
         }
         for pr in &sys.processes {
@@ -414,6 +445,9 @@ pub struct TransformArgs {
     /// Set an `input` constant.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub define: Vec<String>,
+    /// tso/pso: the most writes one process's buffer holds.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub buffer_bound: u32,
 }
 
 pub fn transform(a: TransformArgs) -> ExitCode {
@@ -478,7 +512,17 @@ pub fn transform(a: TransformArgs) -> ExitCode {
             }
         }
     };
-    let (_, r) = match build(&path, &src, &ast, orig, &pl, a.model, &ov, true) {
+    let (_, r) = match build(
+        &path,
+        &src,
+        &ast,
+        orig,
+        &pl,
+        a.model,
+        &ov,
+        true,
+        a.buffer_bound,
+    ) {
         Ok(x) => x,
         Err(m) => return usage_error(false, &m, None),
     };
@@ -873,6 +917,7 @@ pub fn repair(
             args.model,
             &ov,
             !args.no_buffer_fairness,
+            args.buffer_bound,
         ) {
             Ok(x) => x,
             Err(m) => return usage_error(args.json, &m, None),
@@ -1071,6 +1116,7 @@ fn dve_args(a: &CheckArgs) -> CheckArgs {
         atomic: a.atomic.clone(),
         no_buffer_fairness: a.no_buffer_fairness,
         keep_going: a.keep_going,
+        buffer_bound: a.buffer_bound,
     }
 }
 

@@ -89,8 +89,9 @@ Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
     /// the source and re-check it.
     #[command(after_help = repair::AFTER_HELP)]
     Repair(repair::RepairArgs),
-    /// Write a DVE model with store buffers built in (`--model pso1`), as the model that
-    /// `check --model pso1` explores: an ordinary DVE model, readable by fencer and DiVinE 2.
+    /// Write a DVE model with store buffers built in (`--model pso1|tso|pso`), as the model
+    /// that `check --model ...` explores: an ordinary DVE model, readable by fencer and
+    /// DiVinE 2.
     #[command(
         after_help = "Example:\n  fencer transform examples/dve/peterson.dve --model pso1 -o peterson.pso1.dve\n  fencer check peterson.pso1.dve   # the same states as `check peterson.dve --model pso1`"
     )]
@@ -283,6 +284,10 @@ struct CheckArgs {
     /// the counts; the first one found is the counterexample.
     #[arg(long)]
     keep_going: bool,
+    /// DVE under --model tso|pso: the most writes one process's store buffer holds (a
+    /// process waits while its buffer is full; a SAFE verdict holds up to this bound).
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    buffer_bound: u32,
     /// DVE under --model pso1: the writes that bypass the store buffers and the
     /// transitions that carry a full barrier, one per line: `atomic PROCESS LINE VAR|*`
     /// or `barrier PROCESS LINE` (LINE: where the transition starts in the model; `#`

@@ -140,6 +140,7 @@ impl RepairArgs {
             atomic: None,
             no_buffer_fairness: self.no_buffer_fairness,
             keep_going: false,
+            buffer_bound: 2,
         }
     }
 }

@@ -137,6 +137,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         atomic: None,
         no_buffer_fairness: false,
         keep_going: false,
+        buffer_bound: 2,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

@@ -406,6 +406,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         atomic: None,
         no_buffer_fairness: false,
         keep_going: false,
+        buffer_bound: 2,
     }
 }
 

@@ -75,6 +75,13 @@ pub struct Meta {
     pub flags: HashSet<String>,
     /// Each buffer: (variable, process, slot name, flag name).
     pub buffers: Vec<(String, String, String, String)>,
+    /// TSO/PSO: each process's queue (process, addresses, values, count), the name of
+    /// each address, and the variables the pass adds that are not memory.
+    pub queues: Vec<(String, String, String, String)>,
+    pub addresses: Vec<String>,
+    pub hidden: HashSet<String>,
+    /// TSO/PSO: the most writes a buffer holds.
+    pub bound: Option<u32>,
     /// Per process: the write positions (transition index, variable) that go through the
     /// buffer, i.e. the candidates for making atomic.
     pub writes: Vec<(String, usize, String)>,
@@ -265,11 +272,9 @@ fn call_in(e: &Expr) -> Option<Span> {
 /// fewer transitions to print).
 const MAX_SPLIT: usize = 6;
 
-/// The thesis's `pso1` transformation of `m`; `shared` lists the global variables (not
-/// constants). Templates and `for` loops are not supported (instantiate them first).
-pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)> {
-    let shared_names: HashMap<&str, &Shared> =
-        shared.iter().map(|s| (s.name.as_str(), s)).collect();
+/// Every name the model declares; an error for what the pass does not take (templates
+/// and their instances).
+fn declared(m: &Model) -> R<HashSet<String>> {
     let mut taken: HashSet<String> = HashSet::new();
     for it in &m.items {
         match it {
@@ -309,6 +314,15 @@ pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)>
             _ => {}
         }
     }
+    Ok(taken)
+}
+
+/// The thesis's `pso1` transformation of `m`; `shared` lists the global variables (not
+/// constants). Templates and `for` loops are not supported (instantiate them first).
+pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)> {
+    let shared_names: HashMap<&str, &Shared> =
+        shared.iter().map(|s| (s.name.as_str(), s)).collect();
+    let mut taken = declared(m)?;
     let mut fresh = |base: String| {
         let mut n = base;
         while taken.contains(&n) {
@@ -719,4 +733,485 @@ pub fn constant_index(t: &Transition, g: &str) -> bool {
             Expr::Var(_, Some(i)) => matches!(**i, Expr::Num(..)),
             _ => true,
         })
+}
+
+/// x86-TSO or PSO store buffers of at most `bound` writes per process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fifo {
+    /// One FIFO per process; the oldest write reaches memory first.
+    Tso,
+    /// Writes to one location reach memory in order, writes to different locations in any
+    /// order (a per-location FIFO; the bound is on all of a process's writes together).
+    Pso,
+}
+
+/// The buffer of one process under `fifo`: addresses, values and the count.
+struct Queue {
+    addr: String,
+    val: String,
+    n: String,
+}
+
+/// TSO or PSO with bounded buffers: each process that writes shared memory gets a queue
+/// of `bound` (address, value) entries; every global location has an address (an array
+/// element: its array's base plus the index). A write appends (the transition waits while
+/// the queue has no room for its writes: a legal schedule, so the result holds up to the
+/// bound), a read takes the newest entry for its address or else memory, and the memory
+/// process writes out the oldest entry (TSO) or the oldest entry of any address (PSO).
+/// Atomic writes and barriers wait for an empty queue; a transition with an atomic write
+/// writes all its shared locations to memory.
+pub fn fifo(
+    m: &Model,
+    shared: &[Shared],
+    place: &Placement,
+    kind: Fifo,
+    bound: u32,
+) -> R<(Model, Meta)> {
+    let bound = bound.max(1);
+    let mut taken = declared(m)?;
+    let mut fresh = |base: String| {
+        let mut n = base;
+        while taken.contains(&n) {
+            n.push('_');
+        }
+        taken.insert(n.clone());
+        n
+    };
+    // Addresses: each shared variable's base.
+    let mut base: HashMap<String, (u32, &Shared)> = HashMap::new();
+    let mut next = 0u32;
+    for sh in shared {
+        base.insert(sh.name.clone(), (next, sh));
+        next += sh.len.unwrap_or(1);
+    }
+    let locations: Vec<(String, Option<u32>, u32)> = shared
+        .iter()
+        .flat_map(|sh| {
+            let b = base[&sh.name].0;
+            (0..sh.len.unwrap_or(1)).map(move |k| (sh.name.clone(), sh.len.map(|_| k), b + k))
+        })
+        .collect();
+    let chk = fresh("fifo_byte".to_string());
+    let mut meta = Meta {
+        bound: Some(bound),
+        addresses: locations
+            .iter()
+            .map(|(g, k, _)| match k {
+                Some(k) => format!("{g}[{k}]"),
+                None => g.clone(),
+            })
+            .collect(),
+        ..Meta::default()
+    };
+    meta.hidden.insert(chk.clone());
+    let mut items: Vec<Item> = Vec::new();
+    let mut new_decls: Vec<Item> = vec![Item::Var(VarDecl {
+        ty: Type::Byte,
+        konst: false,
+        input: false,
+        name: id(&chk),
+        size: None,
+        init: None,
+    })];
+    let mut procs: Vec<Process> = Vec::new();
+    let mut flushes: Vec<Transition> = Vec::new();
+    let mut flush_origin: Vec<Origin> = Vec::new();
+    for it in &m.items {
+        let Item::Process(p) = it else {
+            items.push(it.clone());
+            continue;
+        };
+        if p.property {
+            procs.push(p.clone());
+            continue;
+        }
+        let pname = p.name.name.clone();
+        let locals: HashSet<String> = p.vars.iter().map(|v| v.name.name.clone()).collect();
+        let is_shared = |n: &str| !locals.contains(n) && base.contains_key(n);
+        let atomic_t = |t: usize, tr: &Transition| {
+            tr.effect
+                .iter()
+                .filter_map(|a| target_name(&a.target))
+                .chain(
+                    tr.sync
+                        .iter()
+                        .filter(|s| !s.send)
+                        .flat_map(|s| s.values.iter().filter_map(target_name)),
+                )
+                .any(|g| is_shared(g) && place.is_atomic(&pname, t, g))
+        };
+        let writes_of = |tr: &Transition| -> Vec<String> {
+            let mut out: Vec<String> = Vec::new();
+            if let Some(s) = tr.sync.as_ref().filter(|s| !s.send) {
+                out.extend(s.values.iter().filter_map(target_name).map(str::to_string));
+            }
+            out.extend(
+                tr.effect
+                    .iter()
+                    .filter_map(|a| target_name(&a.target))
+                    .map(str::to_string),
+            );
+            out.retain(|g| is_shared(g));
+            out
+        };
+        let buffered = p
+            .trans
+            .iter()
+            .enumerate()
+            .any(|(t, tr)| !atomic_t(t, tr) && !writes_of(tr).is_empty());
+        let q = if buffered {
+            let q = Queue {
+                addr: fresh(format!("fifo_addr_{pname}")),
+                val: fresh(format!("fifo_val_{pname}")),
+                n: fresh(format!("fifo_n_{pname}")),
+            };
+            for (n, ty, len) in [
+                (&q.addr, Type::Int, Some(bound)),
+                (&q.val, Type::Int, Some(bound)),
+                (&q.n, Type::Byte, None),
+            ] {
+                new_decls.push(Item::Var(VarDecl {
+                    ty,
+                    konst: false,
+                    input: false,
+                    name: id(n),
+                    size: len.map(|l| num(l as i64)),
+                    init: None,
+                }));
+            }
+            meta.hidden
+                .extend([q.addr.clone(), q.val.clone(), q.n.clone()]);
+            meta.queues
+                .push((pname.clone(), q.addr.clone(), q.val.clone(), q.n.clone()));
+            Some(q)
+        } else {
+            None
+        };
+        // The address of `g[idx]`.
+        let address = |g: &str, idx: Option<Expr>| -> Expr {
+            let b = num(base[g].0 as i64);
+            match idx {
+                Some(i) => bin(BinOp::Add, b, i),
+                None => b,
+            }
+        };
+        // A read of `g[idx]` through the queue: the newest entry with its address, else
+        // memory.
+        fn read(q: &Queue, bound: u32, addr: Expr, mem: Expr) -> Expr {
+            let hit = |s: u32| {
+                bin(
+                    BinOp::And,
+                    bin(BinOp::Lt, num(s as i64), var(&q.n, None)),
+                    bin(BinOp::Eq, var(&q.addr, Some(num(s as i64))), addr.clone()),
+                )
+            };
+            let mut sum: Option<Expr> = None;
+            let mut any: Option<Expr> = None;
+            for s in 0..bound {
+                let mut newest = hit(s);
+                for later in s + 1..bound {
+                    newest = bin(
+                        BinOp::And,
+                        newest,
+                        Expr::Unary(UnOp::Not, Box::new(hit(later)), sp()),
+                    );
+                }
+                let term = bin(BinOp::Mul, newest, var(&q.val, Some(num(s as i64))));
+                sum = Some(match sum {
+                    None => term,
+                    Some(x) => bin(BinOp::Add, x, term),
+                });
+                any = Some(match any {
+                    None => hit(s),
+                    Some(x) => bin(BinOp::Or, x, hit(s)),
+                });
+            }
+            let miss = bin(BinOp::Sub, num(1), any.expect("bound >= 1"));
+            bin(
+                BinOp::Add,
+                sum.expect("bound >= 1"),
+                bin(BinOp::Mul, miss, mem),
+            )
+        }
+        fn through(
+            e: &Expr,
+            q: &Queue,
+            bound: u32,
+            is_shared: &dyn Fn(&str) -> bool,
+            address: &dyn Fn(&str, Option<Expr>) -> Expr,
+        ) -> Expr {
+            let rw = |x: &Expr| through(x, q, bound, is_shared, address);
+            match e {
+                Expr::Var(n, idx) if is_shared(&n.name) => {
+                    let idx2 = idx.as_ref().map(|i| rw(i));
+                    let mem = var(&n.name, idx2.clone());
+                    read(q, bound, address(&n.name, idx2), mem)
+                }
+                Expr::Var(n, idx) => Expr::Var(n.clone(), idx.as_ref().map(|i| Box::new(rw(i)))),
+                Expr::Remote(p, x, idx) => {
+                    Expr::Remote(p.clone(), x.clone(), idx.as_ref().map(|i| Box::new(rw(i))))
+                }
+                Expr::Call(f, args, s) => Expr::Call(f.clone(), args.iter().map(rw).collect(), *s),
+                Expr::Unary(op, a, s) => Expr::Unary(*op, Box::new(rw(a)), *s),
+                Expr::Binary(op, a, b) => bin(*op, rw(a), rw(b)),
+                other => other.clone(),
+            }
+        }
+        let mut out = p.clone();
+        out.trans.clear();
+        let mut origin = Vec::new();
+        for (ti, t) in p.trans.iter().enumerate() {
+            for e in t
+                .guard
+                .iter()
+                .chain(t.sync.iter().flat_map(|s| s.values.iter()))
+                .chain(t.effect.iter().flat_map(|a| [&a.target, &a.value]))
+            {
+                if let Some(span) = call_in(e) {
+                    return Err(Error {
+                        span,
+                        message: "a named expression in a transition: the relaxed-memory transformation cannot see the variables it reads (write the expression out)".into(),
+                    });
+                }
+            }
+            let atomic = atomic_t(ti, t);
+            let rw = |e: &Expr| match &q {
+                Some(q) => through(e, q, bound, &is_shared, &address),
+                None => e.clone(),
+            };
+            let mut nt = t.clone();
+            let mut conj: Vec<Expr> = Vec::new();
+            if let Some(g) = &t.guard {
+                conj.push(rw(g));
+            }
+            let writes = writes_of(t);
+            if let Some(q) = &q {
+                let barrier = place.barrier.contains(&(pname.clone(), ti));
+                if atomic || barrier {
+                    conj.push(bin(BinOp::Eq, var(&q.n, None), num(0)));
+                } else if !writes.is_empty() {
+                    conj.push(bin(
+                        BinOp::Le,
+                        bin(BinOp::Add, var(&q.n, None), num(writes.len() as i64)),
+                        num(bound as i64),
+                    ));
+                }
+            }
+            nt.guard = and_all(conj);
+            // A buffered write: range-check a byte through the scratch variable, then
+            // append.
+            let append = |g: &str, idx: Option<Expr>, value: Expr, q: &Queue| -> Vec<Assign> {
+                let ty = base[g].1.ty;
+                let n = var(&q.n, None);
+                let (first, v) = if ty == Type::Byte {
+                    (
+                        vec![Assign {
+                            target: var(&chk, None),
+                            value,
+                        }],
+                        var(&chk, None),
+                    )
+                } else {
+                    (Vec::new(), value)
+                };
+                let mut a = first;
+                a.push(Assign {
+                    target: var(&q.addr, Some(n.clone())),
+                    value: address(g, idx),
+                });
+                a.push(Assign {
+                    target: var(&q.val, Some(n.clone())),
+                    value: v,
+                });
+                if ty == Type::Byte {
+                    a.push(Assign {
+                        target: var(&chk, None),
+                        value: num(0),
+                    });
+                }
+                a.push(Assign {
+                    target: n.clone(),
+                    value: bin(BinOp::Add, n, num(1)),
+                });
+                a
+            };
+            let mut effect: Vec<Assign> = Vec::new();
+            if let Some(s) = &mut nt.sync {
+                for v in &mut s.values {
+                    if s.send {
+                        *v = rw(v);
+                        continue;
+                    }
+                    let Expr::Var(n, idx) = v.clone() else {
+                        continue;
+                    };
+                    let idx = idx.map(|i| rw(&i));
+                    match &q {
+                        Some(qq) if is_shared(&n.name) && !atomic => {
+                            // Received into the scratch place, then buffered.
+                            let tmp = fresh(format!("fifo_recv_{pname}_{ti}"));
+                            new_decls.push(Item::Var(VarDecl {
+                                ty: Type::Int,
+                                konst: false,
+                                input: false,
+                                name: id(&tmp),
+                                size: None,
+                                init: None,
+                            }));
+                            meta.hidden.insert(tmp.clone());
+                            *v = var(&tmp, None);
+                            effect.extend(append(&n.name, idx, var(&tmp, None), qq));
+                            effect.push(Assign {
+                                target: var(&tmp, None),
+                                value: num(0),
+                            });
+                        }
+                        _ => *v = Expr::Var(n, idx.map(Box::new)),
+                    }
+                }
+            }
+            for a in &t.effect {
+                let value = rw(&a.value);
+                let Expr::Var(n, idx) = &a.target else {
+                    return Err(Error {
+                        span: a.target.span(),
+                        message: "an assignment's target must be a variable".into(),
+                    });
+                };
+                let idx = idx.as_ref().map(|i| rw(i));
+                match &q {
+                    Some(qq) if is_shared(&n.name) && !atomic => {
+                        effect.extend(append(&n.name, idx, value, qq));
+                    }
+                    _ => effect.push(Assign {
+                        target: Expr::Var(n.clone(), idx.map(Box::new)),
+                        value,
+                    }),
+                }
+            }
+            nt.effect = effect;
+            out.trans.push(nt);
+            origin.push(Origin::Program { trans: ti });
+            if !atomic {
+                for g in writes.iter().collect::<BTreeSet<_>>() {
+                    meta.writes.push((pname.clone(), ti, g.clone()));
+                }
+            }
+        }
+        out.asserts = p
+            .asserts
+            .iter()
+            .map(|(st, e)| {
+                (
+                    st.clone(),
+                    match &q {
+                        Some(q) => through(e, q, bound, &is_shared, &address),
+                        None => e.clone(),
+                    },
+                )
+            })
+            .collect();
+        // The memory process: entry `s` of this queue reaches memory (TSO: only the
+        // oldest; PSO: the oldest for its address), the later entries move down.
+        if let Some(q) = &q {
+            let slots = match kind {
+                Fifo::Tso => 1,
+                Fifo::Pso => bound,
+            };
+            for (g, k, addr) in &locations {
+                let group = match kind {
+                    Fifo::Tso => meta.groups,
+                    Fifo::Pso => meta.groups + addr,
+                };
+                for s in 0..slots {
+                    let at = |x: &str, i: u32| var(x, Some(num(i as i64)));
+                    let mut conj = vec![
+                        bin(BinOp::Lt, num(s as i64), var(&q.n, None)),
+                        bin(BinOp::Eq, at(&q.addr, s), num(*addr as i64)),
+                    ];
+                    for older in 0..s {
+                        conj.push(bin(BinOp::Ne, at(&q.addr, older), num(*addr as i64)));
+                    }
+                    let mut eff = vec![Assign {
+                        target: var(g, k.map(|k| num(k as i64))),
+                        value: at(&q.val, s),
+                    }];
+                    for j in s..bound - 1 {
+                        eff.push(Assign {
+                            target: at(&q.addr, j),
+                            value: at(&q.addr, j + 1),
+                        });
+                        eff.push(Assign {
+                            target: at(&q.val, j),
+                            value: at(&q.val, j + 1),
+                        });
+                    }
+                    eff.push(Assign {
+                        target: at(&q.addr, bound - 1),
+                        value: num(0),
+                    });
+                    eff.push(Assign {
+                        target: at(&q.val, bound - 1),
+                        value: num(0),
+                    });
+                    eff.push(Assign {
+                        target: var(&q.n, None),
+                        value: bin(BinOp::Sub, var(&q.n, None), num(1)),
+                    });
+                    flushes.push(Transition {
+                        from: id("q0"),
+                        to: id("q0"),
+                        guard: and_all(conj),
+                        sync: None,
+                        effect: eff,
+                        span: sp(),
+                    });
+                    flush_origin.push(Origin::Flush {
+                        process: pname.clone(),
+                        var: match k {
+                            Some(k) => format!("{g}[{k}]"),
+                            None => g.clone(),
+                        },
+                        group,
+                    });
+                }
+            }
+            meta.groups += match kind {
+                Fifo::Tso => 1,
+                Fifo::Pso => next,
+            };
+        }
+        meta.origin.insert(pname.clone(), origin);
+        procs.push(out);
+    }
+    meta.writes.dedup();
+    let mm = fresh("MM".to_string());
+    meta.memory = mm.clone();
+    meta.origin.insert(mm.clone(), flush_origin);
+    items.extend(new_decls);
+    let (props, progs): (Vec<Process>, Vec<Process>) = procs.into_iter().partition(|p| p.property);
+    items.extend(progs.into_iter().map(Item::Process));
+    items.push(Item::Process(Process {
+        name: id(&mm),
+        params: None,
+        property: false,
+        vars: Vec::new(),
+        channels: Vec::new(),
+        states: vec![id("q0")],
+        init: Some(id("q0")),
+        accept: Vec::new(),
+        commit: Vec::new(),
+        asserts: Vec::new(),
+        trans: flushes,
+        span: sp(),
+    }));
+    items.extend(props.into_iter().map(Item::Process));
+    Ok((
+        Model {
+            items,
+            synchronous: m.synchronous,
+            property: m.property.clone(),
+        },
+        meta,
+    ))
 }
