@@ -152,23 +152,21 @@ pub fn build(
     ov: &std::collections::HashMap<String, i32>,
     fairness: bool,
     bound: u32,
+    private: &std::collections::HashSet<String>,
 ) -> Result<(fencer_dve::System, Relaxed), String> {
+    // Private globals are left out of memory: their writes are immediate.
+    let memory: Vec<Shared> = shared(&orig)
+        .into_iter()
+        .filter(|s| !private.contains(&s.name))
+        .collect();
     let (m2, meta) = match model {
-        ModelArg::Pso1 => fencer_dve::relaxed::pso1(ast, &shared(&orig), pl),
-        ModelArg::Tso => fencer_dve::relaxed::fifo(
-            ast,
-            &shared(&orig),
-            pl,
-            fencer_dve::relaxed::Fifo::Tso,
-            bound,
-        ),
-        ModelArg::Pso => fencer_dve::relaxed::fifo(
-            ast,
-            &shared(&orig),
-            pl,
-            fencer_dve::relaxed::Fifo::Pso,
-            bound,
-        ),
+        ModelArg::Pso1 => fencer_dve::relaxed::pso1(ast, &memory, pl),
+        ModelArg::Tso => {
+            fencer_dve::relaxed::fifo(ast, &memory, pl, fencer_dve::relaxed::Fifo::Tso, bound)
+        }
+        ModelArg::Pso => {
+            fencer_dve::relaxed::fifo(ast, &memory, pl, fencer_dve::relaxed::Fifo::Pso, bound)
+        }
         ModelArg::Sc => unreachable!("SC needs no transformation"),
     }
     .map_err(|e| {
@@ -211,6 +209,31 @@ pub fn build(
     ))
 }
 
+/// The globals whose writes need no buffer (see `fencer_dve::relaxed::private`), unless
+/// `--buffer-private`; what the properties read comes from `--reach`, `--ltl` and the
+/// model's own properties.
+pub fn private_vars(
+    args: &CheckArgs,
+    ast: &fencer_dve::ast::Model,
+    orig: &fencer_dve::System,
+) -> std::collections::HashSet<String> {
+    if args.buffer_private {
+        return Default::default();
+    }
+    let mut text = args.reach.clone().unwrap_or_default();
+    if let Some(l) = &args.ltl {
+        text.push(' ');
+        text.push_str(&std::fs::read_to_string(l).unwrap_or_else(|_| l.clone()));
+    }
+    for (_, f) in &orig.ltl {
+        text.push(' ');
+        text.push_str(f);
+    }
+    let shared = shared(orig);
+    let watched = mentions(&text, &shared);
+    fencer_dve::relaxed::private(ast, &shared, &watched)
+}
+
 /// For `check`: the model transformed for `--model`, or `None` under SC.
 pub fn prepare(
     args: &CheckArgs,
@@ -231,7 +254,7 @@ pub fn prepare(
     }
     let ast = fencer_dve::parse(path, src)
         .map_err(|d| usage_error(args.json, &d.render(src), Some(&d)))?;
-    let pl = match &args.atomic {
+    let mut pl = match &args.atomic {
         None => Placement::default(),
         Some(f) => {
             let fname = f.display().to_string();
@@ -246,6 +269,7 @@ pub fn prepare(
                 .map_err(|m| usage_error(args.json, &m, None))?
         }
     };
+    pl.keep_stale = args.keep_stale;
     build(
         path,
         src,
@@ -256,6 +280,7 @@ pub fn prepare(
         ov,
         !args.no_buffer_fairness,
         args.buffer_bound,
+        &private_vars(args, &ast, orig),
     )
     .map(Some)
     .map_err(|m| usage_error(args.json, &m, None))
@@ -522,6 +547,9 @@ pub fn transform(a: TransformArgs) -> ExitCode {
         &ov,
         true,
         a.buffer_bound,
+        // Every global is buffered: what a property of the written model reads is not
+        // known here.
+        &Default::default(),
     ) {
         Ok(x) => x,
         Err(m) => return usage_error(false, &m, None),
@@ -895,6 +923,7 @@ pub fn repair(
         watched_text.push_str(d);
     }
     let watched = mentions(&watched_text, &shared_vars);
+    let private = private_vars(&args, &ast, &orig);
     let mut ids: Vec<(String, usize, String)> = Vec::new();
     let mut sets: Vec<Vec<u32>> = Vec::new();
     let mut chosen: Vec<Vec<u32>> = vec![Vec::new()];
@@ -906,6 +935,7 @@ pub fn repair(
         let placement = |set: &[u32]| Placement {
             atomic: set.iter().map(|&i| ids[i as usize].clone()).collect(),
             barrier: Default::default(),
+            keep_stale: args.keep_stale,
         };
         let pl = placement(&chosen[0]);
         let (sys, r) = match build(
@@ -918,6 +948,7 @@ pub fn repair(
             &ov,
             !args.no_buffer_fairness,
             args.buffer_bound,
+            &private,
         ) {
             Ok(x) => x,
             Err(m) => return usage_error(args.json, &m, None),
@@ -1117,6 +1148,8 @@ fn dve_args(a: &CheckArgs) -> CheckArgs {
         no_buffer_fairness: a.no_buffer_fairness,
         keep_going: a.keep_going,
         buffer_bound: a.buffer_bound,
+        keep_stale: a.keep_stale,
+        buffer_private: a.buffer_private,
     }
 }
 

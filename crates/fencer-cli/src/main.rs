@@ -288,6 +288,15 @@ struct CheckArgs {
     /// process waits while its buffer is full; a SAFE verdict holds up to this bound).
     #[arg(long, value_name = "K", default_value_t = 2)]
     buffer_bound: u32,
+    /// DVE under a relaxed model: keep a written-out buffer slot's old value instead of
+    /// zeroing it (more states; to measure the reduction).
+    #[arg(long)]
+    keep_stale: bool,
+    /// DVE under a relaxed model: buffer also the globals that only one process touches
+    /// and no property reads (by default their writes go straight to memory: no one else
+    /// could tell; more states; to measure the reduction).
+    #[arg(long)]
+    buffer_private: bool,
     /// DVE under --model pso1: the writes that bypass the store buffers and the
     /// transitions that carry a full barrier, one per line: `atomic PROCESS LINE VAR|*`
     /// or `barrier PROCESS LINE` (LINE: where the transition starts in the model; `#`

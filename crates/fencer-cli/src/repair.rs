@@ -141,6 +141,8 @@ impl RepairArgs {
             no_buffer_fairness: self.no_buffer_fairness,
             keep_going: false,
             buffer_bound: 2,
+            keep_stale: false,
+            buffer_private: false,
         }
     }
 }

@@ -138,6 +138,8 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         no_buffer_fairness: false,
         keep_going: false,
         buffer_bound: 2,
+        keep_stale: false,
+        buffer_private: false,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

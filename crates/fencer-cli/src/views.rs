@@ -407,6 +407,8 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         no_buffer_fairness: false,
         keep_going: false,
         buffer_bound: 2,
+        keep_stale: false,
+        buffer_private: false,
     }
 }
 

@@ -38,6 +38,10 @@ pub struct Placement {
     /// atomic. The variable `*` makes every write of the transition atomic.
     pub atomic: BTreeSet<(String, usize, String)>,
     pub barrier: BTreeSet<(String, usize)>,
+    /// Keep the value of a slot that has been written out (the thesis zeroes dead
+    /// buffers, so that states differing only there are one; this turns that off, to
+    /// measure it).
+    pub keep_stale: bool,
 }
 
 impl Placement {
@@ -155,6 +159,7 @@ struct Proc<'a> {
     locals: HashSet<String>,
     /// Shared variables this process buffers (it writes them non-atomically somewhere).
     buffered: &'a HashMap<String, (String, String)>,
+    keep_stale: bool,
 }
 
 impl Proc<'_> {
@@ -399,7 +404,7 @@ pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)>
                     to: id("q0"),
                     guard: Some(bin(BinOp::Eq, var(&fl, idx.clone()), num(1))),
                     sync: None,
-                    effect: vec![
+                    effect: [
                         Assign {
                             target: var(g, idx.clone()),
                             value: var(&sb, idx.clone()),
@@ -412,7 +417,10 @@ pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)>
                             target: var(&sb, idx.clone()),
                             value: num(0),
                         },
-                    ],
+                    ]
+                    .into_iter()
+                    .take(if place.keep_stale { 2 } else { 3 })
+                    .collect(),
                     span: sp(),
                 });
                 flush_origin.push(Origin::Flush {
@@ -428,6 +436,7 @@ pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)>
             name: pname,
             locals,
             buffered: &buffered,
+            keep_stale: place.keep_stale,
         };
         let mut q = p.clone();
         q.trans.clear();
@@ -679,16 +688,17 @@ fn write(p: &Proc, g: &str, idx: Option<Expr>, atomic: bool) -> (Expr, Vec<Assig
     if atomic || !p.buffered.contains_key(g) {
         let rest = if p.buffered.contains_key(g) {
             // An atomic write destroys the process's buffered write to the location.
-            vec![
-                Assign {
-                    target: var(p.flag(g), idx.clone()),
-                    value: num(0),
-                },
-                Assign {
+            let mut r = vec![Assign {
+                target: var(p.flag(g), idx.clone()),
+                value: num(0),
+            }];
+            if !p.keep_stale {
+                r.push(Assign {
                     target: var(p.sb(g), idx.clone()),
                     value: num(0),
-                },
-            ]
+                });
+            }
+            r
         } else {
             Vec::new()
         };
@@ -1146,14 +1156,16 @@ pub fn fifo(
                             value: at(&q.val, j + 1),
                         });
                     }
-                    eff.push(Assign {
-                        target: at(&q.addr, bound - 1),
-                        value: num(0),
-                    });
-                    eff.push(Assign {
-                        target: at(&q.val, bound - 1),
-                        value: num(0),
-                    });
+                    if !place.keep_stale {
+                        eff.push(Assign {
+                            target: at(&q.addr, bound - 1),
+                            value: num(0),
+                        });
+                        eff.push(Assign {
+                            target: at(&q.val, bound - 1),
+                            value: num(0),
+                        });
+                    }
                     eff.push(Assign {
                         target: var(&q.n, None),
                         value: bin(BinOp::Sub, var(&q.n, None), num(1)),
@@ -1214,4 +1226,47 @@ pub fn fifo(
         },
         meta,
     ))
+}
+
+/// The globals that at most one process touches (reads, writes or asserts about) and that
+/// no name in `watched` (what the properties read) is: buffering their writes changes
+/// nothing anyone can observe, so they can go straight to memory.
+pub fn private(m: &Model, shared: &[Shared], watched: &HashSet<String>) -> HashSet<String> {
+    let mut users: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut seen_by_property: HashSet<String> = HashSet::new();
+    for it in &m.items {
+        match it {
+            Item::Process(p) => {
+                let mut names = HashSet::new();
+                for t in &p.trans {
+                    names.extend(touched(p, t));
+                }
+                for (_, e) in &p.asserts {
+                    names_in(e, &mut names);
+                }
+                for v in &p.vars {
+                    names.remove(&v.name.name);
+                }
+                for n in names {
+                    if p.property {
+                        seen_by_property.insert(n);
+                    } else {
+                        users.entry(n).or_default().insert(p.name.name.clone());
+                    }
+                }
+            }
+            Item::Definition(d) => names_in(&d.body, &mut seen_by_property),
+            _ => {}
+        }
+    }
+    shared
+        .iter()
+        .map(|s| &s.name)
+        .filter(|g| {
+            users.get(*g).is_none_or(|u| u.len() <= 1)
+                && !watched.contains(*g)
+                && !seen_by_property.contains(*g)
+        })
+        .cloned()
+        .collect()
 }
