@@ -322,6 +322,68 @@ fn declared(m: &Model) -> R<HashSet<String>> {
     Ok(taken)
 }
 
+/// The transformed model: the original's other items, the new declarations, the program's
+/// processes in their order, the memory process `mm`, then a property process.
+#[allow(clippy::too_many_arguments)] // the parts both transformations build
+fn assemble(
+    m: &Model,
+    mut items: Vec<Item>,
+    new_decls: Vec<Item>,
+    procs: Vec<Process>,
+    mm: &str,
+    flushes: Vec<Transition>,
+    flush_origin: Vec<Origin>,
+    mut meta: Meta,
+) -> (Model, Meta) {
+    meta.memory = mm.to_string();
+    meta.origin.insert(mm.to_string(), flush_origin);
+    items.extend(new_decls);
+    let (props, progs): (Vec<Process>, Vec<Process>) = procs.into_iter().partition(|p| p.property);
+    items.extend(progs.into_iter().map(Item::Process));
+    items.push(Item::Process(Process {
+        name: id(mm),
+        params: None,
+        property: false,
+        vars: Vec::new(),
+        channels: Vec::new(),
+        states: vec![id("q0")],
+        init: Some(id("q0")),
+        accept: Vec::new(),
+        commit: Vec::new(),
+        asserts: Vec::new(),
+        trans: flushes,
+        span: sp(),
+    }));
+    items.extend(props.into_iter().map(Item::Process));
+    (
+        Model {
+            items,
+            synchronous: m.synchronous,
+            property: m.property.clone(),
+        },
+        meta,
+    )
+}
+
+/// An error for a named-expression call in `t`: its body would read memory behind the
+/// transformation's back.
+fn no_calls(t: &Transition) -> R<()> {
+    let exprs = t
+        .guard
+        .iter()
+        .chain(t.sync.iter().flat_map(|s| s.values.iter()))
+        .chain(t.effect.iter().flat_map(|a| [&a.target, &a.value]));
+    for e in exprs {
+        if let Some(span) = call_in(e) {
+            return Err(Error {
+                span,
+                message: "a named expression in a transition: the relaxed-memory transformation cannot see the variables it reads (write the expression out)".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The thesis's `pso1` transformation of `m`; `shared` lists the global variables (not
 /// constants). Templates and `for` loops are not supported (instantiate them first).
 pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)> {
@@ -456,39 +518,14 @@ pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)>
         procs.push(q);
     }
     let mm = fresh("MM".to_string());
-    meta.memory = mm.clone();
-    meta.origin.insert(mm.clone(), flush_origin);
-    // Declarations first, then the processes (the memory process last, before a property
-    // process so that the program's process order is kept).
-    let mut items = out_items;
-    items.extend(new_decls);
-    let (props, progs): (Vec<Process>, Vec<Process>) = procs.into_iter().partition(|p| p.property);
-    for p in progs {
-        items.push(Item::Process(p));
-    }
-    items.push(Item::Process(Process {
-        name: id(&mm),
-        params: None,
-        property: false,
-        vars: Vec::new(),
-        channels: Vec::new(),
-        states: vec![id("q0")],
-        init: Some(id("q0")),
-        accept: Vec::new(),
-        commit: Vec::new(),
-        asserts: Vec::new(),
-        trans: flushes,
-        span: sp(),
-    }));
-    for p in props {
-        items.push(Item::Process(p));
-    }
-    Ok((
-        Model {
-            items,
-            synchronous: m.synchronous,
-            property: m.property.clone(),
-        },
+    Ok(assemble(
+        m,
+        out_items,
+        new_decls,
+        procs,
+        &mm,
+        flushes,
+        flush_origin,
         meta,
     ))
 }
@@ -502,19 +539,7 @@ fn transition(
     shared: &[Shared],
 ) -> R<Vec<Transition>> {
     let is_shared = |n: &str| !p.locals.contains(n) && shared.iter().any(|s| s.name == n);
-    let exprs = t
-        .guard
-        .iter()
-        .chain(t.sync.iter().flat_map(|s| s.values.iter()))
-        .chain(t.effect.iter().flat_map(|a| [&a.target, &a.value]));
-    for e in exprs {
-        if let Some(span) = call_in(e) {
-            return Err(Error {
-                span,
-                message: "a named expression in a transition: the relaxed-memory transformation cannot see the variables it reads (write the expression out)".into(),
-            });
-        }
-    }
+    no_calls(t)?;
     // The guard's reads that it always evaluates: their sources are checked before the
     // guard (so that the guard never divides by a value from the wrong source); its other
     // reads are selections.
@@ -971,19 +996,7 @@ pub fn fifo(
         out.trans.clear();
         let mut origin = Vec::new();
         for (ti, t) in p.trans.iter().enumerate() {
-            for e in t
-                .guard
-                .iter()
-                .chain(t.sync.iter().flat_map(|s| s.values.iter()))
-                .chain(t.effect.iter().flat_map(|a| [&a.target, &a.value]))
-            {
-                if let Some(span) = call_in(e) {
-                    return Err(Error {
-                        span,
-                        message: "a named expression in a transition: the relaxed-memory transformation cannot see the variables it reads (write the expression out)".into(),
-                    });
-                }
-            }
+            no_calls(t)?;
             let atomic = atomic_t(ti, t);
             let rw = |e: &Expr| match &q {
                 Some(q) => through(e, q, bound, &is_shared, &address),
@@ -1198,32 +1211,14 @@ pub fn fifo(
     }
     meta.writes.dedup();
     let mm = fresh("MM".to_string());
-    meta.memory = mm.clone();
-    meta.origin.insert(mm.clone(), flush_origin);
-    items.extend(new_decls);
-    let (props, progs): (Vec<Process>, Vec<Process>) = procs.into_iter().partition(|p| p.property);
-    items.extend(progs.into_iter().map(Item::Process));
-    items.push(Item::Process(Process {
-        name: id(&mm),
-        params: None,
-        property: false,
-        vars: Vec::new(),
-        channels: Vec::new(),
-        states: vec![id("q0")],
-        init: Some(id("q0")),
-        accept: Vec::new(),
-        commit: Vec::new(),
-        asserts: Vec::new(),
-        trans: flushes,
-        span: sp(),
-    }));
-    items.extend(props.into_iter().map(Item::Process));
-    Ok((
-        Model {
-            items,
-            synchronous: m.synchronous,
-            property: m.property.clone(),
-        },
+    Ok(assemble(
+        m,
+        items,
+        new_decls,
+        procs,
+        &mm,
+        flushes,
+        flush_origin,
         meta,
     ))
 }
