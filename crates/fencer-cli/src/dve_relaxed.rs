@@ -712,8 +712,19 @@ fn written<'a>(
 /// A write position: (process, transition index, variable).
 type WritePos = (String, usize, String);
 
-/// An open hazard interval: (process, variable, element, the write, hazardous so far).
-type Interval = (String, String, u32, WritePos, bool);
+/// A hazard interval: a write of `process` to element `e` of `g`, from the step that
+/// buffered it to its flush.
+struct Interval {
+    process: String,
+    g: String,
+    e: u32,
+    write: WritePos,
+    /// Another process touched `g` meanwhile, or a property reads it.
+    hazardous: bool,
+    open: bool,
+    /// The intervals of the same process open when this one opened.
+    pending: Vec<usize>,
+}
 
 /// The writes that some atomic placement must include to rule `run` out: those whose
 /// hazard interval (from the write into the buffer to its flush) holds an inconsistent
@@ -748,15 +759,34 @@ fn kill_set(
         }
     };
     let find = |n: &str| sys.globals.iter().find(|(m, _)| m == n).map(|(_, v)| *v);
-    // Open intervals: (process, variable, element, candidate, hazardous).
-    let mut open: Vec<Interval> = Vec::new();
-    let mut kill = std::collections::BTreeSet::new();
-    let access = |open: &mut Vec<Interval>, who: &str, g: &str| {
-        for o in open.iter_mut() {
-            if o.1 == g && o.0 != who {
-                o.4 = true;
-            }
+    let fifo = r.meta.bound.is_some();
+    let mut ivs: Vec<Interval> = Vec::new();
+    // Another process's access to `g` makes every open interval of `g` hazardous.
+    let access = |ivs: &mut Vec<Interval>, who: &str, g: &str| {
+        for o in ivs
+            .iter_mut()
+            .filter(|o| o.open && o.g == g && o.process != who)
+        {
+            o.hazardous = true;
         }
+    };
+    let elem = |name: &str| match name.split_once('[') {
+        Some((g, e)) => (g.to_string(), e.trim_end_matches(']').parse().unwrap_or(0)),
+        None => (name.to_string(), 0),
+    };
+    let open = |ivs: &mut Vec<Interval>, p: &str, g: String, e: u32, trans: usize| {
+        let pending = (0..ivs.len())
+            .filter(|&i| ivs[i].open && ivs[i].process == p)
+            .collect();
+        ivs.push(Interval {
+            process: p.to_string(),
+            hazardous: watched.contains(&g),
+            write: (p.to_string(), trans, g.clone()),
+            g,
+            e,
+            open: true,
+            pending,
+        });
     };
     let mut steps: Vec<(Label, Option<usize>)> = word.iter().map(|(l, k)| (*l, Some(*k))).collect();
     if let Some(f) = run.failed {
@@ -771,20 +801,17 @@ fn kill_set(
             let pname = pr.name.clone();
             match r.origin(sys, pt) {
                 Some(Origin::Flush { process, var, .. }) => {
-                    let (g, e) = match var.split_once('[') {
-                        Some((g, e)) => {
-                            (g.to_string(), e.trim_end_matches(']').parse().unwrap_or(0))
-                        }
-                        None => (var.clone(), 0),
-                    };
-                    access(&mut open, process, &g);
-                    open.retain(|o| {
-                        let closes = &o.0 == process && o.1 == g && o.2 == e;
-                        if closes && o.4 {
-                            kill.insert(o.3.clone());
-                        }
-                        !closes
-                    });
+                    let (g, e) = elem(var);
+                    access(&mut ivs, process, &g);
+                    // pso1: the slot's write (and any it replaced) reaches memory; a FIFO:
+                    // the oldest buffered write of the location.
+                    for o in ivs
+                        .iter_mut()
+                        .filter(|o| o.open && &o.process == process && o.g == g && o.e == e)
+                        .take(if fifo { 1 } else { usize::MAX })
+                    {
+                        o.open = false;
+                    }
                 }
                 Some(Origin::Program { trans }) => {
                     let Some((q, t)) = written(r, &pname, *trans) else {
@@ -792,7 +819,7 @@ fn kill_set(
                     };
                     for g in fencer_dve::relaxed::touched(q, t) {
                         if shared.iter().any(|s| s.name == g) {
-                            access(&mut open, &pname, &g);
+                            access(&mut ivs, &pname, &g);
                         }
                     }
                     // The writes this step put into the process's buffer.
@@ -807,16 +834,24 @@ fn kill_set(
                         for e in 0..fv.len.unwrap_or(1) {
                             // Every valid slot after a writing step (a superset of what the
                             // step wrote, which keeps the set a superset of what must be hit).
-                            let _ = before(k);
                             if load(state(k), fv, e) == 1 {
-                                open.push((
-                                    pname.clone(),
-                                    g.clone(),
-                                    e,
-                                    (pname.clone(), *trans, g.clone()),
-                                    watched.contains(g),
-                                ));
+                                open(&mut ivs, &pname, g.clone(), e, *trans);
                             }
+                        }
+                    }
+                    // A FIFO: the entries this step appended to the process's queue.
+                    for (qp, addr, _val, n) in &r.meta.queues {
+                        let (Some(av), Some(nv)) = (find(addr), find(n)) else {
+                            continue;
+                        };
+                        if qp != &pname {
+                            continue;
+                        }
+                        let (n0, n1) = (load(before(k), nv, 0), load(state(k), nv, 0));
+                        for slot in n0.max(0)..n1.max(0) {
+                            let a = load(state(k), av, slot as u32) as usize;
+                            let (g, e) = elem(r.meta.addresses.get(a).map_or("", |s| s.as_str()));
+                            open(&mut ivs, &pname, g, e, *trans);
                         }
                     }
                 }
@@ -824,12 +859,13 @@ fn kill_set(
             }
         }
     }
-    for o in open {
-        if o.4 {
-            kill.insert(o.3);
-        }
-    }
-    kill
+    // A hazardous write must be made atomic; under TSO/PSO an atomic write also waits for
+    // the process's earlier writes, so a write is needed too when one pending at it is
+    // hazardous (its flush would move before the write).
+    ivs.iter()
+        .filter(|o| o.hazardous || (fifo && o.pending.iter().any(|&i| ivs[i].hazardous)))
+        .map(|o| o.write.clone())
+        .collect()
 }
 
 /// `fencer repair model.dve`: the fewest atomic writes under which the model satisfies

@@ -575,3 +575,53 @@ fn buffer_reductions_shrink_the_state_space_and_keep_what_properties_see() {
         assert_eq!(watched, full, "{model}");
     }
 }
+
+/// Under TSO and PSO an atomic write also waits for the process's earlier writes (a
+/// locked write): Peterson then needs one per process (the write of `turn`), and no
+/// single write of its six suffices.
+#[test]
+fn repair_under_tso_and_pso_is_minimum() {
+    let ex = root()
+        .join("examples/dve/peterson.dve")
+        .display()
+        .to_string();
+    let reach = "P0.cs + P1.cs > 1";
+    for model in ["tso", "pso"] {
+        let out = tmp(&format!("peterson-{model}.atomic"));
+        let f = out.display().to_string();
+        let o = fencer(&[
+            "repair", &ex, "--model", model, "--reach", reach, "--json", "--write", &f,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert_eq!(json(&o)["atomic_writes"], 2, "{model}");
+        let ok = fencer(&[
+            "check", &ex, "--model", model, "--reach", reach, "--atomic", &f,
+        ]);
+        assert_eq!(ok.status.code(), Some(0), "{model}");
+        for line in [11, 12, 14, 21, 22, 24] {
+            let p = if line < 20 { "P0" } else { "P1" };
+            let one = tmp("one.atomic");
+            std::fs::write(&one, format!("atomic {p} {line} *\n")).unwrap();
+            let o = fencer(&[
+                "check",
+                &ex,
+                "--model",
+                model,
+                "--reach",
+                reach,
+                "--atomic",
+                &one.display().to_string(),
+            ]);
+            assert_eq!(
+                o.status.code(),
+                Some(1),
+                "{model}: line {line} alone repairs it"
+            );
+        }
+    }
+}
