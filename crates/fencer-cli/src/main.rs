@@ -1,6 +1,7 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod cub;
 mod dve;
 mod repair;
 mod robust;
@@ -255,6 +256,12 @@ struct CheckArgs {
     /// DVE: stop after storing this many states (exit code 3).
     #[arg(long, value_name = "N")]
     max_states: Option<u64>,
+    /// .cub: stop after visiting this many cubes (exit code 3).
+    #[arg(long, value_name = "N")]
+    max_nodes: Option<u64>,
+    /// .cub: print the inductive invariant of a SAFE answer (the negated visited cubes).
+    #[arg(long)]
+    invariant: bool,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read
@@ -579,6 +586,9 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    if args.file.extension().is_some_and(|e| e == "cub") {
+        return cub::check(&args, timeout);
+    }
     if args.file.extension().is_some_and(|e| e == "dve") {
         if views.view.is_some()
             || views.html.is_some()

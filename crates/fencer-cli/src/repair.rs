@@ -115,6 +115,8 @@ impl RepairArgs {
             ltl: None,
             fair: false,
             max_states: None,
+            max_nodes: None,
+            invariant: false,
         }
     }
 }

@@ -134,6 +134,8 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         ltl: None,
         fair: false,
         max_states: None,
+        max_nodes: None,
+        invariant: false,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

@@ -403,6 +403,8 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         ltl: None,
         fair: false,
         max_states: None,
+        max_nodes: None,
+        invariant: false,
     }
 }
 
