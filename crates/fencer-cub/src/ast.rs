@@ -121,6 +121,7 @@ pub enum Expr {
     Index(String, Vec<ProcArg>, Span),
     ProcConst(u32, Span),
     Int(i64, Span),
+    Real(i64, Span),
     Add(Box<Expr>, Box<Expr>, Span),
     Sub(Box<Expr>, Box<Expr>, Span),
     Neg(Box<Expr>, Span),
@@ -144,6 +145,7 @@ impl Expr {
             | Expr::Index(_, _, s)
             | Expr::ProcConst(_, s)
             | Expr::Int(_, s)
+            | Expr::Real(_, s)
             | Expr::Add(_, _, s)
             | Expr::Sub(_, _, s)
             | Expr::Neg(_, s)

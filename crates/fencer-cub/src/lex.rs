@@ -10,6 +10,8 @@ pub enum Tok {
     Int(i64),
     /// `#k`.
     ProcConst(u32),
+    /// A decimal constant with no fractional part (`1.0`): a real number.
+    Real(i64),
     Sym(&'static str),
     Eof,
 }
@@ -19,6 +21,7 @@ impl Tok {
         match self {
             Tok::Lower(s) | Tok::Upper(s) => format!("`{s}`"),
             Tok::Int(n) => format!("`{n}`"),
+            Tok::Real(n) => format!("`{n}.0`"),
             Tok::ProcConst(k) => format!("`#{k}`"),
             Tok::Sym(s) => format!("`{s}`"),
             Tok::Eof => "the end of the file".into(),
@@ -110,12 +113,21 @@ pub fn lex(path: &str, src: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
                 )
             })?;
             if i < b.len() && b[i] == b'.' && i + 1 < b.len() && b[i + 1].is_ascii_digit() {
-                return Err(err(
-                    start,
-                    i + 2 - start,
-                    "real constants are not supported: expected an integer".into(),
-                    "a real constant",
-                ));
+                let f = i + 1;
+                i += 1;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                if src[f..i].bytes().any(|d| d != b'0') {
+                    return Err(err(
+                        start,
+                        i - start,
+                        "only whole real constants (`2.0`) are supported".into(),
+                        "a fractional constant",
+                    ));
+                }
+                out.push((Tok::Real(n), Span { start, end: i }));
+                continue;
             }
             out.push((Tok::Int(n), Span { start, end: i }));
             continue;

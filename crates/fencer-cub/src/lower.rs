@@ -293,6 +293,7 @@ impl Cx<'_> {
                 Sort::Proc,
             )),
             Expr::Int(n, _) => Ok(T::N(Lin::constant(*n), Sort::Int)),
+            Expr::Real(n, _) => Ok(T::N(Lin::constant(*n), Sort::Real)),
             Expr::Add(a, b, s) | Expr::Sub(a, b, s) => {
                 let f = if matches!(e, Expr::Add(..)) { 1 } else { -1 };
                 let (x, sx) = self.num(a, scope)?;

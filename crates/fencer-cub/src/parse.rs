@@ -522,6 +522,10 @@ impl P<'_> {
             }
             return Ok(Expr::Int(n, self.from(start)));
         }
+        if let Tok::Real(n) = *self.peek() {
+            self.bump();
+            return Ok(Expr::Real(n, self.from(start)));
+        }
         if self.is_sym("(") {
             self.bump();
             self.deeper()?;

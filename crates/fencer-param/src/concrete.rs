@@ -321,11 +321,8 @@ pub fn replay(sys: &System, procs: u8, lits: &[Lit], trace: &[Step]) -> Result<V
                     args: s.args.iter().map(|&a| pi(a)).collect(),
                 })
                 .collect();
-            if let Some(s0) = initial_state(&inst, &lits2) {
-                let mut path = vec![s0];
-                if run(&inst, &trace2, &mut path) {
-                    return Ok(path);
-                }
+            if let Some(p) = run_from_some_initial(&inst, &lits2, &trace2) {
+                return Ok(p);
             }
             if !uses_order(sys) {
                 break;
@@ -333,15 +330,37 @@ pub fn replay(sys: &System, procs: u8, lits: &[Lit], trace: &[Step]) -> Result<V
         }
         return Err("the trace does not run forward to an unsafe state".into());
     }
-    let s0 = initial_state(&inst, lits).ok_or_else(|| {
-        "no initial state of the instance satisfies the trace's first cube".to_string()
-    })?;
-    let mut path = vec![s0];
-    if run(&inst, trace, &mut path) {
-        Ok(path)
-    } else {
-        Err("the trace does not run forward to an unsafe state".into())
+    run_from_some_initial(&inst, lits, trace)
+        .ok_or_else(|| "the trace does not run forward to an unsafe state".to_string())
+}
+
+/// The run of `trace` from the solver's initial state for `lits`, or else from any initial
+/// state satisfying them (when the instance's initial states are few enough to list).
+fn run_from_some_initial(inst: &Instance, lits: &[Lit], trace: &[Step]) -> Option<Vec<State>> {
+    if let Some(s0) = initial_state(inst, lits) {
+        let mut path = vec![s0];
+        if run(inst, trace, &mut path) {
+            return Some(path);
+        }
     }
+    let all = initial_states(inst, 4096).ok()?;
+    let given: Vec<Lit> = lits
+        .iter()
+        .filter_map(|l| match crate::formula::normalize(inst.sys, l) {
+            crate::formula::Norm::Lit(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    for s0 in all {
+        if !given.iter().all(|l| inst.lit(&s0, &[], l)) {
+            continue;
+        }
+        let mut path = vec![s0];
+        if run(inst, trace, &mut path) {
+            return Some(path);
+        }
+    }
+    None
 }
 
 fn run(inst: &Instance, trace: &[Step], path: &mut Vec<State>) -> bool {

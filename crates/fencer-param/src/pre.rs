@@ -428,10 +428,14 @@ pub fn make_cube(
     procs: Option<u8>,
     lits: Vec<Lit>,
     n_old: u8,
+    keep_all: bool,
 ) -> Option<(Cube, Vec<Option<u8>>)> {
     let lits = eliminate_fresh(sys, lits)?;
     let mut lits = canonical(lits);
-    let mut used = vec![false; n_old as usize];
+    // Every process of the pre-image is kept, mentioned or not: it exists, and later
+    // `forall_other` guards must hold of it too (dropping it lets the search find traces
+    // that no instance can run).
+    let mut used = vec![keep_all; n_old as usize];
     for l in &lits {
         let mut ps = Vec::new();
         l.procs(&mut ps);

@@ -70,6 +70,8 @@ struct Node {
 /// (Cubicle's examples stay far below).
 const MAX_PROCS: u8 = 16;
 
+const KEEP_PROCS: bool = true;
+
 pub fn check(sys: &System, opts: &Options) -> Result {
     let started = Instant::now();
     let mut s = Search {
@@ -79,6 +81,9 @@ pub fn check(sys: &System, opts: &Options) -> Result {
         fresh: 0,
         subsumed: 0,
         generated: 0,
+        deadline: opts.timeout.map(|t| started + t),
+        spurious: None,
+        spurious_count: 0,
     };
     let outcome = s.run(opts, started);
     Result {
@@ -98,6 +103,10 @@ struct Search<'a> {
     fresh: u32,
     subsumed: u64,
     generated: u64,
+    deadline: Option<Instant>,
+    /// The first trace that did not run forward, and how many did not.
+    spurious: Option<(Vec<Step>, u8, String)>,
+    spurious_count: u32,
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -142,7 +151,7 @@ impl Search<'_> {
         match sys.procs {
             None => {
                 for c in q.formula.dnf(sys) {
-                    out.extend(make_cube(sys, None, c, q.vars));
+                    out.extend(make_cube(sys, None, c, q.vars, true));
                 }
             }
             Some(n) => {
@@ -154,7 +163,7 @@ impl Search<'_> {
                         c => c,
                     });
                     for c in f.dnf(sys) {
-                        out.extend(make_cube(sys, Some(n), c, 0));
+                        out.extend(make_cube(sys, Some(n), c, 0, true));
                     }
                 }
             }
@@ -206,15 +215,35 @@ impl Search<'_> {
                 continue;
             }
             if self.meets_init(&self.nodes[i].cube) {
-                return self.counterexample(i);
+                match self.counterexample(i) {
+                    Outcome::Spurious { trace, procs, why } => {
+                        // Universal guards are instantiated over the cube's processes
+                        // only (as in Cubicle), so a trace may need other processes to
+                        // stay out of the way and fail on every concrete instance. The
+                        // search goes on: only a trace that runs is an answer, and SAFE
+                        // is not claimed once this happened.
+                        self.spurious.get_or_insert((trace, procs, why));
+                        self.spurious_count += 1;
+                        if self.spurious_count > 64 {
+                            break;
+                        }
+                    }
+                    o => return o,
+                }
             }
             self.visited.push(i);
             for j in self.expand(i) {
                 queue.push_back(j);
             }
+            if self.deadline.is_some_and(|d| Instant::now() > d) {
+                return Outcome::Limit("timeout");
+            }
             if self.nodes[i].cube.procs > MAX_PROCS {
                 return Outcome::Limit("process variables");
             }
+        }
+        if let Some((trace, procs, why)) = self.spurious.take() {
+            return Outcome::Spurious { trace, procs, why };
         }
         let invariant = self.visited[user_invariants..]
             .iter()
@@ -229,6 +258,9 @@ impl Search<'_> {
         let cube = self.nodes[i].cube.clone();
         let mut out = Vec::new();
         for (ti, t) in sys.transitions.iter().enumerate() {
+            if self.deadline.is_some_and(|d| Instant::now() > d) {
+                break;
+            }
             let mut maps = Vec::new();
             match sys.procs {
                 None => arg_maps(t.params as usize, cube.procs, &mut maps, &mut Vec::new(), 0),
@@ -259,7 +291,7 @@ impl Search<'_> {
                     ),
                 };
                 for conj in pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh) {
-                    if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old) {
+                    if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
                         self.generated += 1;
                         self.nodes.push(Node {
                             cube: c,
@@ -293,77 +325,89 @@ impl Search<'_> {
 
     /// Whether the visited cubes cover node `i`'s cube: one of them, renamed, is included
     /// in it (syntactically), or its cube implies the disjunction of their renamings.
+    /// Renamings are built one process at a time, and a partial renaming is dropped as soon
+    /// as one of its literals contradicts an equality of the cube (it cannot help).
     fn subsumed_by_visited(&self, i: usize) -> bool {
         let sys = self.sys;
         let c = &self.nodes[i].cube;
         let have: FxHashSet<&Lit> = c.lits.iter().collect();
-        let facts: Vec<(&Term, &Term)> = c
-            .lits
-            .iter()
-            .filter_map(|l| match l {
-                Lit::Eq(a, b) => Some((a, b)),
-                _ => None,
-            })
-            .collect();
+        let mut facts: rustc_hash::FxHashMap<&Term, &Term> = Default::default();
+        for l in &c.lits {
+            if let Lit::Eq(a, b) = l {
+                if is_value(a) {
+                    facts.insert(b, a);
+                } else if is_value(b) {
+                    facts.insert(a, b);
+                }
+            }
+        }
         let mut candidates: Vec<Vec<Lit>> = Vec::new();
         for &v in &self.visited {
             let vc = &self.nodes[v].cube;
-            if vc.procs > c.procs || vc.lits.len() > c.lits.len() + 8 {
+            if vc.procs > c.procs {
                 continue;
             }
-            let mut maps = Vec::new();
-            if sys.procs.is_some() || vc.procs == 0 {
-                maps.push(Vec::new());
-            } else {
-                injections(vc.procs, c.procs, &mut maps, &mut Vec::new());
+            // Literals grouped by the highest process variable they mention.
+            let mut groups: Vec<Vec<&Lit>> = vec![Vec::new(); vc.procs as usize + 1];
+            for l in &vc.lits {
+                let mut ps = Vec::new();
+                l.procs(&mut ps);
+                let top = ps
+                    .iter()
+                    .filter_map(|p| match p {
+                        ProcRef::Var(i) => Some(*i as usize + 1),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0);
+                groups[top].push(l);
             }
-            for m in maps {
-                let r: Vec<Lit> = if m.is_empty() {
-                    vc.lits.clone()
-                } else {
-                    vc.lits
-                        .iter()
-                        .map(|l| {
-                            let l = l.map_procs(&|p| match p {
-                                ProcRef::Var(i) => ProcRef::Var(m[i as usize]),
-                                c => c,
-                            });
-                            match crate::formula::normalize(sys, &l) {
-                                crate::formula::Norm::Lit(l) => l,
-                                _ => l,
-                            }
-                        })
-                        .collect()
-                };
-                if r.iter().all(|l| have.contains(l)) {
-                    return true;
+            let mut m = Match {
+                sys,
+                have: &have,
+                facts: &facts,
+                groups: &groups,
+                map: Vec::new(),
+                out: Vec::new(),
+                n: c.procs,
+                found: false,
+                candidates: &mut candidates,
+            };
+            if sys.procs.is_some() {
+                // Constants are not renamed.
+                m.map = (0..vc.procs).collect();
+                let mut syntactic = true;
+                for g in &groups {
+                    if !m.check(g, &mut syntactic) {
+                        syntactic = false;
+                        m.out.clear();
+                        break;
+                    }
                 }
-                // Renamings that contradict an equality of the cube cannot help.
-                let contradicts = r.iter().any(|l| match l {
-                    Lit::Eq(a, b) => facts.iter().any(|(x, y)| {
-                        (*x == a && is_value(y) && is_value(b) && *y != b)
-                            || (*y == b && is_value(x) && is_value(a) && *x != a)
-                    }),
-                    Lit::Ne(a, b) => facts.iter().any(|(x, y)| *x == a && *y == b),
-                    _ => false,
-                });
-                if !contradicts {
-                    candidates.push(r);
+                if !m.out.is_empty() || vc.lits.is_empty() {
+                    if syntactic {
+                        return true;
+                    }
+                    let o = std::mem::take(&mut m.out);
+                    m.candidates.push(o);
                 }
+                continue;
+            }
+            m.extend(true);
+            if m.found {
+                return true;
             }
         }
         if candidates.is_empty() {
             return false;
         }
+        let n = c.lits.len();
         let mut all = c.lits.clone();
-        let mut cands = candidates;
-        // The solver works on encoded literals: encode the cube and candidates together so
-        // that shared atoms get the same variables.
-        let n = all.len();
-        let sizes: Vec<usize> = cands.iter().map(|x| x.len()).collect();
-        for x in cands.drain(..) {
+        let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
+        for x in candidates {
             all.extend(x);
         }
+        // Encoded together, so that shared atoms are the same solver variables.
         let e = crate::pre::encode(&all);
         let sort = |v: u32| sys.smt_sort(sys.sort_of(&e.atoms[v as usize]), sys.procs);
         let mut pos = n;
@@ -372,11 +416,10 @@ impl Search<'_> {
             cubes.push(e.lits[pos..pos + s].to_vec());
             pos += s;
         }
-        let base = e.lits[..n].to_vec();
-        let mut base = base;
-        // Process variables are distinct: in the encoding they are distinct values already.
-        base.shrink_to_fit();
-        let mut budget = 20_000;
+        let mut base = e.lits[..n].to_vec();
+        // The distinctness of process identifiers comes last in the encoding.
+        base.extend(e.lits[pos..].iter().cloned());
+        let mut budget = 2_000;
         fencer_smt::entails_any(&sort, &base, &cubes, &mut budget)
     }
 
@@ -450,21 +493,6 @@ fn is_value(t: &Term) -> bool {
     matches!(t, Term::Val(_) | Term::Proc(_))
 }
 
-/// All injective maps of `0..k` into `0..n`.
-fn injections(k: u8, n: u8, out: &mut Vec<Vec<u8>>, cur: &mut Vec<u8>) {
-    if cur.len() == k as usize {
-        out.push(cur.clone());
-        return;
-    }
-    for i in 0..n {
-        if !cur.contains(&i) {
-            cur.push(i);
-            injections(k, n, out, cur);
-            cur.pop();
-        }
-    }
-}
-
 /// The conjunction of a universal formula over every tuple of `procs` (repetitions
 /// included: `init (x y)` constrains `M[x,x]` too).
 pub fn instantiate_all(q: &crate::Quantified, procs: &[ProcRef]) -> Formula {
@@ -492,5 +520,92 @@ pub fn instantiate_all(q: &crate::Quantified, procs: &[ProcRef]) -> Formula {
             idx[j] = 0;
             j += 1;
         }
+    }
+}
+
+/// The search for renamings of one visited cube into the current one.
+struct Match<'a, 'b> {
+    sys: &'a System,
+    have: &'a FxHashSet<&'a Lit>,
+    facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
+    groups: &'a [Vec<&'a Lit>],
+    map: Vec<u8>,
+    /// The renamed literals so far.
+    out: Vec<Lit>,
+    n: u8,
+    found: bool,
+    candidates: &'b mut Vec<Vec<Lit>>,
+}
+
+impl Match<'_, '_> {
+    /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
+    /// stays true while every renamed literal is one of the cube's.
+    fn check(&mut self, group: &[&Lit], syntactic: &mut bool) -> bool {
+        for l in group {
+            let map = &self.map;
+            let r = l.map_procs(&|p| match p {
+                ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
+                c => c,
+            });
+            let r = match crate::formula::normalize(self.sys, &r) {
+                crate::formula::Norm::Lit(l) => l,
+                crate::formula::Norm::True => continue,
+                crate::formula::Norm::False => return false,
+            };
+            if self.have.contains(&r) {
+                self.out.push(r);
+                continue;
+            }
+            *syntactic = false;
+            let contradicts = match &r {
+                Lit::Eq(a, b) => {
+                    let clash = |x: &Term, y: &Term| {
+                        is_value(y) && self.facts.get(x).is_some_and(|v| *v != y)
+                    };
+                    clash(a, b) || clash(b, a)
+                }
+                Lit::Ne(a, b) => {
+                    self.facts.get(a).is_some_and(|v| *v == b)
+                        || self.facts.get(b).is_some_and(|v| *v == a)
+                }
+                _ => false,
+            };
+            if contradicts {
+                return false;
+            }
+            self.out.push(r);
+        }
+        true
+    }
+
+    fn extend(&mut self, syntactic: bool) {
+        let k = self.map.len();
+        let mut syn = syntactic;
+        let before = self.out.len();
+        if !self.check(&self.groups[k].clone(), &mut syn) {
+            self.out.truncate(before);
+            return;
+        }
+        if k + 1 == self.groups.len() {
+            if syn {
+                self.found = true;
+            } else {
+                self.candidates.push(self.out.clone());
+            }
+            self.out.truncate(before);
+            return;
+        }
+        for p in 0..self.n {
+            if self.found {
+                break;
+            }
+            if self.map.contains(&p) {
+                continue;
+            }
+            self.map.push(p);
+            self.extend(syn);
+            self.map.pop();
+        }
+        self.out.truncate(before);
     }
 }

@@ -197,21 +197,37 @@ pub fn entails_any(
     budget: &mut u64,
 ) -> bool {
     // Literals already implied by `lits` can never be the negated one; cubes with a literal
-    // contradicting `lits` need no choice at all.
+    // contradicting `lits` need no choice at all. Candidates share literals: each is
+    // classified once.
+    let given: std::collections::HashSet<&Lit> = lits.iter().collect();
+    let mut known: HashMap<Lit, Class> = HashMap::new();
     let mut clauses: Vec<Vec<Lit>> = Vec::new();
     for c in cubes {
         let mut clause = Vec::new();
         let mut trivially_true = false;
         for l in c {
-            if entails(sort, lits, l) {
-                continue;
+            let class = match known.get(l) {
+                Some(k) => *k,
+                None => {
+                    let k = if given.contains(l) || entails(sort, lits, l) {
+                        Class::Implied
+                    } else if given.contains(&l.negate()) || entails(sort, lits, &l.negate()) {
+                        Class::Refuted
+                    } else {
+                        Class::Open
+                    };
+                    known.insert(l.clone(), k);
+                    k
+                }
+            };
+            match class {
+                Class::Implied => {}
+                Class::Refuted => {
+                    trivially_true = true;
+                    break;
+                }
+                Class::Open => clause.push(l.negate()),
             }
-            let n = l.negate();
-            if entails(sort, lits, &n) {
-                trivially_true = true;
-                break;
-            }
-            clause.push(n);
         }
         if trivially_true {
             continue;
@@ -221,9 +237,25 @@ pub fn entails_any(
         }
         clauses.push(clause);
     }
-    clauses.sort_by_key(|c| c.len());
+    // Unit clauses are forced: their literals join the conjunction at once.
     let mut cur = lits.to_vec();
-    !search(sort, &mut cur, &clauses, budget)
+    let (units, mut rest): (Vec<Vec<Lit>>, Vec<Vec<Lit>>) =
+        clauses.into_iter().partition(|c| c.len() == 1);
+    if !units.is_empty() {
+        cur.extend(units.into_iter().map(|mut c| c.pop().expect("unit")));
+        if !sat(sort, &cur) {
+            return true;
+        }
+    }
+    rest.sort_by_key(|c| c.len());
+    !search(sort, &mut cur, &rest, budget)
+}
+
+#[derive(Clone, Copy)]
+enum Class {
+    Implied,
+    Refuted,
+    Open,
 }
 
 /// Depth-first search for a model of `cur` and one literal of each clause.
@@ -283,14 +315,17 @@ impl Uf {
 fn check_syms(sort: &dyn Fn(Var) -> Sort, lits: &[(Sym, Sym, bool)]) -> Option<HashMap<Var, i64>> {
     // Values of different sorts may share numbers; the partner variable's sort keeps them
     // apart only within a literal, which is all that is compared.
-    let mut ids: HashMap<Sym, usize> = HashMap::new();
+    let mut ids: Vec<Sym> = Vec::new();
     let mut sorts: Vec<Sort> = Vec::new();
     let mut node = |s: Sym, srt: Sort, sorts: &mut Vec<Sort>| -> usize {
-        let n = ids.len();
-        *ids.entry(s).or_insert_with(|| {
-            sorts.push(srt);
-            n
-        })
+        match ids.iter().position(|x| *x == s) {
+            Some(i) => i,
+            None => {
+                ids.push(s);
+                sorts.push(srt);
+                ids.len() - 1
+            }
+        }
     };
     let mut pairs = Vec::new();
     for &(a, b, eq) in lits {
@@ -304,13 +339,7 @@ fn check_syms(sort: &dyn Fn(Var) -> Sort, lits: &[(Sym, Sym, bool)]) -> Option<H
         let (x, y) = (node(a, s, &mut sorts), node(b, s, &mut sorts));
         pairs.push((x, y, eq));
     }
-    let syms: Vec<Sym> = {
-        let mut v = vec![Sym::Val(0); ids.len()];
-        for (s, &i) in &ids {
-            v[i] = *s;
-        }
-        v
-    };
+    let syms: Vec<Sym> = ids;
     let mut uf = Uf {
         parent: (0..syms.len()).collect(),
     };
@@ -321,7 +350,7 @@ fn check_syms(sort: &dyn Fn(Var) -> Sort, lits: &[(Sym, Sym, bool)]) -> Option<H
         }
     }
     // The value of each class, if it holds one.
-    let mut value: HashMap<usize, i64> = HashMap::new();
+    let mut value: HashMap<usize, i64> = HashMap::with_capacity(syms.len());
     for (i, s) in syms.iter().enumerate() {
         if let Sym::Val(v) = s {
             let r = uf.find(i);
