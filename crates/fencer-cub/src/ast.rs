@@ -98,7 +98,8 @@ pub struct Action {
 pub enum Rhs {
     Expr(Expr),
     Nondet(Span),
-    /// Branches (condition, value); `None` is `_`.
+    /// Branches (condition, value); `None` is `_`. Without `_`, a cell that no branch
+    /// matches keeps its value.
     Case(Vec<(Option<Expr>, Rhs)>),
 }
 

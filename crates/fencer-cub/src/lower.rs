@@ -592,7 +592,8 @@ impl Cx<'_> {
                             None => d = Some(val),
                         }
                     }
-                    let d = d.expect("parser requires a default branch");
+                    // Without `| _ : ...` a cell no branch matches keeps its value.
+                    let d = d.unwrap_or_else(|| same.clone());
                     if point.is_empty() {
                         default = d;
                     } else {

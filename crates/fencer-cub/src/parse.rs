@@ -374,9 +374,6 @@ impl P<'_> {
             if branches.is_empty() {
                 return Err(self.err("`|` starting a case branch"));
             }
-            if branches.last().is_some_and(|b| b.0.is_some()) {
-                return Err(self.err("`| _ : ...`, the default branch of a `case`"));
-            }
             return Ok(Rhs::Case(branches));
         }
         Ok(Rhs::Expr(self.term()?))

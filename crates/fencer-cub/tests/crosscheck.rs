@@ -14,8 +14,8 @@ use std::time::Duration;
 /// explicit side decided some instance.
 fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> bool {
     let opts = Options {
-        max_nodes: Some(3000),
-        timeout: Some(Duration::from_secs(3)),
+        max_nodes: Some(1000),
+        timeout: Some(Duration::from_secs(1)),
     };
     let r = check(sys, &opts);
     let sizes: Vec<u8> = match sys.procs {
@@ -24,7 +24,7 @@ fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> bool {
     };
     let mut decided = false;
     for n in sizes {
-        let e = explore(sys, n, 40_000);
+        let e = explore(sys, n, 10_000);
         match (&r.outcome, &e) {
             (Outcome::Spurious { why, .. }, _) => errors.push(format!("{name}: spurious trace: {why}")),
             (Outcome::Safe { .. }, Explicit::Unsafe { trace }) => errors.push(format!(

@@ -27,8 +27,8 @@ fn run(slow: bool) {
             }
         };
         let opts = Options {
-            max_nodes: Some(if row.brab { 400 } else { 20_000 }),
-            timeout: Some(Duration::from_secs(if row.brab { 5 } else { 120 })),
+            max_nodes: Some(if row.brab { 100 } else { 20_000 }),
+            timeout: Some(Duration::from_secs(if row.brab { 1 } else { 120 })),
         };
         let r = check(&sys, &opts);
         let got = match &r.outcome {
