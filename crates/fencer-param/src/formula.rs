@@ -416,7 +416,11 @@ pub fn lin_text(sys: &System, l: &Lin) -> String {
 }
 
 pub fn lit_text(sys: &System, l: &Lit) -> String {
+    // Normal forms put values first; people read the variable first.
+    let swap = |a: &Term, b: &Term| !matches!(a, Term::Atom(_)) && matches!(b, Term::Atom(_));
     match l {
+        Lit::Eq(a, b) if swap(a, b) => lit_text(sys, &Lit::Eq(b.clone(), a.clone())),
+        Lit::Ne(a, b) if swap(a, b) => lit_text(sys, &Lit::Ne(b.clone(), a.clone())),
         Lit::Eq(a, b) => format!("{} = {}", term_text(sys, a, b), term_text(sys, b, a)),
         Lit::Ne(a, b) => format!("{} <> {}", term_text(sys, a, b), term_text(sys, b, a)),
         Lit::Arith(lin, rel) => {
