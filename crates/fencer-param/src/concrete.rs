@@ -535,10 +535,10 @@ fn uses_order(sys: &System) -> bool {
     let mut visit = |f: &Formula| {
         fn walk(f: &Formula, found: &mut bool) {
             match f {
-                Formula::Lit(Lit::Arith(l, _)) => {
-                    if l.terms.iter().any(|t| matches!(t.0, Atom::Pid(_))) {
-                        *found = true;
-                    }
+                Formula::Lit(Lit::Arith(l, _))
+                    if l.terms.iter().any(|t| matches!(t.0, Atom::Pid(_))) =>
+                {
+                    *found = true;
                 }
                 Formula::And(v) | Formula::Or(v) => v.iter().for_each(|x| walk(x, found)),
                 _ => {}

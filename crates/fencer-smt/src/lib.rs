@@ -609,7 +609,7 @@ fn fourier_motzkin(rows: &[Row], is_int: &dyn Fn(Var) -> bool) -> Option<HashMap
     }
     let mut m: HashMap<Var, Q> = HashMap::new();
     for (x, rows) in stages.into_iter().rev() {
-        let (mut lo, mut hi): (Option<(Q, bool)>, Option<(Q, bool)>) = (None, None);
+        let (mut lo, mut hi): (Option<Bound>, Option<Bound>) = (None, None);
         for r in &rows {
             let c = coef(r, x);
             let mut rest = Q::int(r.k);
@@ -649,6 +649,9 @@ fn fourier_motzkin(rows: &[Row], is_int: &dyn Fn(Var) -> bool) -> Option<HashMap
     }
     Some(m)
 }
+
+/// A bound on a variable, and whether it is strict.
+type Bound = (Q, bool);
 
 fn coef(r: &Row, v: Var) -> i128 {
     r.terms.iter().find(|t| t.0 == v).map_or(0, |t| t.1)
