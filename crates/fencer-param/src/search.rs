@@ -84,6 +84,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
         deadline: opts.timeout.map(|t| started + t),
         spurious: None,
         spurious_count: 0,
+        groups: Default::default(),
     };
     let outcome = s.run(opts, started);
     Result {
@@ -104,6 +105,9 @@ struct Search<'a> {
     subsumed: u64,
     generated: u64,
     deadline: Option<Instant>,
+    /// For each visited node, its literals grouped by the highest process variable they
+    /// mention (renamings are built one variable at a time).
+    groups: rustc_hash::FxHashMap<usize, Vec<Vec<Lit>>>,
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
@@ -182,7 +186,7 @@ impl Search<'_> {
                     args: Vec::new(),
                     map: Vec::new(),
                 });
-                self.visited.push(self.nodes.len() - 1);
+                self.visit(self.nodes.len() - 1);
             }
         }
         let user_invariants = self.visited.len();
@@ -231,7 +235,7 @@ impl Search<'_> {
                     o => return o,
                 }
             }
-            self.visited.push(i);
+            self.visit(i);
             for j in self.expand(i) {
                 queue.push_back(j);
             }
@@ -250,6 +254,26 @@ impl Search<'_> {
             .map(|&i| self.nodes[i].cube.clone())
             .collect();
         Outcome::Safe { invariant }
+    }
+
+    fn visit(&mut self, i: usize) {
+        let vc = &self.nodes[i].cube;
+        let mut groups: Vec<Vec<Lit>> = vec![Vec::new(); vc.procs as usize + 1];
+        for l in &vc.lits {
+            let mut ps = Vec::new();
+            l.procs(&mut ps);
+            let top = ps
+                .iter()
+                .filter_map(|p| match p {
+                    ProcRef::Var(i) => Some(*i as usize + 1),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0);
+            groups[top].push(l.clone());
+        }
+        self.groups.insert(i, groups);
+        self.visited.push(i);
     }
 
     /// The pre-images of node `i` by every transition instance, as new nodes.
@@ -347,26 +371,12 @@ impl Search<'_> {
             if vc.procs > c.procs {
                 continue;
             }
-            // Literals grouped by the highest process variable they mention.
-            let mut groups: Vec<Vec<&Lit>> = vec![Vec::new(); vc.procs as usize + 1];
-            for l in &vc.lits {
-                let mut ps = Vec::new();
-                l.procs(&mut ps);
-                let top = ps
-                    .iter()
-                    .filter_map(|p| match p {
-                        ProcRef::Var(i) => Some(*i as usize + 1),
-                        _ => None,
-                    })
-                    .max()
-                    .unwrap_or(0);
-                groups[top].push(l);
-            }
+            let groups = &self.groups[&v];
             let mut m = Match {
                 sys,
                 have: &have,
                 facts: &facts,
-                groups: &groups,
+                groups,
                 map: Vec::new(),
                 out: Vec::new(),
                 n: c.procs,
@@ -377,7 +387,7 @@ impl Search<'_> {
                 // Constants are not renamed.
                 m.map = (0..vc.procs).collect();
                 let mut syntactic = true;
-                for g in &groups {
+                for g in groups {
                     if !m.check(g, &mut syntactic) {
                         syntactic = false;
                         m.out.clear();
@@ -528,7 +538,7 @@ struct Match<'a, 'b> {
     sys: &'a System,
     have: &'a FxHashSet<&'a Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
-    groups: &'a [Vec<&'a Lit>],
+    groups: &'a [Vec<Lit>],
     map: Vec<u8>,
     /// The renamed literals so far.
     out: Vec<Lit>,
@@ -540,7 +550,7 @@ struct Match<'a, 'b> {
 impl Match<'_, '_> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
-    fn check(&mut self, group: &[&Lit], syntactic: &mut bool) -> bool {
+    fn check(&mut self, group: &[Lit], syntactic: &mut bool) -> bool {
         for l in group {
             let map = &self.map;
             let r = l.map_procs(&|p| match p {
@@ -582,7 +592,8 @@ impl Match<'_, '_> {
         let k = self.map.len();
         let mut syn = syntactic;
         let before = self.out.len();
-        if !self.check(&self.groups[k].clone(), &mut syn) {
+        let groups = self.groups;
+        if !self.check(&groups[k], &mut syn) {
             self.out.truncate(before);
             return;
         }
