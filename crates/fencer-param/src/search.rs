@@ -190,7 +190,10 @@ impl Search<'_> {
             }
         }
         let user_invariants = self.visited.len();
-        let mut queue = std::collections::VecDeque::new();
+        // Breadth-first (traces stay short), and within a depth the most general cubes
+        // first (fewer processes, fewer literals): they subsume the others.
+        let mut queue = std::collections::BTreeSet::new();
+        let key = |n: &Node, depth: u32, i: usize| (depth, n.cube.procs, n.cube.lits.len(), i);
         for u in &sys.unsafe_ {
             for (c, map) in self.roots(u) {
                 self.nodes.push(Node {
@@ -200,10 +203,11 @@ impl Search<'_> {
                     args: Vec::new(),
                     map,
                 });
-                queue.push_back(self.nodes.len() - 1);
+                let i = self.nodes.len() - 1;
+                queue.insert(key(&self.nodes[i], 0, i));
             }
         }
-        while let Some(i) = queue.pop_front() {
+        while let Some((depth, _, _, i)) = queue.pop_first() {
             if let Some(t) = opts.timeout {
                 if started.elapsed() > t {
                     return Outcome::Limit("timeout");
@@ -237,7 +241,7 @@ impl Search<'_> {
             }
             self.visit(i);
             for j in self.expand(i) {
-                queue.push_back(j);
+                queue.insert(key(&self.nodes[j], depth + 1, j));
             }
             if self.deadline.is_some_and(|d| Instant::now() > d) {
                 return Outcome::Limit("timeout");
