@@ -34,17 +34,11 @@ impl Lin {
     }
     /// `self + f * o`.
     pub fn add_scaled(&self, o: &Lin, f: i64) -> Lin {
-        let mut terms = self.terms.clone();
-        for (a, c) in &o.terms {
-            match terms.iter_mut().find(|t| &t.0 == a) {
-                Some(t) => t.1 += c * f,
-                None => terms.push((a.clone(), c * f)),
-            }
-        }
-        terms.retain(|t| t.1 != 0);
-        terms.sort();
+        let mut terms = Vec::with_capacity(self.terms.len() + o.terms.len());
+        terms.extend(self.terms.iter().cloned());
+        terms.extend(o.terms.iter().map(|(a, c)| (a.clone(), c * f)));
         Lin {
-            terms,
+            terms: merge(terms),
             k: self.k + o.k * f,
         }
     }
@@ -133,10 +127,23 @@ pub fn map_term(t: &Term, f: &dyn Fn(ProcRef) -> ProcRef) -> Term {
 }
 
 pub fn map_lin(l: &Lin, f: &dyn Fn(ProcRef) -> ProcRef) -> Lin {
-    let mut out = Lin::constant(l.k);
-    for (a, c) in &l.terms {
-        out = out.add_scaled(&Lin::atom(map_atom(a, f)), *c);
+    Lin {
+        terms: merge(l.terms.iter().map(|(a, c)| (map_atom(a, f), *c)).collect()),
+        k: l.k,
     }
+}
+
+/// Terms sorted by atom, equal atoms added up, zero coefficients dropped.
+fn merge(mut terms: Vec<(Atom, i64)>) -> Vec<(Atom, i64)> {
+    terms.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut out: Vec<(Atom, i64)> = Vec::with_capacity(terms.len());
+    for (a, c) in terms {
+        match out.last_mut() {
+            Some(last) if last.0 == a => last.1 += c,
+            _ => out.push((a, c)),
+        }
+    }
+    out.retain(|t| t.1 != 0);
     out
 }
 
