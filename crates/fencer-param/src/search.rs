@@ -85,6 +85,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
         spurious: None,
         spurious_count: 0,
         groups: Default::default(),
+        unary: Default::default(),
     };
     let outcome = s.run(opts, started);
     Result {
@@ -108,6 +109,9 @@ struct Search<'a> {
     /// For each visited node, its literals grouped by the highest process variable they
     /// mention (renamings are built one variable at a time).
     groups: rustc_hash::FxHashMap<usize, Vec<Vec<Lit>>>,
+    /// For each visited node, the constructor facts about each process variable alone:
+    /// a cheap filter of the processes it can be renamed to.
+    unary: rustc_hash::FxHashMap<usize, Vec<Vec<(u32, u32, bool)>>>,
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
@@ -276,6 +280,13 @@ impl Search<'_> {
                 .unwrap_or(0);
             groups[top].push(l.clone());
         }
+        let mut unary: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); vc.procs as usize];
+        for l in &vc.lits {
+            if let Some((g, k, v, eq)) = unary_fact(l) {
+                unary[k as usize].push((g, v, eq));
+            }
+        }
+        self.unary.insert(i, unary);
         self.groups.insert(i, groups);
         self.visited.push(i);
     }
@@ -369,11 +380,35 @@ impl Search<'_> {
                 }
             }
         }
+        let mut cfacts: rustc_hash::FxHashMap<(u32, u8), u32> = Default::default();
+        for l in &c.lits {
+            if let Some((g, k, v, true)) = unary_fact(l) {
+                cfacts.insert((g, k), v);
+            }
+        }
         let mut candidates: Vec<Vec<Lit>> = Vec::new();
-        for &v in &self.visited {
+        'visited: for &v in &self.visited {
             let vc = &self.nodes[v].cube;
             if vc.procs > c.procs {
                 continue;
+            }
+            // Which of the cube's processes each variable of the visited cube may become.
+            let mut compat: Vec<Vec<u8>> = Vec::with_capacity(vc.procs as usize);
+            if sys.procs.is_none() {
+                for facts in &self.unary[&v] {
+                    let ok: Vec<u8> = (0..c.procs)
+                        .filter(|&p| {
+                            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
+                                Some(&w) => (w == val) == eq,
+                                None => true,
+                            })
+                        })
+                        .collect();
+                    if ok.is_empty() {
+                        continue 'visited;
+                    }
+                    compat.push(ok);
+                }
             }
             let groups = &self.groups[&v];
             let mut m = Match {
@@ -383,7 +418,7 @@ impl Search<'_> {
                 groups,
                 map: Vec::new(),
                 out: Vec::new(),
-                n: c.procs,
+                compat: &compat,
                 found: false,
                 candidates: &mut candidates,
             };
@@ -537,6 +572,23 @@ pub fn instantiate_all(q: &crate::Quantified, procs: &[ProcRef]) -> Formula {
     }
 }
 
+/// `A[#k] = v` or `A[#k] <> v` for a constructor `v`: (array, k, v, equality).
+fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
+    let (a, b, eq) = match l {
+        Lit::Eq(a, b) => (a, b, true),
+        Lit::Ne(a, b) => (a, b, false),
+        _ => return None,
+    };
+    match (a, b) {
+        (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)))
+        | (Term::Atom(crate::Atom::Cell(g, idx)), Term::Val(v)) => match idx.as_slice() {
+            [ProcRef::Var(k)] => Some((*g, *k, *v, eq)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The search for renamings of one visited cube into the current one.
 struct Match<'a, 'b> {
     sys: &'a System,
@@ -546,7 +598,8 @@ struct Match<'a, 'b> {
     map: Vec<u8>,
     /// The renamed literals so far.
     out: Vec<Lit>,
-    n: u8,
+    /// The processes each variable may be renamed to.
+    compat: &'a [Vec<u8>],
     found: bool,
     candidates: &'b mut Vec<Vec<Lit>>,
 }
@@ -610,7 +663,8 @@ impl Match<'_, '_> {
             self.out.truncate(before);
             return;
         }
-        for p in 0..self.n {
+        let compat = self.compat;
+        for &p in &compat[k] {
             if self.found {
                 break;
             }
