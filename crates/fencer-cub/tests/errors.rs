@@ -131,9 +131,25 @@ proptest! {
         }
         let src = String::from_utf8_lossy(&b).into_owned();
         for mode in [fencer_cub::Mode::Sc, fencer_cub::Mode::Tso] {
-            if let Err(d) = fencer_cub::load("m.cub", &src, mode) {
-                prop_assert!(d.line >= 1 && d.col >= 1);
-                let _ = d.render(&src);
+            match fencer_cub::load("m.cub", &src, mode) {
+                Err(d) => {
+                    prop_assert!(d.line >= 1 && d.col >= 1);
+                    let _ = d.render(&src);
+                }
+                // What lowers must also run: a few nodes of the engine, without panicking
+                // and without a trace that does not replay.
+                Ok(sys) => {
+                    let opts = fencer_param::Options {
+                        max_nodes: Some(15),
+                        timeout: Some(std::time::Duration::from_millis(300)),
+                    };
+                    let r = fencer_param::check(&sys, &opts);
+                    prop_assert!(
+                        !matches!(r.outcome, fencer_param::Outcome::Spurious { .. }),
+                        "spurious trace on:\n{}",
+                        src
+                    );
+                }
             }
         }
     }
