@@ -111,7 +111,7 @@ struct Search<'a> {
     groups: rustc_hash::FxHashMap<usize, Vec<Vec<Lit>>>,
     /// For each visited node, the constructor facts about each process variable alone:
     /// a cheap filter of the processes it can be renamed to.
-    unary: rustc_hash::FxHashMap<usize, Vec<Vec<(u32, u32, bool)>>>,
+    unary: rustc_hash::FxHashMap<usize, Vec<Vec<UnaryFact>>>,
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
@@ -280,7 +280,7 @@ impl Search<'_> {
                 .unwrap_or(0);
             groups[top].push(l.clone());
         }
-        let mut unary: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); vc.procs as usize];
+        let mut unary: Vec<Vec<UnaryFact>> = vec![Vec::new(); vc.procs as usize];
         for l in &vc.lits {
             if let Some((g, k, v, eq)) = unary_fact(l) {
                 unary[k as usize].push((g, v, eq));
@@ -571,6 +571,9 @@ pub fn instantiate_all(q: &crate::Quantified, procs: &[ProcRef]) -> Formula {
         }
     }
 }
+
+/// (array, constructor, equality) of a literal `A[#k] = v` or `A[#k] <> v`.
+type UnaryFact = (u32, u32, bool);
 
 /// `A[#k] = v` or `A[#k] <> v` for a constructor `v`: (array, k, v, equality).
 fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
