@@ -154,7 +154,6 @@ impl<'a> Instance<'a> {
     /// values), assuming it is enabled.
     pub fn fire(&self, s: &State, t: &Transition, args: &[u8]) -> Vec<State> {
         let mut outs = vec![s.clone()];
-        let k = args.len();
         for u in &t.updates {
             let g = &self.sys.globals[u.global as usize];
             let n = (self.procs as usize).pow(g.arity as u32);
@@ -179,7 +178,6 @@ impl<'a> Instance<'a> {
                     Rhs::Lin(l) => vec![self.lin(s, &env, l)],
                     Rhs::Nondet => self.choices(s, g.sort),
                 };
-                let _ = k;
                 let mut next = Vec::with_capacity(outs.len() * vals.len());
                 for o in &outs {
                     for &v in &vals {

@@ -2,7 +2,7 @@
 //! checked against the initial states and against the cubes already visited (subsumption).
 
 use crate::concrete;
-use crate::formula::{cube_text, Formula, Lit, Term};
+use crate::formula::{Formula, Lit, Term};
 use crate::pre::{make_cube, pre_image, sat, Cube};
 use crate::{ProcRef, System};
 use rustc_hash::FxHashSet;
@@ -526,7 +526,6 @@ impl Search<'_> {
         } else {
             next_id.max(1)
         };
-        let _ = cube_text;
         match concrete::replay(sys, procs, &init_lits, &trace) {
             Ok(states) => Outcome::Unsafe {
                 trace,
