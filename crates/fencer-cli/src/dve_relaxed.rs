@@ -1186,6 +1186,8 @@ fn dve_args(a: &CheckArgs) -> CheckArgs {
         buffer_bound: a.buffer_bound,
         keep_stale: a.keep_stale,
         buffer_private: a.buffer_private,
+        max_nodes: a.max_nodes,
+        invariant: a.invariant,
     }
 }
 

@@ -1,6 +1,7 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod cub;
 mod dve;
 mod dve_relaxed;
 mod repair;
@@ -55,7 +56,8 @@ DiVinE model, checked by the explicit-state engine: run-time errors and assertio
 property process, `--fair` for weakly fair runs), `-D NAME=VALUE` for `input` constants.\n\n\
 Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3 -- -Wall\n\n\
 Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory error, \
-satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit."
+satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit, \
+4 internal error (a counterexample that fencer could not confirm: never a verdict)."
     )]
     Check(CheckCmd),
     /// Time `check` on a set of programs under each model: verdict, executions,
@@ -308,6 +310,12 @@ struct CheckArgs {
     /// assumes).
     #[arg(long)]
     no_buffer_fairness: bool,
+    /// .cub: stop after visiting this many cubes (exit code 3).
+    #[arg(long, value_name = "N")]
+    max_nodes: Option<u64>,
+    /// .cub: print the inductive invariant of a SAFE answer (the negated visited cubes).
+    #[arg(long)]
+    invariant: bool,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read
@@ -633,6 +641,9 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    if args.file.extension().is_some_and(|e| e == "cub") {
+        return cub::check(&args, timeout);
+    }
     if args.file.extension().is_some_and(|e| e == "dve") {
         if views.view.is_some()
             || views.html.is_some()

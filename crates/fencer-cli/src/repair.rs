@@ -143,6 +143,8 @@ impl RepairArgs {
             buffer_bound: 2,
             keep_stale: false,
             buffer_private: false,
+            max_nodes: None,
+            invariant: false,
         }
     }
 }

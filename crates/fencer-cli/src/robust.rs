@@ -140,6 +140,8 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         buffer_bound: 2,
         keep_stale: false,
         buffer_private: false,
+        max_nodes: None,
+        invariant: false,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

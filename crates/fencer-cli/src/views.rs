@@ -409,6 +409,8 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         buffer_bound: 2,
         keep_stale: false,
         buffer_private: false,
+        max_nodes: None,
+        invariant: false,
     }
 }
 

@@ -128,6 +128,9 @@ pub struct Stats {
     pub events: u64,
     /// Distinct states visited (engines that memoise).
     pub states: Option<u64>,
+    /// Cubes visited by the parameterized engine (`.cub` files), as Cubicle counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
     /// Transitions of the state graph (the explicit-state engine).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transitions: Option<u64>,

@@ -1,0 +1,221 @@
+//! `fencer check model.cub`: Cubicle and Cubicle-W models through the parameterized engine
+//! (backward reachability over cubes).
+
+use super::*;
+use fencer_param::{Outcome, System};
+use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
+
+/// Whether `--model`/`-m` was given: a file with weak variables defaults to TSO, as in
+/// Cubicle-W, and clap's default value cannot tell an explicit `--model sc` from none.
+fn model_given() -> bool {
+    std::env::args().skip(1).any(|a| {
+        a == "--model" || a.starts_with("--model=") || (a.starts_with("-m") && !a.starts_with("--"))
+    })
+}
+
+pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+    let path = args.file.display().to_string();
+    let src = match std::fs::read_to_string(&args.file) {
+        Ok(s) => s,
+        Err(e) => {
+            return usage_error(
+                args.json,
+                &format!("{path}: error: cannot read the file: {e}"),
+                None,
+            )
+        }
+    };
+    let file = match fencer_cub::parse(&path, &src) {
+        Ok(f) => f,
+        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+    };
+    let mode = match (model_given(), args.model) {
+        (false, _) if file.has_weak() => fencer_cub::Mode::Tso,
+        (false, _) | (true, ModelArg::Sc) => fencer_cub::Mode::Sc,
+        (true, ModelArg::Tso) => fencer_cub::Mode::Tso,
+        (true, ModelArg::Pso | ModelArg::Pso1) => {
+            return usage_error(
+                args.json,
+                "error: .cub models are checked under SC (`--model sc`) or TSO (`--model tso`, Cubicle-W's semantics), not PSO",
+                None,
+            )
+        }
+    };
+    let sys = match fencer_cub::lower(&path, &src, &file, mode) {
+        Ok(s) => s,
+        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+    };
+    let opts = fencer_param::Options {
+        max_nodes: args.max_nodes,
+        timeout,
+    };
+    let res = fencer_param::check(&sys, &opts);
+    let model = match mode {
+        fencer_cub::Mode::Sc => "sc",
+        fencer_cub::Mode::Tso => "tso",
+    };
+    let program = args
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ms = res.elapsed.as_millis() as u64;
+    let (verdict, counterexample, stopped_by) = match &res.outcome {
+        Outcome::Safe { .. } => (Verdict::Safe, None, None),
+        Outcome::Unsafe { trace, procs, .. } => (
+            Verdict::Violation,
+            Some(counterexample(&sys, &path, trace, *procs)),
+            None,
+        ),
+        Outcome::Limit(l) => (
+            Verdict::Incomplete,
+            None,
+            Some(if *l == "timeout" {
+                fencer_report::Limit::Timeout
+            } else {
+                fencer_report::Limit::MaxStates
+            }),
+        ),
+        Outcome::Spurious { trace, procs, why } => {
+            let steps: Vec<String> = trace.iter().map(|s| step_text(&sys, s)).collect();
+            eprintln!(
+                "{path}: internal error: the backward search found a trace that does not run on {procs} processes ({why}): {}",
+                steps.join("; ")
+            );
+            return ExitCode::from(4);
+        }
+    };
+    let invariant: Vec<String> = match &res.outcome {
+        Outcome::Safe { invariant } => invariant
+            .iter()
+            .map(|c| format!("not ({})", fencer_param::formula::cube_text(&sys, &c.lits)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let report = Report {
+        verdict,
+        model: model.into(),
+        engine: "param".into(),
+        algo: Some("backward".into()),
+        program: program.clone(),
+        executions: 0,
+        blocked: 0,
+        elapsed_ms: ms,
+        stats: Stats {
+            nodes: Some(res.nodes),
+            elapsed_ms: ms,
+            peak_rss_kib: peak_rss_kib(),
+            ..Default::default()
+        },
+        condition: None,
+        final_vars: Vec::new(),
+        final_states: None,
+        final_schedules: Vec::new(),
+        final_state_executions: None,
+        counterexample,
+        stopped_by,
+    };
+    if args.json {
+        let mut v = serde_json::to_value(&report).expect("json");
+        if args.invariant && verdict == Verdict::Safe {
+            v["invariant"] = serde_json::json!(invariant);
+        }
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&v).expect("json")
+        ));
+    } else {
+        let how = if sys.procs.is_some() {
+            format!(
+                "for the {} processes of `number_procs`",
+                sys.procs.unwrap_or(0)
+            )
+        } else {
+            "for any number of processes".to_string()
+        };
+        let mut text = match verdict {
+            Verdict::Safe => format!("{program} (.cub, {model}, backward reachability): SAFE {how}\n"),
+            Verdict::Violation => format!("{program} (.cub, {model}, backward reachability): VIOLATION: an unsafe state is reachable\n"),
+            Verdict::Incomplete => format!("{program} (.cub, {model}, backward reachability): INCOMPLETE: stopped by a limit\n"),
+        };
+        if let Some(Outcome::Limit(l)) = Some(&res.outcome) {
+            text.push_str(&format!(
+                "  stopped: {}\n",
+                if *l == "timeout" {
+                    "the --timeout ran out"
+                } else if *l == "max-nodes" {
+                    "--max-nodes was reached"
+                } else {
+                    "a cube has too many process variables"
+                }
+            ));
+        }
+        if let Some(c) = &report.counterexample {
+            text.push('\n');
+            text.push_str(&fencer_report::render_counterexample(c));
+        }
+        if args.invariant && verdict == Verdict::Safe {
+            text.push_str("\ninductive invariant (every reachable state satisfies each line):\n");
+            for i in &invariant {
+                text.push_str(&format!("  {i}\n"));
+            }
+        }
+        text.push_str(&format!(
+            "\nnodes: {}  subsumed: {}  generated: {}\ntime: {ms} ms",
+            res.nodes, res.subsumed, res.generated
+        ));
+        if let Some(k) = report.stats.peak_rss_kib {
+            text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
+        }
+        text.push('\n');
+        out(&text);
+    }
+    ExitCode::from(verdict.exit_code() as u8)
+}
+
+fn step_text(sys: &System, s: &fencer_param::Step) -> String {
+    let t = &sys.transitions[s.transition];
+    let args: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();
+    format!("{}({})", t.name, args.join(", "))
+}
+
+/// The trace as counterexample lines: one per transition, with its processes.
+fn counterexample(
+    sys: &System,
+    path: &str,
+    trace: &[fencer_param::Step],
+    procs: u8,
+) -> Counterexample {
+    let events: Vec<TraceLine> = trace
+        .iter()
+        .enumerate()
+        .map(|(i, s)| TraceLine {
+            step: i + 1,
+            thread: s
+                .args
+                .first()
+                .map(|a| format!("#{}", a + 1))
+                .unwrap_or_else(|| "-".into()),
+            file: path.to_string(),
+            line: sys.transitions[s.transition].line,
+            column: 1,
+            function: None,
+            op: step_text(sys, s),
+            location: None,
+            value: None,
+            buffer_update: false,
+        })
+        .collect();
+    Counterexample {
+        kind: "unsafe".into(),
+        message: format!(
+            "an unsafe state is reached with {procs} processes (the trace was run forward on that instance)"
+        ),
+        file: Some(path.to_string()),
+        line: events.last().map(|e| e.line),
+        column: events.last().map(|e| e.column),
+        events,
+        final_state: None,
+        schedule: Vec::new(),
+    }
+}

@@ -1,0 +1,87 @@
+//! `fencer check FILE.cub`: verdicts, exit codes, JSON, invariants, errors.
+
+use std::process::{Command, Output};
+
+fn fencer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fencer"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("run fencer")
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).expect("json on stdout")
+}
+
+#[test]
+fn safe_with_invariant() {
+    let o = fencer(&["check", "examples/cub/lock.cub", "--invariant"]);
+    assert_eq!(o.status.code(), Some(0));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("SAFE for any number of processes"), "{t}");
+    assert!(t.contains("not (PC[#1] = Crit && PC[#2] = Crit)"), "{t}");
+    let o = fencer(&["check", "examples/cub/lock.cub", "--invariant", "--json"]);
+    let v = json(&o);
+    assert_eq!(v["verdict"], "safe");
+    assert_eq!(v["engine"], "param");
+    assert!(v["stats"]["nodes"].as_u64().unwrap() >= 1);
+    assert!(!v["invariant"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn unsafe_with_trace() {
+    let o = fencer(&["check", "examples/cub/lock_bug.cub", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["verdict"], "violation");
+    let ops: Vec<&str> = v["counterexample"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(ops.len(), 6, "{ops:?}");
+    assert!(
+        ops.iter().filter(|o| o.starts_with("set(")).count() == 2,
+        "{ops:?}"
+    );
+}
+
+#[test]
+fn limits_and_errors() {
+    let o = fencer(&["check", "examples/cub/lock_bug.cub", "--max-nodes", "1"]);
+    assert_eq!(o.status.code(), Some(3));
+    let dir = std::env::temp_dir().join(format!("fencer-cub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.cub");
+    std::fs::write(&bad, "var X : int\nunsafe () { X = Y }\n").unwrap();
+    let o = fencer(&["check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("bad.cub:2:17") && e.contains("unknown variable `Y`"),
+        "{e}"
+    );
+    let o = fencer(&["check", bad.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(json(&o)["error"]["line"], 2);
+    // A weak variable: TSO by default (not implemented: refused), SC on request.
+    let weak = dir.join("weak.cub");
+    std::fs::write(
+        &weak,
+        "weak var X : int\ninit () { X = 0 }\nunsafe () { X = 2 }\ntransition t ([p]) requires { X = 0 } { X := 1 }\n",
+    )
+    .unwrap();
+    let o = fencer(&["check", weak.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--model sc"));
+    let o = fencer(&["check", weak.to_str().unwrap(), "--model", "sc"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

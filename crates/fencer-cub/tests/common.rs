@@ -1,0 +1,55 @@
+//! The corpus of `../shared/cubicle` (Cubicle's and Cubicle-W's examples with their
+//! verdicts), found relative to the repository root; tests skip with a message without it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub fn corpus() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/cubicle");
+    d.join("VERDICTS.tsv").exists().then_some(d)
+}
+
+pub struct Row {
+    pub file: String,
+    pub safe: bool,
+    pub mode: String,
+    pub brab: bool,
+    pub nodes: String,
+}
+
+pub fn rows(dir: &Path) -> Vec<Row> {
+    let tsv = std::fs::read_to_string(dir.join("VERDICTS.tsv")).unwrap();
+    tsv.lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            Row {
+                file: c[0].to_string(),
+                safe: c[1] == "safe",
+                mode: c[2].to_string(),
+                brab: c[3] == "yes",
+                nodes: c.get(8).unwrap_or(&"").to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Rows the CI runs leave to `--ignored` runs: the slowest (seconds in release builds).
+pub const SLOW: &[&str] = &[
+    "classic/germanish4.cub",
+    "classic/germanish5.cub",
+    "classic/distrib_channels.cub",
+    "classic/distrib_channels_int1.cub",
+];
+
+pub fn load(dir: &Path, row: &Row) -> Result<fencer_param::System, String> {
+    let path = dir.join(&row.file);
+    let src = std::fs::read_to_string(&path).unwrap();
+    let mode = if row.mode == "tso" {
+        fencer_cub::Mode::Tso
+    } else {
+        fencer_cub::Mode::Sc
+    };
+    fencer_cub::load(&row.file, &src, mode).map_err(|d| d.message)
+}

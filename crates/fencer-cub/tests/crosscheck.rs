@@ -1,0 +1,89 @@
+//! Soundness cross-check: the parameterized verdict against an explicit exploration of
+//! small instances (2 and 3 processes, or the file's `number_procs`), on the corpus and on
+//! mutants of it (one transition's guard dropped, which makes many systems unsafe).
+//! A SAFE answer must agree with every instance; an instance that reaches an unsafe state
+//! must get an UNSAFE answer, whose trace the engine has already run forward.
+
+mod common;
+
+use fencer_param::concrete::{explore, Explicit};
+use fencer_param::{check, Formula, Options, Outcome, System};
+use std::time::Duration;
+
+/// The verdicts agree, or the explicit side could not decide. Returns whether the
+/// explicit side decided some instance.
+fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> bool {
+    let opts = Options {
+        max_nodes: Some(1000),
+        timeout: Some(Duration::from_secs(1)),
+    };
+    let r = check(sys, &opts);
+    let sizes: Vec<u8> = match sys.procs {
+        Some(n) => vec![n],
+        None => vec![2, 3],
+    };
+    let mut decided = false;
+    for n in sizes {
+        let e = explore(sys, n, 10_000);
+        match (&r.outcome, &e) {
+            (Outcome::Spurious { why, .. }, _) => errors.push(format!("{name}: spurious trace: {why}")),
+            (Outcome::Safe { .. }, Explicit::Unsafe { trace }) => errors.push(format!(
+                "{name}: SAFE, but {n} processes reach an unsafe state in {} steps",
+                trace.len()
+            )),
+            // More processes can block universal guards: only the instance of the
+            // trace's size must be unsafe.
+            (Outcome::Unsafe { trace, procs, .. }, Explicit::Safe { .. }) if *procs == n => errors.push(format!(
+                "{name}: UNSAFE with {procs} processes ({} steps), but the {n}-process instance is safe",
+                trace.len()
+            )),
+            (Outcome::Limit(_), _) | (_, Explicit::Unknown(_)) => {}
+            _ => decided = true,
+        }
+    }
+    decided
+}
+
+#[test]
+fn small_instances_agree() {
+    let Some(dir) = common::corpus() else {
+        eprintln!("skipped: ../shared/cubicle is not here");
+        return;
+    };
+    let mut errors = Vec::new();
+    let (mut decided, mut mutants) = (0, 0);
+    let mut seen = std::collections::HashSet::new();
+    for row in common::rows(&dir) {
+        if row.mode == "tso"
+            || row.brab
+            || common::SLOW.contains(&row.file.as_str())
+            || !seen.insert(row.file.clone())
+        {
+            continue;
+        }
+        let Ok(sys) = common::load(&dir, &row) else {
+            continue;
+        };
+        if !compare(&row.file, &sys, &mut errors) {
+            continue;
+        }
+        decided += 1;
+        if sys.transitions.len() > 12 {
+            continue;
+        }
+        for ti in 0..sys.transitions.len() {
+            let mut m = sys.clone();
+            m.transitions[ti].guard = Formula::True;
+            m.transitions[ti].forall_other.clear();
+            let name = format!(
+                "{} without the guard of {}",
+                row.file, m.transitions[ti].name
+            );
+            compare(&name, &m, &mut errors);
+            mutants += 1;
+        }
+    }
+    eprintln!("{decided} corpus files and {mutants} mutants compared with explicit instances");
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(decided >= 10, "too few files could be compared: {decided}");
+}

@@ -1,0 +1,561 @@
+//! The concrete semantics of one instance (a fixed number of processes): states are the
+//! values of every cell, transitions fire with their guards evaluated over all processes.
+//! It confirms the engine's traces by running them forward, and it is the reference the
+//! tests compare the parameterized verdicts with (explicit exploration of small instances).
+
+use crate::formula::{Formula, Lin, Lit, Rel, Term};
+use crate::search::{instantiate_all, Step};
+use crate::{Atom, ProcRef, Rhs, Sort, System, Transition};
+use rustc_hash::FxHashSet;
+use std::collections::VecDeque;
+
+/// Values of all cells: enumeration constructors by index, processes by number, numbers.
+pub type State = Vec<i64>;
+
+pub struct Instance<'a> {
+    pub sys: &'a System,
+    pub procs: u8,
+    base: Vec<usize>,
+    pub width: usize,
+}
+
+impl<'a> Instance<'a> {
+    pub fn new(sys: &'a System, procs: u8) -> Instance<'a> {
+        let mut base = Vec::new();
+        let mut w = 0;
+        for g in &sys.globals {
+            base.push(w);
+            w += (procs as usize).pow(g.arity as u32);
+        }
+        Instance {
+            sys,
+            procs,
+            base,
+            width: w,
+        }
+    }
+
+    pub fn cell(&self, g: u32, idx: &[u8]) -> usize {
+        let mut o = 0;
+        for &i in idx {
+            o = o * self.procs as usize + i as usize;
+        }
+        self.base[g as usize] + o
+    }
+
+    fn proc(env: &[u8], p: ProcRef) -> u8 {
+        match p {
+            ProcRef::Var(i) => env[i as usize],
+            ProcRef::Const(c) => c,
+        }
+    }
+
+    fn atom(&self, s: &State, env: &[u8], a: &Atom) -> i64 {
+        match a {
+            Atom::Cell(g, idx) => {
+                let idx: Vec<u8> = idx.iter().map(|p| Self::proc(env, *p)).collect();
+                s[self.cell(*g, &idx)]
+            }
+            Atom::Pid(p) => Self::proc(env, *p) as i64,
+            Atom::Fresh(..) => {
+                unreachable!("transitions and cubes given to run have no fresh atoms")
+            }
+        }
+    }
+
+    fn term(&self, s: &State, env: &[u8], t: &Term) -> i64 {
+        match t {
+            Term::Proc(p) => Self::proc(env, *p) as i64,
+            Term::Val(v) => *v as i64,
+            Term::Atom(a) => self.atom(s, env, a),
+        }
+    }
+
+    fn lin(&self, s: &State, env: &[u8], l: &Lin) -> i64 {
+        l.terms
+            .iter()
+            .map(|(a, c)| c * self.atom(s, env, a))
+            .sum::<i64>()
+            + l.k
+    }
+
+    pub fn lit(&self, s: &State, env: &[u8], l: &Lit) -> bool {
+        match l {
+            Lit::Eq(a, b) => self.term(s, env, a) == self.term(s, env, b),
+            Lit::Ne(a, b) => self.term(s, env, a) != self.term(s, env, b),
+            Lit::Arith(l, r) => {
+                let v = self.lin(s, env, l);
+                match r {
+                    Rel::Eq => v == 0,
+                    Rel::Ne => v != 0,
+                    Rel::Le => v <= 0,
+                    Rel::Lt => v < 0,
+                }
+            }
+        }
+    }
+
+    pub fn formula(&self, s: &State, env: &[u8], f: &Formula) -> bool {
+        match f {
+            Formula::True => true,
+            Formula::False => false,
+            Formula::Lit(l) => self.lit(s, env, l),
+            Formula::And(v) => v.iter().all(|x| self.formula(s, env, x)),
+            Formula::Or(v) => v.iter().any(|x| self.formula(s, env, x)),
+        }
+    }
+
+    /// Whether `t` may fire with these (distinct) arguments.
+    pub fn enabled(&self, s: &State, t: &Transition, args: &[u8]) -> bool {
+        if !self.formula(s, args, &t.guard) {
+            return false;
+        }
+        let mut env = args.to_vec();
+        env.push(0);
+        for q in 0..self.procs {
+            if args.contains(&q) {
+                continue;
+            }
+            env[args.len()] = q;
+            if !t.forall_other.iter().all(|f| self.formula(s, &env, f)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Values a nondeterministic assignment of a cell of sort `sort` is tried with: all of a
+    /// finite sort; for numbers and abstract values, those of the state, their neighbours
+    /// and a new one.
+    fn choices(&self, s: &State, sort: Sort) -> Vec<i64> {
+        match sort {
+            Sort::Enum(t) => (0..self.sys.types[t as usize].1.len() as i64).collect(),
+            Sort::Proc => (0..self.procs as i64).collect(),
+            Sort::Abstract | Sort::Int | Sort::Real => {
+                let mut v: Vec<i64> = vec![0];
+                for (g, glob) in self.sys.globals.iter().enumerate() {
+                    if glob.sort == sort {
+                        let n = (self.procs as usize).pow(glob.arity as u32);
+                        for i in 0..n {
+                            let x = s[self.base[g] + i];
+                            v.extend([x - 1, x, x + 1]);
+                        }
+                    }
+                }
+                v.push(v.iter().copied().max().unwrap_or(0) + 1);
+                v.sort();
+                v.dedup();
+                v
+            }
+        }
+    }
+
+    /// Every state `t` with these arguments leads to (one per choice of nondeterministic
+    /// values), assuming it is enabled.
+    pub fn fire(&self, s: &State, t: &Transition, args: &[u8]) -> Vec<State> {
+        let mut outs = vec![s.clone()];
+        for u in &t.updates {
+            let g = &self.sys.globals[u.global as usize];
+            let n = (self.procs as usize).pow(g.arity as u32);
+            for flat in 0..n {
+                let mut idx = vec![0u8; g.arity as usize];
+                let mut r = flat;
+                for d in (0..g.arity as usize).rev() {
+                    idx[d] = (r % self.procs as usize) as u8;
+                    r /= self.procs as usize;
+                }
+                let mut env = args.to_vec();
+                env.extend(&idx);
+                let rhs = u
+                    .cases
+                    .iter()
+                    .find(|(c, _)| self.formula(s, &env, c))
+                    .map(|(_, r)| r)
+                    .unwrap_or(&u.default);
+                let cell = self.cell(u.global, &idx);
+                let vals = match rhs {
+                    Rhs::Term(tm) => vec![self.term(s, &env, tm)],
+                    Rhs::Lin(l) => vec![self.lin(s, &env, l)],
+                    Rhs::Nondet => self.choices(s, g.sort),
+                };
+                let mut next = Vec::with_capacity(outs.len() * vals.len());
+                for o in &outs {
+                    for &v in &vals {
+                        let mut o = o.clone();
+                        o[cell] = v;
+                        next.push(o);
+                    }
+                }
+                outs = next;
+            }
+        }
+        outs.sort();
+        outs.dedup();
+        outs
+    }
+
+    /// Whether some `unsafe` formula holds for distinct processes of the state.
+    pub fn is_unsafe(&self, s: &State) -> bool {
+        self.sys.unsafe_.iter().any(|u| {
+            let mut maps = Vec::new();
+            crate::search::const_maps(u.vars as usize, self.procs, &mut maps, &mut Vec::new());
+            maps.iter().any(|m| {
+                let env: Vec<u8> = m
+                    .iter()
+                    .map(|p| match p {
+                        ProcRef::Const(c) => *c,
+                        ProcRef::Var(v) => *v,
+                    })
+                    .collect();
+                self.formula(s, &env, &u.formula)
+            })
+        })
+    }
+
+    pub fn is_initial(&self, s: &State) -> bool {
+        let procs: Vec<ProcRef> = (0..self.procs).map(ProcRef::Const).collect();
+        self.formula(s, &[], &instantiate_all(&self.sys.init, &procs))
+    }
+
+    /// All transition instances enabled in `s` and where they lead.
+    pub fn successors(&self, s: &State, f: &mut dyn FnMut(Step, State)) {
+        for (ti, t) in self.sys.transitions.iter().enumerate() {
+            let mut maps = Vec::new();
+            crate::search::const_maps(t.params as usize, self.procs, &mut maps, &mut Vec::new());
+            for m in maps {
+                let args: Vec<u8> = m
+                    .iter()
+                    .map(|p| match p {
+                        ProcRef::Const(c) => *c,
+                        ProcRef::Var(v) => *v,
+                    })
+                    .collect();
+                if self.enabled(s, t, &args) {
+                    for n in self.fire(s, t, &args) {
+                        f(
+                            Step {
+                                transition: ti,
+                                args: args.clone(),
+                            },
+                            n,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An initial state of the instance satisfying `lits` (over constant processes), from a
+/// model of `init` and `lits`; cells nothing constrains hold 0.
+pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
+    let sys = inst.sys;
+    let procs: Vec<ProcRef> = (0..inst.procs).map(ProcRef::Const).collect();
+    let init = instantiate_all(&sys.init, &procs);
+    let mut given = Vec::new();
+    for l in lits {
+        match crate::formula::normalize(sys, l) {
+            crate::formula::Norm::True => {}
+            crate::formula::Norm::False => return None,
+            crate::formula::Norm::Lit(l) => given.push(l),
+        }
+    }
+    for mut conj in init.dnf(sys) {
+        conj.extend(given.iter().cloned());
+        let Some((e, m)) = crate::pre::model(sys, Some(inst.procs), &conj) else {
+            continue;
+        };
+        let mut s = vec![0; inst.width];
+        for (v, a) in e.atoms.iter().enumerate() {
+            if let Atom::Cell(g, idx) = a {
+                let idx: Vec<u8> = idx
+                    .iter()
+                    .map(|p| match p {
+                        ProcRef::Const(c) | ProcRef::Var(c) => *c,
+                    })
+                    .collect();
+                let value = if sys.sort_of(a).arith() {
+                    m.int(v as u32)
+                } else {
+                    m.syms.get(&(v as u32)).copied().unwrap_or(0)
+                };
+                s[inst.cell(*g, &idx)] = value;
+            }
+        }
+        if inst.is_initial(&s) && lits.iter().all(|l| inst.lit(&s, &[], l)) {
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// Runs `trace` forward on `procs` processes from an initial state satisfying `lits`,
+/// searching over the values of nondeterministic assignments; the last state must be
+/// unsafe. The states of the run, or why it fails.
+pub fn replay(sys: &System, procs: u8, lits: &[Lit], trace: &[Step]) -> Result<Vec<State>, String> {
+    let inst = Instance::new(sys, procs);
+    // Ordered processes (`i < j`): the backward search does not say which concrete
+    // process each variable is, so every numbering is tried (instances are small).
+    if sys.procs.is_none() && procs <= 6 {
+        let mut perms = Vec::new();
+        crate::search::const_maps(procs as usize, procs, &mut perms, &mut Vec::new());
+        for perm in perms {
+            let pi = |c: u8| match perm[c as usize] {
+                ProcRef::Const(x) | ProcRef::Var(x) => x,
+            };
+            let lits2: Vec<Lit> = lits
+                .iter()
+                .map(|l| {
+                    l.map_procs(&|p| match p {
+                        ProcRef::Const(c) => ProcRef::Const(pi(c)),
+                        v => v,
+                    })
+                })
+                .collect();
+            let trace2: Vec<Step> = trace
+                .iter()
+                .map(|s| Step {
+                    transition: s.transition,
+                    args: s.args.iter().map(|&a| pi(a)).collect(),
+                })
+                .collect();
+            if let Some(p) = run_from_some_initial(&inst, &lits2, &trace2) {
+                return Ok(p);
+            }
+            if !uses_order(sys) {
+                break;
+            }
+        }
+        return Err("the trace does not run forward to an unsafe state".into());
+    }
+    run_from_some_initial(&inst, lits, trace)
+        .ok_or_else(|| "the trace does not run forward to an unsafe state".to_string())
+}
+
+/// The run of `trace` from the solver's initial state for `lits`, or else from any initial
+/// state satisfying them (when the instance's initial states are few enough to list).
+fn run_from_some_initial(inst: &Instance, lits: &[Lit], trace: &[Step]) -> Option<Vec<State>> {
+    if let Some(s0) = initial_state(inst, lits) {
+        let mut path = vec![s0];
+        if run(inst, trace, &mut path) {
+            return Some(path);
+        }
+    }
+    let all = initial_states(inst, 4096).ok()?;
+    let given: Vec<Lit> = lits
+        .iter()
+        .filter_map(|l| match crate::formula::normalize(inst.sys, l) {
+            crate::formula::Norm::Lit(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    for s0 in all {
+        if !given.iter().all(|l| inst.lit(&s0, &[], l)) {
+            continue;
+        }
+        let mut path = vec![s0];
+        if run(inst, trace, &mut path) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+fn run(inst: &Instance, trace: &[Step], path: &mut Vec<State>) -> bool {
+    let s = path.last().expect("a state").clone();
+    let Some((step, rest)) = trace.split_first() else {
+        return inst.is_unsafe(&s);
+    };
+    let t = &inst.sys.transitions[step.transition];
+    if !inst.enabled(&s, t, &step.args) {
+        return false;
+    }
+    for n in inst.fire(&s, t, &step.args) {
+        path.push(n);
+        if run(inst, rest, path) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+/// What an explicit exploration of one instance found.
+#[derive(Debug)]
+pub enum Explicit {
+    Safe {
+        states: usize,
+    },
+    Unsafe {
+        trace: Vec<Step>,
+    },
+    /// More states than the bound, or an initial condition it cannot enumerate.
+    Unknown(String),
+}
+
+/// Breadth-first exploration of the instance from every initial state (cells `init` leaves
+/// free range over their sort, which must be finite).
+pub fn explore(sys: &System, procs: u8, max_states: usize) -> Explicit {
+    let inst = Instance::new(sys, procs);
+    let inits = match initial_states(&inst, max_states) {
+        Ok(v) => v,
+        Err(e) => return Explicit::Unknown(e),
+    };
+    let mut seen: FxHashSet<State> = FxHashSet::default();
+    let mut parent: Vec<(usize, Option<Step>)> = Vec::new();
+    let mut states: Vec<State> = Vec::new();
+    let mut queue = VecDeque::new();
+    for s in inits {
+        if seen.insert(s.clone()) {
+            states.push(s);
+            parent.push((usize::MAX, None));
+            queue.push_back(states.len() - 1);
+        }
+    }
+    while let Some(i) = queue.pop_front() {
+        let s = states[i].clone();
+        if inst.is_unsafe(&s) {
+            let mut trace = Vec::new();
+            let mut at = i;
+            while let (p, Some(step)) = &parent[at] {
+                trace.push(step.clone());
+                at = *p;
+            }
+            trace.reverse();
+            return Explicit::Unsafe { trace };
+        }
+        let mut new = Vec::new();
+        inst.successors(&s, &mut |step, n| new.push((step, n)));
+        for (step, n) in new {
+            if seen.insert(n.clone()) {
+                if states.len() >= max_states {
+                    return Explicit::Unknown(format!("more than {max_states} states"));
+                }
+                states.push(n);
+                parent.push((i, Some(step)));
+                queue.push_back(states.len() - 1);
+            }
+        }
+    }
+    Explicit::Safe {
+        states: states.len(),
+    }
+}
+
+/// Every initial state: cells fixed by `init` take their value, the others every value of
+/// their (finite) sort.
+fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String> {
+    let sys = inst.sys;
+    let procs: Vec<ProcRef> = (0..inst.procs).map(ProcRef::Const).collect();
+    let init = instantiate_all(&sys.init, &procs);
+    let mut out = Vec::new();
+    for conj in init.dnf(sys) {
+        let mut fixed: Vec<Option<i64>> = vec![None; inst.width];
+        for l in &conj {
+            match l {
+                Lit::Eq(Term::Atom(Atom::Cell(g, idx)), v)
+                | Lit::Eq(v, Term::Atom(Atom::Cell(g, idx)))
+                    if matches!(v, Term::Val(_) | Term::Proc(_)) =>
+                {
+                    let idx: Vec<u8> = idx.iter().map(|p| Instance::proc(&[], *p)).collect();
+                    fixed[inst.cell(*g, &idx)] = Some(inst.term(&vec![0; inst.width], &[], v));
+                }
+                Lit::Arith(lin, Rel::Eq) if lin.terms.len() == 1 && lin.terms[0].1.abs() == 1 => {
+                    if let Atom::Cell(g, idx) = &lin.terms[0].0 {
+                        let idx: Vec<u8> = idx.iter().map(|p| Instance::proc(&[], *p)).collect();
+                        fixed[inst.cell(*g, &idx)] = Some(-lin.k * lin.terms[0].1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut domains: Vec<Vec<i64>> = Vec::new();
+        for (g, glob) in sys.globals.iter().enumerate() {
+            let n = (inst.procs as usize).pow(glob.arity as u32);
+            for i in 0..n {
+                let c = inst.base[g] + i;
+                domains.push(match fixed[c] {
+                    Some(v) => vec![v],
+                    None => match crate::pre::finite_values(sys, glob.sort, Some(inst.procs)) {
+                        Some(k) => (0..k as i64).collect(),
+                        None => {
+                            return Err(format!(
+                                "`init` leaves {} free and its sort is infinite",
+                                glob.name
+                            ))
+                        }
+                    },
+                });
+            }
+        }
+        let total: usize = domains
+            .iter()
+            .map(|d| d.len())
+            .try_fold(1usize, |a, b| a.checked_mul(b))
+            .unwrap_or(usize::MAX);
+        if total > max {
+            return Err(format!("{total} candidate initial states"));
+        }
+        let mut cur = vec![0i64; inst.width];
+        let mut idx = vec![0usize; inst.width];
+        loop {
+            for c in 0..inst.width {
+                cur[c] = domains[c][idx[c]];
+            }
+            if inst.is_initial(&cur) {
+                out.push(cur.clone());
+            }
+            let mut c = 0;
+            loop {
+                if c == inst.width {
+                    break;
+                }
+                idx[c] += 1;
+                if idx[c] < domains[c].len() {
+                    break;
+                }
+                idx[c] = 0;
+                c += 1;
+            }
+            if c == inst.width {
+                break;
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Whether the system compares process identifiers by order.
+fn uses_order(sys: &System) -> bool {
+    let mut found = false;
+    let mut visit = |f: &Formula| {
+        fn walk(f: &Formula, found: &mut bool) {
+            match f {
+                Formula::Lit(Lit::Arith(l, _))
+                    if l.terms.iter().any(|t| matches!(t.0, Atom::Pid(_))) =>
+                {
+                    *found = true;
+                }
+                Formula::And(v) | Formula::Or(v) => v.iter().for_each(|x| walk(x, found)),
+                _ => {}
+            }
+        }
+        walk(f, &mut found)
+    };
+    visit(&sys.init.formula);
+    for u in &sys.unsafe_ {
+        visit(&u.formula);
+    }
+    for t in &sys.transitions {
+        visit(&t.guard);
+        t.forall_other.iter().for_each(&mut visit);
+        for u in &t.updates {
+            for (c, _) in &u.cases {
+                visit(c);
+            }
+        }
+    }
+    found
+}
