@@ -437,7 +437,7 @@ fn check_one(
                     None => format!("{} store buffers", r.meta.buffers.len()),
                 };
                 let fair = if ltl && r.fairness {
-                    ", every buffered write flushed on every fair run"
+                    "; only runs that flush every buffered write count"
                 } else {
                     ""
                 };
