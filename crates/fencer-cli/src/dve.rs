@@ -324,8 +324,9 @@ fn check_one(
                     )
                 },
                 file: Some(path.clone()),
-                line: events.last().map(|e| e.line),
-                column: events.last().map(|e| e.column),
+                // A flush has no line of its own: the last step that has one.
+                line: events.iter().rev().find(|e| e.line > 0).map(|e| e.line),
+                column: events.iter().rev().find(|e| e.line > 0).map(|e| e.column),
                 events,
                 final_state: None,
                 schedule: Vec::new(),
@@ -360,8 +361,9 @@ fn check_one(
                 kind: kind.into(),
                 message,
                 file: Some(path.clone()),
-                line: events.last().map(|e| e.line),
-                column: events.last().map(|e| e.column),
+                // A flush has no line of its own: the last step that has one.
+                line: events.iter().rev().find(|e| e.line > 0).map(|e| e.line),
+                column: events.iter().rev().find(|e| e.line > 0).map(|e| e.column),
                 events,
                 final_state: None,
                 schedule: Vec::new(),

@@ -92,12 +92,53 @@ pub fn read_placement(
                 "{at}: error: no transition of `{pname}` starts on line {lno} of the model"
             ));
         }
-        for t in ts {
-            if kind == "barrier" {
+        if kind == "barrier" {
+            for t in ts {
                 pl.barrier.insert((pname.to_string(), t));
+            }
+            continue;
+        }
+        // The globals each transition on the line writes.
+        let mut all_writes: Vec<&str> = Vec::new();
+        let mut any = false;
+        for t in ts {
+            let tr = &p.trans[t];
+            let writes: Vec<&str> = tr
+                .effect
+                .iter()
+                .map(|a| &a.target)
+                .chain(
+                    tr.sync
+                        .iter()
+                        .filter(|s| !s.send)
+                        .flat_map(|s| s.values.iter()),
+                )
+                .filter_map(|e| match e {
+                    fencer_dve::ast::Expr::Var(n, _) => Some(n.name.as_str()),
+                    _ => None,
+                })
+                .filter(|n| !p.vars.iter().any(|v| v.name.name == *n))
+                .collect();
+            let ok = if w[3] == "*" {
+                !writes.is_empty()
             } else {
+                writes.contains(&w[3])
+            };
+            if ok {
+                any = true;
                 pl.atomic.insert((pname.to_string(), t, w[3].to_string()));
             }
+            all_writes.extend(writes);
+        }
+        if !any {
+            return Err(format!(
+                "{at}: error: the transitions of `{pname}` on line {lno} write {}, so `{line}` would change nothing",
+                if all_writes.is_empty() {
+                    "no global variable".to_string()
+                } else {
+                    format!("only `{}`", all_writes.join("`, `"))
+                }
+            ));
         }
     }
     Ok(pl)
@@ -243,14 +284,27 @@ pub fn prepare(
     orig: &fencer_dve::System,
 ) -> Result<Option<(fencer_dve::System, Relaxed)>, ExitCode> {
     if matches!(args.model, ModelArg::Sc) {
-        if args.atomic.is_some() {
+        let given = [
+            (args.atomic.is_some(), "--atomic"),
+            (args.keep_stale, "--keep-stale"),
+            (args.buffer_private, "--buffer-private"),
+            (args.no_buffer_fairness, "--no-buffer-fairness"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|g| g.0) {
             return Err(usage_error(
                 args.json,
-                "error: --atomic places atomic writes for a relaxed model: add --model pso1",
+                &format!("error: {flag} is about store buffers: add --model pso1, tso or pso"),
                 None,
             ));
         }
         return Ok(None);
+    }
+    if args.buffer_bound == 0 {
+        return Err(usage_error(
+            args.json,
+            "error: --buffer-bound must be at least 1",
+            None,
+        ));
     }
     let ast = fencer_dve::parse(path, src)
         .map_err(|d| usage_error(args.json, &d.render(src), Some(&d)))?;
@@ -477,6 +531,13 @@ pub struct TransformArgs {
 
 pub fn transform(a: TransformArgs) -> ExitCode {
     let path = a.file.display().to_string();
+    if a.file.extension().is_none_or(|e| e != "dve") {
+        return usage_error(
+            false,
+            &format!("{path}: error: `fencer transform` rewrites DVE models (`.dve` files)"),
+            None,
+        );
+    }
     let src = match std::fs::read_to_string(&a.file) {
         Ok(s) => s,
         Err(e) => {
@@ -505,7 +566,7 @@ pub fn transform(a: TransformArgs) -> ExitCode {
     if matches!(a.model, ModelArg::Sc) {
         return usage_error(
             false,
-            "error: under --model sc a DVE model is its own transformation; pick pso1",
+            "error: under --model sc a DVE model is its own transformation; pick pso1, tso or pso",
             None,
         );
     }
@@ -554,15 +615,16 @@ pub fn transform(a: TransformArgs) -> ExitCode {
         Ok(x) => x,
         Err(m) => return usage_error(false, &m, None),
     };
+    let buffers = match r.meta.bound {
+        Some(k) => format!("{} queues of at most {k} writes", r.meta.queues.len()),
+        None => format!("{} buffers", r.meta.buffers.len()),
+    };
     let header = format!(
-        "// {} under {}: store buffers added by `fencer transform` ({} buffers, memory process `{}`)\n",
-        path,
-        r.model,
-        r.meta.buffers.len(),
-        r.meta.memory
+        "// {} under {}: store buffers added by `fencer transform` ({buffers}, memory process `{}`).\n// Every global is buffered. A property of this model is checked without the buffer\n// fairness of `fencer check --model {}` (no write delayed forever).\n",
+        path, r.model, r.meta.memory, r.model
     );
     let text = format!("{header}{}", r.text);
-    match &a.output {
+    match a.output.as_ref().filter(|o| o.as_os_str() != "-") {
         None => {
             out(&text);
             ExitCode::SUCCESS
@@ -973,32 +1035,49 @@ pub fn repair(
             barrier: Default::default(),
             keep_stale: args.keep_stale,
         };
-        let pl = placement(&chosen[0]);
-        let (sys, r) = match build(
-            &path,
-            &src,
-            &ast,
-            orig.clone(),
-            &pl,
-            args.model,
-            &ov,
-            !args.no_buffer_fairness,
-            args.buffer_bound,
-            &private,
-        ) {
-            Ok(x) => x,
-            Err(m) => return usage_error(args.json, &m, None),
-        };
-        if rounds == 1 {
-            all_writes = r.meta.writes.iter().cloned().collect();
+        // The first minimum set, and with --all-minimal every other one too, must
+        // verify; the first that does not gives the next counterexample.
+        let mut first: Option<(Placement, Relaxed)> = None;
+        let mut failing: Option<(Run, fencer_dve::System, Relaxed)> = None;
+        for (ci, set) in chosen.iter().enumerate() {
+            if ci > 0 && !all_minimal {
+                break;
+            }
+            let pl = placement(set);
+            let (sys, r) = match build(
+                &path,
+                &src,
+                &ast,
+                orig.clone(),
+                &pl,
+                args.model,
+                &ov,
+                !args.no_buffer_fairness,
+                args.buffer_bound,
+                &private,
+            ) {
+                Ok(x) => x,
+                Err(m) => return usage_error(args.json, &m, None),
+            };
+            if rounds == 1 {
+                all_writes = r.meta.writes.iter().cloned().collect();
+            }
+            match violation(&args, &sys, Some(&r), left(timeout)) {
+                Err(code) => return code,
+                Ok(Err(what)) => return limit(what, rounds),
+                Ok(Ok(Some(run))) => {
+                    failing = Some((run, sys, r));
+                    break;
+                }
+                Ok(Ok(None)) => {
+                    if ci == 0 {
+                        first = Some((pl, r));
+                    }
+                }
+            }
         }
-        let run = match violation(&args, &sys, Some(&r), left(timeout)) {
-            Err(code) => return code,
-            Ok(Err(what)) => return limit(what, rounds),
-            Ok(Ok(run)) => run,
-        };
-        let Some(run) = run else {
-            break (pl, r);
+        let Some((run, sys, r)) = failing else {
+            break first.expect("the first set was checked");
         };
         let k = kill_set(&run, &sys, &r, &watched);
         if k.is_empty() {
@@ -1077,7 +1156,12 @@ pub fn repair(
                     .iter()
                     .map(|&i| {
                         let (p, t, g) = &ids[i as usize];
-                        serde_json::json!({"process": p, "transition": t, "variable": g})
+                        let line = written(&r, p, *t).map_or(0, |(_, tr)| {
+                            fencer_text::diag::LineIndex::new(&src)
+                                .line_col(&src, tr.span.start)
+                                .0
+                        });
+                        serde_json::json!({"process": p, "transition": t, "line": line, "variable": g})
                     })
                     .collect::<Vec<_>>())
             })
@@ -1127,19 +1211,27 @@ pub fn repair(
         if all_minimal && chosen.len() > 1 {
             s.push_str(&format!("\nall {} minimum sets:\n", chosen.len()));
             for c in &chosen {
-                let names: Vec<String> = c
-                    .iter()
-                    .map(|&i| {
-                        let (p, t, g) = &ids[i as usize];
-                        format!("{p}#{t}:{g}")
-                    })
+                let pl = Placement {
+                    atomic: c.iter().map(|&i| ids[i as usize].clone()).collect(),
+                    ..Placement::default()
+                };
+                let lines: Vec<String> = placement_text(&pl, &ast, &src)
+                    .lines()
+                    .map(str::to_string)
                     .collect();
-                s.push_str(&format!("  {}\n", names.join(" ")));
+                s.push_str(&format!("  {}\n", lines.join("; ")));
             }
         }
     }
     s.push_str(&format!(
-        "\nverified: the model with these atomic writes satisfies the property under {}{}\nrounds: {rounds}  counterexamples: {}  time: {ms} ms\n",
+        "\nverified: with these atomic writes, {} under {}{}\nrounds: {rounds}  counterexamples: {}  time: {ms} ms\n",
+        if lt {
+            "the model satisfies its property"
+        } else if args.reach.is_some() {
+            "no reachable state satisfies the --reach expression"
+        } else {
+            "no run reaches an error, a failed assertion or (with --deadlock) a deadlock"
+        },
         r.model,
         if r.fairness && lt {
             " (every buffered write eventually flushed)"

@@ -299,7 +299,7 @@ struct CheckArgs {
     /// could tell; more states; to measure the reduction).
     #[arg(long)]
     buffer_private: bool,
-    /// DVE under --model pso1: the writes that bypass the store buffers and the
+    /// DVE under a relaxed model (pso1, tso, pso): the writes that bypass the store buffers and the
     /// transitions that carry a full barrier, one per line: `atomic PROCESS LINE VAR|*`
     /// or `barrier PROCESS LINE` (LINE: where the transition starts in the model; `#`
     /// starts a comment). `fencer repair model.dve` writes such a file.

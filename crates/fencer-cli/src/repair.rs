@@ -33,7 +33,8 @@ pub(crate) enum RepairModel {
 
 #[derive(clap::Args)]
 pub(crate) struct RepairArgs {
-    /// The program to repair: `.fen`, `.litmus` or `.c`.
+    /// The program to repair: `.fen`, `.litmus` or `.c` (with fences), or a `.dve` model
+    /// (with atomic writes, under --model pso1, tso or pso).
     file: PathBuf,
     /// The memory model the program must be correct under.
     #[arg(long, short, value_enum, default_value = "tso")]

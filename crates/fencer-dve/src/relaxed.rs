@@ -827,6 +827,7 @@ pub fn fifo(
         })
         .collect();
     let chk = fresh("fifo_byte".to_string());
+    let fullv = fresh("fifo_full".to_string());
     let mut meta = Meta {
         bound: Some(bound),
         addresses: locations
@@ -839,6 +840,8 @@ pub fn fifo(
         ..Meta::default()
     };
     meta.hidden.insert(chk.clone());
+    meta.hidden.insert(fullv.clone());
+
     let mut items: Vec<Item> = Vec::new();
     let mut new_decls: Vec<Item> = vec![Item::Var(VarDecl {
         ty: Type::Byte,
@@ -848,6 +851,14 @@ pub fn fifo(
         size: None,
         init: None,
     })];
+    new_decls.push(Item::Var(VarDecl {
+        ty: Type::Byte,
+        konst: false,
+        input: false,
+        name: id(&fullv),
+        size: None,
+        init: None,
+    }));
     let mut procs: Vec<Process> = Vec::new();
     let mut flushes: Vec<Transition> = Vec::new();
     let mut flush_origin: Vec<Origin> = Vec::new();
@@ -889,11 +900,15 @@ pub fn fifo(
             out.retain(|g| is_shared(g));
             out
         };
-        let buffered = p
+        // The variables whose writes go through this process's queue.
+        let queued: HashSet<String> = p
             .trans
             .iter()
             .enumerate()
-            .any(|(t, tr)| !atomic_t(t, tr) && !writes_of(tr).is_empty());
+            .filter(|(t, tr)| !atomic_t(*t, tr))
+            .flat_map(|(_, tr)| writes_of(tr))
+            .collect();
+        let buffered = !queued.is_empty();
         let q = if buffered {
             let q = Queue {
                 addr: fresh(format!("fifo_addr_{pname}")),
@@ -926,7 +941,13 @@ pub fn fifo(
         let address = |g: &str, idx: Option<Expr>| -> Expr {
             let b = num(base[g].0 as i64);
             match idx {
-                Some(i) => bin(BinOp::Add, b, i),
+                // `g[i] * 0` keeps the model's check that the index is in range: an
+                // address past the array would name another variable.
+                Some(i) => bin(
+                    BinOp::Add,
+                    bin(BinOp::Add, b, i.clone()),
+                    bin(BinOp::Mul, var(g, Some(i)), num(0)),
+                ),
                 None => b,
             }
         };
@@ -1008,19 +1029,67 @@ pub fn fifo(
                 conj.push(rw(g));
             }
             let writes = writes_of(t);
-            if let Some(q) = &q {
-                let barrier = place.barrier.contains(&(pname.clone(), ti));
-                if atomic || barrier {
-                    conj.push(bin(BinOp::Eq, var(&q.n, None), num(0)));
-                } else if !writes.is_empty() {
-                    conj.push(bin(
-                        BinOp::Le,
-                        bin(BinOp::Add, var(&q.n, None), num(writes.len() as i64)),
-                        num(bound as i64),
-                    ));
-                }
-            }
             nt.guard = and_all(conj);
+            // The oldest entry reaches memory first when `cond` holds (a legal schedule:
+            // the memory process could have written it just before), so that no write
+            // ever waits for room, and no barrier for the memory process, which may not
+            // move while the process is in a committed state.
+            let oldest_out = |q: &Queue, cond: Expr| -> Vec<Assign> {
+                let full = var(&fullv, None);
+                let at = |x: &str, i: u32| var(x, Some(num(i as i64)));
+                let mut a = vec![Assign {
+                    target: full.clone(),
+                    value: cond,
+                }];
+                for (g, k, addr) in locations.iter().filter(|l| queued.contains(&l.0)) {
+                    let cell = var(g, k.map(|k| num(k as i64)));
+                    let hit = bin(
+                        BinOp::And,
+                        full.clone(),
+                        bin(BinOp::Eq, at(&q.addr, 0), num(*addr as i64)),
+                    );
+                    a.push(Assign {
+                        target: cell.clone(),
+                        value: bin(
+                            BinOp::Add,
+                            cell.clone(),
+                            bin(BinOp::Mul, hit, bin(BinOp::Sub, at(&q.val, 0), cell)),
+                        ),
+                    });
+                }
+                let moved = |x: Expr, y: Expr| {
+                    bin(
+                        BinOp::Add,
+                        x.clone(),
+                        bin(BinOp::Mul, full.clone(), bin(BinOp::Sub, y, x)),
+                    )
+                };
+                for j in 0..bound - 1 {
+                    for arr in [&q.addr, &q.val] {
+                        a.push(Assign {
+                            target: at(arr, j),
+                            value: moved(at(arr, j), at(arr, j + 1)),
+                        });
+                    }
+                }
+                if !place.keep_stale {
+                    for arr in [&q.addr, &q.val] {
+                        a.push(Assign {
+                            target: at(arr, bound - 1),
+                            value: moved(at(arr, bound - 1), num(0)),
+                        });
+                    }
+                }
+                a.push(Assign {
+                    target: var(&q.n, None),
+                    value: bin(BinOp::Sub, var(&q.n, None), full.clone()),
+                });
+                a.push(Assign {
+                    target: full,
+                    value: num(0),
+                });
+                a
+            };
             // A buffered write: range-check a byte through the scratch variable, then
             // append.
             let append = |g: &str, idx: Option<Expr>, value: Expr, q: &Queue| -> Vec<Assign> {
@@ -1038,6 +1107,7 @@ pub fn fifo(
                     (Vec::new(), value)
                 };
                 let mut a = first;
+                a.extend(oldest_out(q, bin(BinOp::Eq, n.clone(), num(bound as i64))));
                 a.push(Assign {
                     target: var(&q.addr, Some(n.clone())),
                     value: address(g, idx),
@@ -1059,6 +1129,14 @@ pub fn fifo(
                 a
             };
             let mut effect: Vec<Assign> = Vec::new();
+            // An atomic write or a barrier writes the whole queue out first.
+            if let Some(q) = &q {
+                if atomic || place.barrier.contains(&(pname.clone(), ti)) {
+                    for _ in 0..bound {
+                        effect.extend(oldest_out(q, bin(BinOp::Gt, var(&q.n, None), num(0))));
+                    }
+                }
+            }
             if let Some(s) = &mut nt.sync {
                 for v in &mut s.values {
                     if s.send {
