@@ -50,6 +50,27 @@ pub fn minimum(
             b
         })
         .collect();
+    // A set that contains another is hit whenever that one is: only the minimal sets
+    // constrain anything, and every search node scans the sets (hundreds of
+    // counterexamples give many supersets, the store-store and full candidates of one
+    // position even more).
+    let subset = |a: &[u64], b: &[u64]| a.iter().zip(b).all(|(x, y)| x & !y == 0);
+    let keep: Vec<bool> = (0..bits.len())
+        .map(|i| {
+            // `lists` holds no set twice, so this is a strict subset.
+            !(0..bits.len()).any(|j| j != i && subset(&bits[j], &bits[i]))
+        })
+        .collect();
+    let lists: Vec<Vec<u32>> = lists
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(l, &k)| k.then_some(l))
+        .collect();
+    let bits: Vec<Vec<u64>> = bits
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(b, &k)| k.then_some(b))
+        .collect();
     let mut heavy_bits = vec![0u64; words];
     for e in 0..n as u32 {
         if heavy(e) {
