@@ -38,7 +38,8 @@ pub(crate) struct RepairArgs {
     /// What the fences must achieve.
     #[arg(long, value_enum, default_value = "safety")]
     goal: Goal,
-    /// List every minimum set of fences (each verified), not only one.
+    /// List every set of fences minimal under the cost (fewest fences, then fewest full
+    /// ones), each verified, not only one.
     #[arg(long)]
     all_minimal: bool,
     /// Print the repair as a unified diff of the source.
@@ -1201,12 +1202,19 @@ fn load_c_quiet(_args: &CheckArgs, _model: ModelKind) -> Result<Program, String>
 
 pub(crate) const AFTER_HELP: &str = "Counterexample-guided: each failing execution under the \
 model is killed by a full fence at some of the program points its thread passes between a \
-store and a later access that overtook it; fencer collects failing executions, chooses a \
-minimum set of points that kills them all, re-verifies with the DPOR engine and repeats. The \
+store and a later access that overtook it, and under PSO by a store-store fence there when \
+the access that overtook it is a later store; fencer collects failing executions, chooses a \
+minimum set of fences that kills them all, re-verifies with the DPOR engine and repeats. The \
 set is minimum because every counterexample is a real execution that some chosen fence must \
-kill. Fences are inserted as statements (C: atomic_thread_fence(memory_order_seq_cst); with \
-<stdatomic.h>, else __sync_synchronize(); .fen: fence;  litmus: MFENCE), and the repaired \
-source is loaded and checked again before fencer says \"verified\".\n\n\
+kill.\n\n\
+Cost model: fewest fences first, then fewest full fences. A store-store fence (PSO only; TSO \
+keeps store order) is cheaper: it never waits, while a full fence stalls the thread until \
+every pending store has reached memory. --all-minimal lists every set minimal in that order.\n\n\
+Fences are inserted as statements. Full: C atomic_thread_fence(memory_order_seq_cst); with \
+<stdatomic.h>, else __sync_synchronize();  .fen fence;  litmus MFENCE. Store-store: C \
+atomic_thread_fence(memory_order_release); with <stdatomic.h>, else \
+__atomic_thread_fence(__ATOMIC_RELEASE);  .fen fence ss;  litmus SFENCE. The repaired source \
+is loaded and checked again before fencer says \"verified\".\n\n\
 Examples:\n  fencer repair prog.c --model tso --diff\n  fencer repair sb.litmus --write sb_fixed.litmus\n\n\
 Exit codes: 0 repaired and verified (or nothing needed), 1 wrong under SC (no fence can help), \
 or the source edit could not be verified, 2 bad input or usage, 3 stopped by a limit.";

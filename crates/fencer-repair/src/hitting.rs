@@ -333,7 +333,7 @@ mod tests {
             seed ^= seed << 17;
             seed % m
         };
-        let heavy = |e: u32| e % 2 == 0;
+        let heavy = |e: u32| e.is_multiple_of(2);
         let mut some_light = 0;
         for _ in 0..300 {
             let positions = 1 + next(5) as u32;

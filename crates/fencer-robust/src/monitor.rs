@@ -277,11 +277,11 @@ impl Monitor {
                 if pso {
                     // Committing another thread's stores here commits what it issued
                     // before the store-store fence before the last of them.
-                    for p in 0..n {
+                    for (p, kp) in k.iter_mut().enumerate().take(n) {
                         if p != t {
                             if let Some(&last) = self.locs[li].stores[p].last() {
                                 if let Some(f) = self.last_ss_fence(p, last) {
-                                    k[p] = k[p].max(f);
+                                    *kp = (*kp).max(f);
                                 }
                             }
                         }

@@ -226,10 +226,9 @@ pub fn build<M: MemoryModel>(
             | EventKind::Unlock { .. }
             | EventKind::TryLockFailed { .. }
             | EventKind::Spawn { .. } => bufs.drain(t, None, &mut steps),
-            EventKind::Fence(FenceKind::StoreStore) if pso => {
-                if !bufs.q[t].is_empty() {
-                    bufs.epoch[t] += 1;
-                }
+            // With nothing pending it orders nothing.
+            EventKind::Fence(FenceKind::StoreStore) if pso && !bufs.q[t].is_empty() => {
+                bufs.epoch[t] += 1;
             }
             EventKind::Rmw { loc, .. } => {
                 bufs.drain(t, Some(loc), &mut steps);
