@@ -9,14 +9,20 @@
 //! Memory-model mapping (the standard C11 mappings to x86-TSO and to SPARC PSO):
 //! - plain, volatile, relaxed, acquire and seq_cst loads: a load;
 //! - plain, volatile and relaxed stores: a store (through the store buffers);
-//! - release stores: PSO a fence then the store (stores may overtake stores), TSO a store;
-//! - seq_cst stores: the store then a fence (TSO); a fence, the store, a fence (PSO);
+//! - release stores: PSO a store-store fence then the store (`membar #StoreStore`: stores
+//!   may overtake stores, loads never overtake anything there), TSO a store;
+//! - seq_cst stores: the store then a fence (TSO); a fence, the store, a fence (PSO; the
+//!   first could be store-store, as the SPARC mapping has it: with the full fence right
+//!   after the store, both allow the same executions);
 //! - read-modify-writes (`cmpxchg`, `atomicrmw`, the `__sync_*` and `__atomic_*` builtins):
 //!   one indivisible event on memory; it drains the thread's buffers under TSO (x86 locked
-//!   instructions), and under PSO also when its order is release or stronger (every
-//!   `__sync_*` builtin is: GCC documents them as full barriers);
+//!   instructions); under PSO a full fence comes first when its order is seq_cst (every
+//!   `__sync_*` builtin is: GCC documents them as full barriers), a store-store fence when
+//!   it is release or acq_rel;
 //! - fences: seq_cst (`__sync_synchronize`, `atomic_thread_fence(seq_cst)`, `asm("mfence")`)
-//!   a full fence; release and acq_rel a fence under PSO only; acquire nothing;
+//!   a full fence; release and acq_rel (and `asm("sfence")`) a store-store fence under PSO
+//!   only (they do not order a store with a later load: modelling them as full fences
+//!   would hide executions the hardware has); acquire nothing;
 //! - mutex lock/unlock, thread creation and exit drain the buffers (the machine's rules).
 //!
 //! Under SC every fence is left out: it changes nothing there and would cost an event.
@@ -31,8 +37,8 @@
 use crate::layout::{Layout, Leaf};
 use crate::Error;
 use fencer_ir::{
-    Addr, BinOp, Expr, FuncId, Function, Instr, ObjId, ObjKind, Object, Op, Program, Ptr, Reg,
-    RmwOp, SrcLoc, ThreadDecl, UnOp, Value,
+    Addr, BinOp, Expr, FenceKind, FuncId, Function, Instr, ObjId, ObjKind, Object, Op, Program,
+    Ptr, Reg, RmwOp, SrcLoc, ThreadDecl, UnOp, Value,
 };
 use fencer_memory::ModelKind;
 use llvm_ir::constant::Constant;
@@ -1401,28 +1407,35 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Ok(Addr::Ptr(self.operand(op)?))
     }
 
+    /// A full fence under PSO only (TSO's read-modify-writes drain the buffer anyway).
     fn pso_fence(&mut self) {
         if self.cx.model == ModelKind::Pso {
-            self.emit(Op::Fence);
+            self.emit(Op::Fence(FenceKind::Full));
+        }
+    }
+
+    /// A store-store fence, which orders something under PSO only: TSO and SC keep store
+    /// order, and an event that changes nothing would only cost exploration.
+    fn store_fence(&mut self) {
+        if self.cx.model == ModelKind::Pso {
+            self.emit(Op::Fence(FenceKind::StoreStore));
         }
     }
 
     fn full_fence(&mut self) {
         if self.cx.model != ModelKind::Sc {
-            self.emit(Op::Fence);
+            self.emit(Op::Fence(FenceKind::Full));
         }
     }
 
-    /// A fence before a read-modify-write of this order: PSO needs one for release or
-    /// stronger (TSO read-modify-writes drain the buffer by themselves).
+    /// A fence before a read-modify-write of this order under PSO: a full one for seq_cst,
+    /// a store-store one for release and acq_rel (TSO read-modify-writes drain the buffer
+    /// by themselves).
     fn rmw_fence(&mut self, a: &Atomicity) {
-        if matches!(
-            a.mem_ordering,
-            MemoryOrdering::Release
-                | MemoryOrdering::AcquireRelease
-                | MemoryOrdering::SequentiallyConsistent
-        ) {
-            self.pso_fence();
+        match a.mem_ordering {
+            MemoryOrdering::SequentiallyConsistent => self.pso_fence(),
+            MemoryOrdering::Release | MemoryOrdering::AcquireRelease => self.store_fence(),
+            _ => {}
         }
     }
 
@@ -1657,8 +1670,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     ord,
                     Some(MemoryOrdering::Release | MemoryOrdering::SequentiallyConsistent)
                 );
-                if release {
+                if ord == Some(MemoryOrdering::SequentiallyConsistent) {
                     self.pso_fence();
+                } else if release {
+                    self.store_fence();
                 }
                 self.emit(Op::Store { addr, value });
                 if ord == Some(MemoryOrdering::SequentiallyConsistent) {
@@ -1681,7 +1696,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 match ord {
                     MemoryOrdering::SequentiallyConsistent => self.full_fence(),
-                    MemoryOrdering::Release | MemoryOrdering::AcquireRelease => self.pso_fence(),
+                    MemoryOrdering::Release | MemoryOrdering::AcquireRelease => self.store_fence(),
                     _ => {}
                 }
             }
@@ -1949,7 +1964,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             | "lock addl $0,0(%%rsp)"
             | "lock; addl $0,0(%%rsp)"
             | "lock orl $0,(%%rsp)" => self.full_fence(),
-            "sfence" => self.pso_fence(),
+            "sfence" => self.store_fence(),
             "lfence" => {}
             _ => return Err(Error {
                 help: Some(

@@ -7,7 +7,7 @@ use super::{
 use clap::ValueEnum;
 use fencer_ir::{Program, SrcLoc};
 use fencer_memory::ModelKind;
-use fencer_repair::{Outcome, Position};
+use fencer_repair::{Fence, FenceKind, Outcome, Position};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -42,7 +42,8 @@ pub(crate) struct RepairArgs {
     /// What the fences must achieve.
     #[arg(long, value_enum, default_value = "safety")]
     goal: Goal,
-    /// List every minimum set of fences (each verified), not only one.
+    /// List every set of fences minimal under the cost (fewest fences, then fewest full
+    /// ones), each verified, not only one.
     #[arg(long)]
     all_minimal: bool,
     /// Print the repair as a unified diff of the source.
@@ -263,8 +264,8 @@ fn statement_edit(lines: &[&str], a: Anchor, text: &str) -> Option<Edit> {
 }
 
 /// The edit for a litmus test: a row of its own after (or before) the anchor's row, with
-/// `MFENCE` in the anchor's thread column and the other cells empty.
-fn litmus_edit(lines: &[&str], a: Anchor) -> Option<Edit> {
+/// the fence (`MFENCE`, `SFENCE`) in the anchor's thread column and the other cells empty.
+fn litmus_edit(lines: &[&str], a: Anchor, fence: &str) -> Option<Edit> {
     let (loc, how) = match a {
         Anchor::After(l) => (l, How::LineAfter),
         Anchor::Before(l) => (l, How::LineBefore),
@@ -288,7 +289,11 @@ fn litmus_edit(lines: &[&str], a: Anchor) -> Option<Edit> {
         .enumerate()
         .map(|(i, c)| {
             let w = c.len();
-            let cell = if i == column { " MFENCE" } else { "" };
+            let cell = if i == column {
+                format!(" {fence}")
+            } else {
+                String::new()
+            };
             format!("{cell:<w$}")
         })
         .collect();
@@ -299,7 +304,7 @@ fn litmus_edit(lines: &[&str], a: Anchor) -> Option<Edit> {
     })
 }
 
-/// Two litmus rows with `MFENCE` in different columns, as one.
+/// Two litmus rows with fences in different columns, as one.
 fn merge_rows(a: &str, b: &str) -> String {
     let strip = |r: &str| r.trim_end().trim_end_matches(';').to_string();
     let (ra, rb) = (strip(a), strip(b));
@@ -743,12 +748,8 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
         started,
     } = *run;
     let lines: Vec<&str> = src.lines().collect();
-    let fence_text = match kind {
-        Input::C if src.contains("<stdatomic.h>") => "atomic_thread_fence(memory_order_seq_cst);",
-        Input::C => "__sync_synchronize();",
-        Input::Text => "fence;",
-        Input::Litmus => "MFENCE",
-    };
+    let c11 = src.contains("<stdatomic.h>");
+    let fence_text = |k: FenceKind| fence_text(kind, c11, k);
     // The file that is checked: OUT, or a copy in a temporary directory of its own.
     let (check_path, temp) = match &args.write {
         Some(w) => (w.clone(), false),
@@ -768,7 +769,7 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
     let mut attempts = Vec::new();
     for alternate in [false, true] {
         let (placed, unplaced, new_src) =
-            place(kind, &lines, prog, &r.fences, fence_text, alternate, src);
+            place(kind, &lines, prog, &r.fences, &fence_text, alternate, src);
         if attempts
             .iter()
             .any(|(_, _, s, _): &(_, _, String, _)| *s == new_src)
@@ -810,6 +811,8 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
         Err(e) => format!("does not load: {e}"),
     };
     let n = r.fences.len();
+    let (_, n_full) = fencer_repair::cost(&r.fences);
+    let n_ss = n - n_full;
     let cex_word = |i: usize| {
         let c = &r.counterexamples[i];
         c.reorderings
@@ -846,6 +849,21 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
             cex_word(0)
         )
     };
+    // The second half of the cost: fewer full fences among sets of `n`.
+    let why_kinds = if model == ModelKind::Pso && n_full > 0 {
+        format!(
+            "; no set of {n} fence{} with fewer than {n_full} full fence{} suffices (a store-store fence kills a counterexample only where a later store overtook the pending one, not a load)",
+            plural(n),
+            plural(n_full)
+        )
+    } else {
+        String::new()
+    };
+    let why = format!("{why}{why_kinds}");
+    let kind_name = |k: FenceKind| match k {
+        FenceKind::Full => "full",
+        FenceKind::StoreStore => "store-store",
+    };
     let fence_json: Vec<serde_json::Value> = placed
         .iter()
         .map(|(p, a, func, e)| {
@@ -859,8 +877,9 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
                 "function": func,
                 "placement": place,
                 "anchor_line": loc.line,
-                "text": if kind == Input::Litmus { fence_text.to_string() } else { e.text.trim().to_string() },
-                "ir": { "function": p.func, "pc": p.pc },
+                "kind": kind_name(p.kind),
+                "text": if kind == Input::Litmus { fence_text(p.kind).to_string() } else { e.text.trim().to_string() },
+                "ir": { "function": p.pos.func, "pc": p.pos.pc },
             })
         })
         .collect();
@@ -870,10 +889,13 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
             "model": model.name(),
             "file": file,
             "minimum": n,
+            "full_fences": n_full,
+            "store_store_fences": n_ss,
+            "cost_model": COST_MODEL,
             "minimality": if r.exact { why.clone() } else { "not proven: some kill sets were approximated".into() },
             "fences": fence_json,
-            "unplaced": unplaced.iter().map(|p| serde_json::json!({"function": p.func, "pc": p.pc})).collect::<Vec<_>>(),
-            "all_minimal": r.all.iter().map(|s| s.iter().map(|p| serde_json::json!({"function": prog.functions[p.func as usize].name, "pc": p.pc})).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "unplaced": unplaced.iter().map(|p| serde_json::json!({"function": p.pos.func, "pc": p.pos.pc, "kind": kind_name(p.kind)})).collect::<Vec<_>>(),
+            "all_minimal": r.all.iter().map(|s| s.iter().map(|p| serde_json::json!({"function": prog.functions[p.pos.func as usize].name, "pc": p.pos.pc, "kind": kind_name(p.kind)})).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "rounds": r.rounds,
             "search_ms": r.elapsed.as_millis() as u64,
             "counterexamples": r.counterexamples.iter().map(|c| serde_json::json!({
@@ -898,8 +920,13 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
         } else {
             "unsafe under"
         };
+        let kinds = if model == ModelKind::Pso && n > 0 {
+            format!(" ({n_ss} store-store, {n_full} full)")
+        } else {
+            String::new()
+        };
         let mut t = format!(
-            "{file}: {bad} {model}; minimum: {n} fence{} ({} verification round{}, {} counterexample{}, {:.2} s)\n",
+            "{file}: {bad} {model}; minimum: {n} fence{}{kinds} ({} verification round{}, {} counterexample{}, {:.2} s)\n",
             plural(n),
             r.rounds,
             plural(r.rounds),
@@ -907,6 +934,9 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
             plural(r.counterexamples.len()),
             r.elapsed.as_secs_f64()
         );
+        if model == ModelKind::Pso {
+            t.push_str(&format!("  cost: {COST_MODEL}\n"));
+        }
         if r.exact {
             t.push_str(&format!("  {why}\n"));
         } else {
@@ -914,26 +944,29 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
                 "  (minimality not proven: some counterexamples' paths were approximated)\n",
             );
         }
-        for (_, a, func, e) in &placed {
+        for (p, a, func, e) in &placed {
             let (place, l) = match a {
                 Anchor::After(l) => ("after", l),
                 Anchor::Before(l) => ("before", l),
             };
             t.push_str(&format!(
-                "{file}:{}: in {func}: insert `{}` {place} the statement at line {}\n",
+                "{file}:{}: in {func}: insert `{}` ({} fence) {place} the statement at line {}\n",
                 e.line,
                 if kind == Input::Litmus {
-                    fence_text
+                    fence_text(p.kind)
                 } else {
                     e.text.trim()
                 },
+                kind_name(p.kind),
                 l.line
             ));
         }
         for p in &unplaced {
             t.push_str(&format!(
-                "  (a fence in {} at IR pc {} has no source position)\n",
-                prog.functions[p.func as usize].name, p.pc
+                "  (a {} fence in {} at IR pc {} has no source position)\n",
+                kind_name(p.kind),
+                prog.functions[p.pos.func as usize].name,
+                p.pos.pc
             ));
         }
         if args.all_minimal {
@@ -941,12 +974,17 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
             for s in &r.all {
                 let w: Vec<String> = s
                     .iter()
-                    .map(|&p| match anchor(prog, p) {
-                        Some((Anchor::After(l), f)) => format!("{f}: after line {}", l.line),
-                        Some((Anchor::Before(l), f)) => {
-                            format!("{f}: before the access at line {}", l.line)
+                    .map(|&p| {
+                        let k = kind_name(p.kind);
+                        match anchor(prog, p.pos) {
+                            Some((Anchor::After(l), f)) => {
+                                format!("{f}: {k} after line {}", l.line)
+                            }
+                            Some((Anchor::Before(l), f)) => {
+                                format!("{f}: {k} before the access at line {}", l.line)
+                            }
+                            None => format!("{k} at pc {}", p.pos.pc),
                         }
-                        None => format!("pc {}", p.pc),
                     })
                     .collect();
                 t.push_str(&format!("  {{{}}}\n", w.join("; ")));
@@ -1016,32 +1054,55 @@ fn bound_note(rep: &fencer_report::Report) -> String {
     }
 }
 
+/// What to write for a fence of kind `k` in a source of this kind (`c11`: a C file that
+/// includes `<stdatomic.h>`). A C11 release fence is what a store-store fence is on TSO
+/// and PSO (loads are never delayed there, so its load-store half orders nothing more),
+/// and fencer's C front-end reads it back as one; without `<stdatomic.h>` the GCC/clang
+/// builtin says the same.
+fn fence_text(kind: Input, c11: bool, k: FenceKind) -> &'static str {
+    match (kind, c11, k) {
+        (Input::C, true, FenceKind::Full) => "atomic_thread_fence(memory_order_seq_cst);",
+        (Input::C, true, FenceKind::StoreStore) => "atomic_thread_fence(memory_order_release);",
+        (Input::C, false, FenceKind::Full) => "__sync_synchronize();",
+        (Input::C, false, FenceKind::StoreStore) => "__atomic_thread_fence(__ATOMIC_RELEASE);",
+        (Input::Text, _, FenceKind::Full) => "fence;",
+        (Input::Text, _, FenceKind::StoreStore) => "fence ss;",
+        (Input::Litmus, _, FenceKind::Full) => "MFENCE",
+        (Input::Litmus, _, FenceKind::StoreStore) => "SFENCE",
+    }
+}
+
+/// The cost model, as output and `--help` state it.
+const COST_MODEL: &str = "fewest fences first, then fewest full fences: a store-store fence \
+(PSO) is cheaper, since it never waits for the store buffers, while a full fence stalls until \
+every pending store has reached memory";
+
 /// The fences' anchors and edits, and the repaired source.
 #[allow(clippy::type_complexity)]
 fn place(
     kind: Input,
     lines: &[&str],
     prog: &Program,
-    fences: &[Position],
-    fence_text: &str,
+    fences: &[Fence],
+    fence_text: &dyn Fn(FenceKind) -> &'static str,
     alternate: bool,
     src: &str,
-) -> (Vec<(Position, Anchor, String, Edit)>, Vec<Position>, String) {
+) -> (Vec<(Fence, Anchor, String, Edit)>, Vec<Fence>, String) {
     let mut placed = Vec::new();
     let mut unplaced = Vec::new();
     for &p in fences {
-        let Some((mut a, func)) = anchor(prog, p) else {
+        let Some((mut a, func)) = anchor(prog, p.pos) else {
             unplaced.push(p);
             continue;
         };
         if alternate {
-            if let Some(b) = other_anchor(prog, p) {
+            if let Some(b) = other_anchor(prog, p.pos) {
                 a = b;
             }
         }
         let e = match kind {
-            Input::Litmus => litmus_edit(lines, a),
-            _ => statement_edit(lines, a, fence_text),
+            Input::Litmus => litmus_edit(lines, a, fence_text(p.kind)),
+            _ => statement_edit(lines, a, fence_text(p.kind)),
         };
         match e {
             Some(e) => placed.push((p, a, func, e)),
@@ -1188,12 +1249,19 @@ fn load_c_quiet(_args: &CheckArgs, _model: ModelKind) -> Result<Program, String>
 
 pub(crate) const AFTER_HELP: &str = "Counterexample-guided: each failing execution under the \
 model is killed by a full fence at some of the program points its thread passes between a \
-store and a later access that overtook it; fencer collects failing executions, chooses a \
-minimum set of points that kills them all, re-verifies with the DPOR engine and repeats. The \
+store and a later access that overtook it, and under PSO by a store-store fence there when \
+the access that overtook it is a later store; fencer collects failing executions, chooses a \
+minimum set of fences that kills them all, re-verifies with the DPOR engine and repeats. The \
 set is minimum because every counterexample is a real execution that some chosen fence must \
-kill. Fences are inserted as statements (C: atomic_thread_fence(memory_order_seq_cst); with \
-<stdatomic.h>, else __sync_synchronize(); .fen: fence;  litmus: MFENCE), and the repaired \
-source is loaded and checked again before fencer says \"verified\".\n\n\
+kill.\n\n\
+Cost model: fewest fences first, then fewest full fences. A store-store fence (PSO only; TSO \
+keeps store order) is cheaper: it never waits, while a full fence stalls the thread until \
+every pending store has reached memory. --all-minimal lists every set minimal in that order.\n\n\
+Fences are inserted as statements. Full: C atomic_thread_fence(memory_order_seq_cst); with \
+<stdatomic.h>, else __sync_synchronize();  .fen fence;  litmus MFENCE. Store-store: C \
+atomic_thread_fence(memory_order_release); with <stdatomic.h>, else \
+__atomic_thread_fence(__ATOMIC_RELEASE);  .fen fence ss;  litmus SFENCE. The repaired source \
+is loaded and checked again before fencer says \"verified\".\n\n\
 Examples:\n  fencer repair prog.c --model tso --diff\n  fencer repair sb.litmus --write sb_fixed.litmus\n\n\
 Exit codes: 0 repaired and verified (or nothing needed), 1 wrong under SC (no fence can help), \
 or the source edit could not be verified, 2 bad input or usage, 3 stopped by a limit.";
@@ -1229,8 +1297,8 @@ mod tests {
     fn litmus_rows_get_mfence_in_the_right_column() {
         let src = " P0          | P1          ;\n MOV [x],$1  | MOV [y],$1  ;\n";
         let lines: Vec<&str> = src.lines().collect();
-        let a = litmus_edit(&lines, Anchor::After(at(2, 2))).unwrap();
-        let b = litmus_edit(&lines, Anchor::After(at(2, 16))).unwrap();
+        let a = litmus_edit(&lines, Anchor::After(at(2, 2)), "MFENCE").unwrap();
+        let b = litmus_edit(&lines, Anchor::After(at(2, 16)), "MFENCE").unwrap();
         assert_eq!(a.text, " MFENCE      |             ;");
         let row = merge_rows(&a.text, &b.text);
         assert_eq!(row, " MFENCE      | MFENCE      ;");

@@ -2,6 +2,7 @@
 //! clocks (Appendix B of the paper; `../shared/notes/chronological-traces.md`), and the
 //! races it exposes.
 
+use fencer_ir::FenceKind;
 use fencer_machine::{family, Event, EventKind, Step};
 use fencer_memory::{Chan, Drain, Loc, MemoryModel};
 use rustc_hash::FxHashMap as HashMap;
@@ -32,6 +33,36 @@ struct BufRec {
     loc: Loc,
     store: usize,
     load: Option<usize>,
+    /// How many store-store fences its thread had run before it.
+    epoch: u32,
+}
+
+/// Under PSO, the updates of one thread by store-store epoch (the number of store-store
+/// fences before the store): an update, or a read-modify-write, of epoch `e` waits for
+/// every store of an older epoch, so it happens after their updates. Those all come
+/// before it in every execution, in epoch order, so two clocks suffice.
+#[derive(Default)]
+struct Epochs {
+    /// The epoch of the latest update.
+    epoch: u32,
+    /// The join of the clocks of the updates of older epochs.
+    older: Vec<u32>,
+    /// The join of the clocks of the updates of `epoch`.
+    current: Vec<u32>,
+}
+
+impl Epochs {
+    /// Orders `c`, an event of epoch `e`, after the updates of the older epochs.
+    fn order(&mut self, c: &mut Vec<u32>, e: u32) {
+        if e > self.epoch {
+            let cur = std::mem::take(&mut self.current);
+            join(&mut self.older, &cur);
+            self.current = cur;
+            self.current.clear();
+            self.epoch = e;
+        }
+        join(c, &self.older);
+    }
 }
 
 /// Where allocation order is recorded: every allocation reads and writes it.
@@ -65,6 +96,10 @@ pub struct Hb {
     spare: Vec<Vec<u32>>,
     locs: HashMap<Loc, LocInfo>,
     bufs: HashMap<(u32, Chan), VecDeque<BufRec>>,
+    /// Per thread, the store-store fences it ran (PSO only).
+    fences: Vec<u32>,
+    /// Per thread, its updates by epoch (PSO, once the thread ran a store-store fence).
+    epochs: Vec<Epochs>,
     scratch: Vec<u32>,
     /// Clocks of the lock events that race with the previous acquisition, without the
     /// release that orders them after it.
@@ -114,6 +149,12 @@ impl Hb {
         }
         for q in self.bufs.values_mut() {
             q.clear();
+        }
+        self.fences.iter_mut().for_each(|n| *n = 0);
+        for e in &mut self.epochs {
+            e.epoch = 0;
+            e.older.clear();
+            e.current.clear();
         }
         for (_, c) in self.lock_clock.drain(..) {
             self.spare.push(c);
@@ -216,10 +257,12 @@ impl Hb {
                 ..
             } => {
                 let ch = M::channel(*loc).expect("buffered store has a channel");
+                let epoch = self.fences.get(tid as usize).copied().unwrap_or(0);
                 self.bufs.entry((tid, ch)).or_default().push_back(BufRec {
                     loc: *loc,
                     store: pos,
                     load: None,
+                    epoch,
                 });
             }
             EventKind::Store { loc, .. } => {
@@ -238,6 +281,9 @@ impl Hb {
                     .and_then(|q| q.pop_front())
                     .expect("buffer mirror matches the machine");
                 join(&mut c, &self.ev[rec.store].clock);
+                if rec.epoch > 0 {
+                    self.epochs[tid as usize].order(&mut c, rec.epoch);
+                }
                 self.write_cands(*loc, tid, &mut cand);
                 let info = self.locs.entry(*loc).or_default();
                 info.last_write = Some(pos);
@@ -255,6 +301,11 @@ impl Hb {
                         }
                     }
                 }
+                // Its write waits for the stores before the thread's store-store fences.
+                let epoch = self.fences.get(tid as usize).copied().unwrap_or(0);
+                if epoch > 0 {
+                    self.epochs[tid as usize].order(&mut c, epoch);
+                }
                 if written.is_some() {
                     self.write_cands(*loc, tid, &mut cand);
                     let info = self.locs.entry(*loc).or_default();
@@ -270,7 +321,27 @@ impl Hb {
                     self.add_reader(*loc, tid, pos);
                 }
             }
-            EventKind::Fence => self.join_aux(&mut c, tid, None),
+            EventKind::Fence(FenceKind::Full) => self.join_aux(&mut c, tid, None),
+            EventKind::Fence(FenceKind::StoreStore) => {
+                // It waits for nothing; what it orders is the thread's later updates.
+                if !M::STORES_IN_ORDER {
+                    let t = tid as usize;
+                    if self.fences.len() <= t {
+                        self.fences.resize(t + 1, 0);
+                    }
+                    if self.epochs.len() <= t {
+                        self.epochs.resize_with(t + 1, Epochs::default);
+                    }
+                    if self.fences[t] == 0 {
+                        // Updates are recorded by epoch from the first fence on; those
+                        // before it are all of epoch 0.
+                        let mut cur = std::mem::take(&mut self.epochs[t].current);
+                        self.join_aux(&mut cur, tid, None);
+                        self.epochs[t].current = cur;
+                    }
+                    self.fences[t] += 1;
+                }
+            }
             EventKind::Lock { loc, trylock, .. } => {
                 self.join_aux(&mut c, tid, None);
                 let info = self.locs.entry(*loc).or_default();
@@ -395,6 +466,11 @@ impl Hb {
             let cp = self.proc(Step::Thread(*child));
             self.pclock[cp as usize].clear();
             self.pclock[cp as usize].extend_from_slice(&c);
+        }
+        if let EventKind::Update { .. } = e.kind {
+            if let Some(ep) = self.epochs.get_mut(tid as usize) {
+                join(&mut ep.current, &c);
+            }
         }
         self.pclock[p as usize].clear();
         self.pclock[p as usize].extend_from_slice(&c);

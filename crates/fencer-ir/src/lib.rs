@@ -363,6 +363,29 @@ pub enum RmwOp {
     Fetch { op: BinOp, value: Expr, bits: u8 },
 }
 
+/// What a fence orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FenceKind {
+    /// Waits until every store the thread issued before it has reached memory: nothing
+    /// after it (load or store) can overtake an earlier store (x86 `MFENCE`, C11 seq_cst).
+    Full,
+    /// Store-store: never waits, but every store the thread issues after it reaches memory
+    /// after every store it issued before it (SPARC `membar #StoreStore`; what C11 release
+    /// and acq_rel fences compile to on TSO and PSO). Later loads may still overtake
+    /// earlier stores. TSO and SC keep store order anyway, so there it orders nothing.
+    StoreStore,
+}
+
+impl FenceKind {
+    /// The name counterexamples and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            FenceKind::Full => "fence",
+            FenceKind::StoreStore => "fence ss",
+        }
+    }
+}
+
 /// One instruction. `Local`, `Jump` and `Branch` are invisible to other threads; every
 /// other instruction is an event the engines schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -394,7 +417,7 @@ pub enum Op {
         addr: Addr,
         op: RmwOp,
     },
-    Fence,
+    Fence(FenceKind),
     /// Blocks the execution (it is discarded, not a violation) unless the condition holds.
     Assume(Expr),
     /// A violation unless the condition holds; `text` is the source text of the condition.

@@ -3,8 +3,8 @@
 use crate::parse::{Cell, Cond, Operand, Quant, Test, Var};
 use crate::Litmus;
 use fencer_ir::{
-    Addr, BinOp, CondExpr, CondVar, Expr, FinalCond, Function, Instr as IrInstr, ObjKind, Object,
-    Op, Program, Quantifier, Reg, RmwOp, SrcLoc, ThreadDecl, UnOp,
+    Addr, BinOp, CondExpr, CondVar, Expr, FenceKind, FinalCond, Function, Instr as IrInstr,
+    ObjKind, Object, Op, Program, Quantifier, Reg, RmwOp, SrcLoc, ThreadDecl, UnOp,
 };
 use fencer_text::ast::Span;
 use fencer_text::diag::LineIndex;
@@ -365,7 +365,12 @@ fn lower_thread(lw: &mut Lower, t: usize, cells: &[Cell]) -> Result<(), Diagnost
                     expr,
                 });
             }
-            ("MFENCE", false, []) => ops.push(Op::Fence),
+            ("MFENCE", false, []) => ops.push(Op::Fence(FenceKind::Full)),
+            // SFENCE orders stores with stores only (x86 keeps that order for ordinary
+            // stores anyway; under PSO it is a store-store fence). LFENCE orders loads,
+            // which no model here reorders.
+            ("SFENCE", false, []) => ops.push(Op::Fence(FenceKind::StoreStore)),
+            ("LFENCE", false, []) => {}
             (
                 "XCHG",
                 _,

@@ -12,7 +12,9 @@
 pub mod collect;
 pub mod trace;
 
-use fencer_ir::{Addr, BinOp, Expr, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value};
+use fencer_ir::{
+    Addr, BinOp, Expr, FenceKind, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value,
+};
 use fencer_memory::{Buffers, Chan, Drain, Entry, Loc, MemoryModel};
 use fencer_report::TraceLine;
 use std::collections::BTreeMap;
@@ -96,7 +98,9 @@ pub enum EventKind {
         /// `None` for a compare-and-swap that failed (a read only).
         written: Option<Value>,
     },
-    Fence,
+    /// A full fence ran with the thread's buffers empty; a store-store fence ran (it never
+    /// waits) and opened a new epoch for the thread's later stores.
+    Fence(FenceKind),
     /// An acquisition of a mutex; with `destroy`, `pthread_mutex_destroy`, which orders
     /// against the mutex's other acquisitions as an acquisition never released does.
     Lock {
@@ -150,7 +154,7 @@ impl EventKind {
     pub fn is_pure(&self) -> bool {
         match self {
             EventKind::Load { .. }
-            | EventKind::Fence
+            | EventKind::Fence(_)
             | EventKind::Assume
             | EventKind::TryLockFailed { .. } => true,
             EventKind::Rmw { read, written, .. } => written.is_none_or(|w| w == *read),
@@ -569,7 +573,10 @@ impl State {
         }
         for (t, b) in self.bufs.iter().enumerate() {
             for c in b.channels() {
-                out.push(Step::Update(t as u32, c));
+                // Behind a store-store fence, a buffer waits for the older epochs.
+                if b.updatable(c) {
+                    out.push(Step::Update(t as u32, c));
+                }
             }
         }
     }
@@ -588,14 +595,16 @@ impl State {
         let (fr, ins) = self.current(prog, t);
         let buf = &self.bufs[t as usize];
         match &ins.op {
-            Op::Fence
+            Op::Fence(FenceKind::Full)
             | Op::Spawn { .. }
             | Op::SpawnIndirect { .. }
             | Op::Unlock(_)
             | Op::TryLock { .. }
             | Op::MutexDestroy(_) => buf.is_empty(),
+            // Its write is a store: one after a store-store fence waits for the stores
+            // before the fence, like the updates of stores after it.
             Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
-                Ok(loc) => buf.drained(M::rmw_drain(loc)),
+                Ok(loc) => buf.drained(M::rmw_drain(loc)) && !buf.fenced_stores_pending(),
                 Err(_) => true,
             },
             Op::Lock(addr) => {
@@ -740,7 +749,12 @@ impl State {
                         Some(l) => Access::Mutex(l),
                         None => Access::Any,
                     },
-                    Op::Fence | Op::Spawn { .. } | Op::SpawnIndirect { .. } => Access::Barrier,
+                    Op::Fence(FenceKind::Full) | Op::Spawn { .. } | Op::SpawnIndirect { .. } => {
+                        Access::Barrier
+                    }
+                    // It only orders the thread's own later updates after its earlier
+                    // ones, whenever it runs between them: it commutes with every update.
+                    Op::Fence(FenceKind::StoreStore) => Access::Local,
                     Op::Join(e) => match eval(e, &fr.regs) {
                         Some(c) if c >= 0 && (c as usize) < self.threads.len() => {
                             Access::Join(c as u32)
@@ -769,6 +783,7 @@ impl State {
     pub fn step<M: MemoryModel>(&mut self, prog: &Program, step: Step) -> (Event, Status) {
         match step {
             Step::Update(t, chan) => {
+                debug_assert!(self.bufs[t as usize].updatable(chan), "update not enabled");
                 let e = self.bufs[t as usize]
                     .pop(chan)
                     .expect("an enabled update has an entry");
@@ -858,7 +873,11 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
     if aa == Access::Any || ab == Access::Any {
         return true;
     }
-    // A thread's buffer-draining operations wait for (some of) its own updates.
+    // A thread's buffer-draining operations wait for (some of) its own updates. Under PSO
+    // with store-store fences an update can also enable a read-modify-write or another
+    // update of its thread (the last store of the oldest epoch leaves); engines ask this
+    // of steps enabled together, and then neither waits for the other: an enabled update
+    // is of the oldest epoch, an enabled read-modify-write finds no older epoch pending.
     if family(sa) == family(sb) {
         let waits = |s: Step, x: Access, other: Step| {
             let Step::Update(_, chan) = other else {
@@ -1137,6 +1156,7 @@ impl State {
                             loc,
                             value,
                             store: StoreTag { id, src, func },
+                            epoch: 0,
                         },
                     ),
                 }
@@ -1193,7 +1213,12 @@ impl State {
                     written,
                 }
             }
-            Op::Fence => EventKind::Fence,
+            Op::Fence(kind) => {
+                if *kind == FenceKind::StoreStore && !M::STORES_IN_ORDER {
+                    self.bufs[t as usize].store_fence();
+                }
+                EventKind::Fence(*kind)
+            }
             Op::Assume(c) => {
                 val_or_fault!(c, EventKind::Failed);
                 EventKind::Assume
@@ -1706,7 +1731,7 @@ impl State {
                 Some(name(*loc)),
                 Some(written.unwrap_or(*read)),
             ),
-            EventKind::Fence => ("fence".into(), None, None),
+            EventKind::Fence(k) => (k.name().into(), None, None),
             EventKind::Lock {
                 loc,
                 trylock,

@@ -14,6 +14,12 @@
 //!   memory indivisibly.
 //! - PSO: one FIFO buffer per thread *and location*; a read-modify-write waits only for the
 //!   buffer of its own location.
+//! - Store-store fences (PSO only; TSO and SC keep store order anyway): each buffered store
+//!   carries the *epoch* of its thread when it was issued, and a store-store fence opens a
+//!   new epoch. An update may move a store only when no store of an older epoch is pending
+//!   in any of the thread's buffers, and a read-modify-write (whose write is a store) waits
+//!   until no store of an older epoch than the current one is pending. Loads are not
+//!   affected: a store-store fence never waits.
 
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -94,6 +100,11 @@ impl std::str::FromStr for ModelKind {
 pub trait MemoryModel: Copy + Default + Send + Sync + fmt::Debug + 'static {
     const KIND: ModelKind;
 
+    /// Whether stores reach memory in the order their thread issued them (SC, TSO): then a
+    /// store-store fence orders nothing, and the machine does not even open an epoch for
+    /// it (equal states stay equal for the reference explorer's memoisation).
+    const STORES_IN_ORDER: bool;
+
     /// The buffer a store to `loc` is appended to; `None` when stores write memory at once.
     fn channel(loc: Loc) -> Option<Chan>;
 
@@ -113,6 +124,7 @@ pub struct Pso;
 
 impl MemoryModel for Sc {
     const KIND: ModelKind = ModelKind::Sc;
+    const STORES_IN_ORDER: bool = true;
     fn channel(_: Loc) -> Option<Chan> {
         None
     }
@@ -123,6 +135,7 @@ impl MemoryModel for Sc {
 
 impl MemoryModel for Tso {
     const KIND: ModelKind = ModelKind::Tso;
+    const STORES_IN_ORDER: bool = true;
     fn channel(_: Loc) -> Option<Chan> {
         Some(Chan::Thread)
     }
@@ -133,6 +146,7 @@ impl MemoryModel for Tso {
 
 impl MemoryModel for Pso {
     const KIND: ModelKind = ModelKind::Pso;
+    const STORES_IN_ORDER: bool = false;
     fn channel(loc: Loc) -> Option<Chan> {
         Some(Chan::Loc(loc))
     }
@@ -147,18 +161,31 @@ pub struct Entry<E> {
     pub loc: Loc,
     pub value: i64,
     pub store: E,
+    /// The store-store epoch it was issued in, relative to the oldest pending one (0).
+    /// [`Buffers::push`] sets it; what the caller puts here is ignored.
+    pub epoch: u32,
 }
 
 /// The store buffers of one thread: its non-empty channels, sorted by channel so that equal
 /// buffer contents compare and hash equal.
+///
+/// Epochs are kept canonical so that equal buffer contents stay equal values: the oldest
+/// pending epoch is always 0 (when its last store leaves, every epoch moves down by one),
+/// pending epochs are contiguous (updates leave oldest epochs first, fences open at most
+/// one epoch past the newest pending store), and empty buffers have `epoch` 0.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Buffers<E> {
     chans: Vec<(Chan, VecDeque<Entry<E>>)>,
+    /// The epoch of the next store issued.
+    epoch: u32,
 }
 
 impl<E> Default for Buffers<E> {
     fn default() -> Self {
-        Buffers { chans: Vec::new() }
+        Buffers {
+            chans: Vec::new(),
+            epoch: 0,
+        }
     }
 }
 
@@ -180,7 +207,8 @@ impl<E: Copy> Buffers<E> {
         }
     }
 
-    pub fn push(&mut self, chan: Chan, entry: Entry<E>) {
+    pub fn push(&mut self, chan: Chan, mut entry: Entry<E>) {
+        entry.epoch = self.epoch;
         match self.chans.binary_search_by(|(c, _)| c.cmp(&chan)) {
             Ok(i) => self.chans[i].1.push_back(entry),
             Err(i) => self.chans.insert(i, (chan, VecDeque::from([entry]))),
@@ -215,7 +243,45 @@ impl<E: Copy> Buffers<E> {
         if self.chans[i].1.is_empty() {
             self.chans.remove(i);
         }
+        if self.chans.is_empty() {
+            self.epoch = 0;
+        } else if !self.chans.iter().any(|(_, q)| q[0].epoch == 0) {
+            // The oldest epoch is gone: renumber, so that it is 0 again.
+            for (_, q) in &mut self.chans {
+                for x in q.iter_mut() {
+                    x.epoch -= 1;
+                }
+            }
+            self.epoch -= 1;
+        }
         e
+    }
+
+    /// A store-store fence: stores issued from now on reach memory after every store
+    /// pending now. With nothing pending it orders nothing.
+    pub fn store_fence(&mut self) {
+        if let Some(newest) = self.entries().map(|e| e.epoch).max() {
+            self.epoch = newest + 1;
+        }
+    }
+
+    /// Whether the oldest entry of `chan` may reach memory now: no store of an older
+    /// epoch is pending in another channel.
+    pub fn updatable(&self, chan: Chan) -> bool {
+        self.front(chan).is_some_and(|e| e.epoch == 0)
+    }
+
+    /// Whether a store issued now would have to wait for stores still pending (a
+    /// store-store fence lies between them): what a read-modify-write, whose write goes
+    /// to memory at once, must find false.
+    pub fn fenced_stores_pending(&self) -> bool {
+        self.epoch > 0
+    }
+
+    /// The epoch the next store is issued in (0 unless a store-store fence separates it
+    /// from pending stores).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
     }
 
     pub fn len(&self) -> usize {
@@ -243,6 +309,7 @@ mod tests {
                     loc,
                     value: v,
                     store: i as u32,
+                    epoch: 0,
                 },
             );
         }
@@ -270,6 +337,37 @@ mod tests {
         assert!(!b.drained(Drain::All));
         assert_eq!(b.pop(Chan::Loc(X)).unwrap().value, 1);
         assert_eq!(b.forward(X).unwrap().value, 3);
+    }
+
+    #[test]
+    fn store_fence_orders_updates_across_locations() {
+        let e = |loc, value| Entry {
+            loc,
+            value,
+            store: 0u32,
+            epoch: 7,
+        };
+        let mut b: Buffers<u32> = Buffers::default();
+        b.push(Pso::channel(X).unwrap(), e(X, 1));
+        b.store_fence();
+        // A second fence with no store in between opens no further epoch.
+        b.store_fence();
+        assert!(b.fenced_stores_pending());
+        b.push(Pso::channel(Y).unwrap(), e(Y, 2));
+        b.push(Pso::channel(X).unwrap(), e(X, 3));
+        assert!(b.updatable(Chan::Loc(X)));
+        assert!(!b.updatable(Chan::Loc(Y)), "y is behind the fence");
+        assert_eq!(b.pop(Chan::Loc(X)).unwrap().value, 1);
+        // Epochs moved down: the state equals one where the fence came first.
+        assert!(b.updatable(Chan::Loc(Y)) && b.updatable(Chan::Loc(X)));
+        assert!(!b.fenced_stores_pending());
+        let mut c: Buffers<u32> = Buffers::default();
+        c.push(Pso::channel(Y).unwrap(), e(Y, 2));
+        c.push(Pso::channel(X).unwrap(), e(X, 3));
+        assert_eq!(b, c);
+        b.pop(Chan::Loc(X));
+        b.pop(Chan::Loc(Y));
+        assert_eq!(b, Buffers::default());
     }
 
     #[test]

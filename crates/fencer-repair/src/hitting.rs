@@ -1,22 +1,28 @@
 //! Exact minimum hitting sets by branch and bound.
 //!
+//! The cost is lexicographic: the number of elements first, then the number of *heavy*
+//! ones (full fences, where store-store fences are the light ones).
+//!
 //! The instances are small (one set per counterexample, tens of positions each), so a
-//! plain search does: iterative deepening on the size, branching on the elements of the
+//! plain search does: iterative deepening on the size and then on the heavy elements
+//! allowed, branching on the elements of the
 //! unhit set with the fewest choices, excluding each element from the branches after its
 //! own (so every solution is found once), and bounding by a packing of pairwise disjoint
 //! unhit sets, each of which needs an element of its own. Sets are bit sets, since the
 //! repair loop asks again after every counterexample, with hundreds of sets on the larger
 //! programs.
 
-/// Every minimum hitting set of `sets` (up to `cap` of them; at least one), each sorted;
-/// `None` when a set is empty and nothing can hit it. `rank` orders the elements tried
-/// first within a set (lower first). `at_least` is a known lower bound on the size (the
-/// minimum of a subset of these sets), where the deepening starts.
+/// Every minimum hitting set of `sets` (up to `cap` of them; at least one), each sorted:
+/// the fewest elements, and among those the fewest `heavy` ones. `None` when a set is
+/// empty and nothing can hit it. `rank` orders the elements tried first within a set
+/// (lower first). `at_least` is a known lower bound on (size, heavy elements), compared
+/// lexicographically (the minimum of a subset of these sets), where the deepening starts.
 pub fn minimum(
     sets: &[Vec<u32>],
     rank: &dyn Fn(u32) -> u32,
+    heavy: &dyn Fn(u32) -> bool,
     cap: usize,
-    at_least: usize,
+    at_least: (usize, usize),
 ) -> Option<Vec<Vec<u32>>> {
     if sets.iter().any(|s| s.is_empty()) {
         return None;
@@ -44,11 +50,40 @@ pub fn minimum(
             b
         })
         .collect();
+    // A set that contains another is hit whenever that one is: only the minimal sets
+    // constrain anything, and every search node scans the sets (hundreds of
+    // counterexamples give many supersets, the store-store and full candidates of one
+    // position even more).
+    let subset = |a: &[u64], b: &[u64]| a.iter().zip(b).all(|(x, y)| x & !y == 0);
+    let keep: Vec<bool> = (0..bits.len())
+        .map(|i| {
+            // `lists` holds no set twice, so this is a strict subset.
+            !(0..bits.len()).any(|j| j != i && subset(&bits[j], &bits[i]))
+        })
+        .collect();
+    let lists: Vec<Vec<u32>> = lists
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(l, &k)| k.then_some(l))
+        .collect();
+    let bits: Vec<Vec<u64>> = bits
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(b, &k)| k.then_some(b))
+        .collect();
+    let mut heavy_bits = vec![0u64; words];
+    for e in 0..n as u32 {
+        if heavy(e) {
+            heavy_bits[e as usize / 64] |= 1 << (e % 64);
+        }
+    }
     let mut search = Search {
         lists: &lists,
         bits: &bits,
+        heavy: &heavy_bits,
         words,
-        k: at_least,
+        k: at_least.0,
+        h: at_least.1.min(at_least.0),
         sols: Vec::new(),
         cap: cap.max(1),
     };
@@ -60,7 +95,12 @@ pub fn minimum(
         if !search.sols.is_empty() {
             break;
         }
-        search.k += 1;
+        if search.h < search.k {
+            search.h += 1;
+        } else {
+            search.k += 1;
+            search.h = 0;
+        }
     }
     for s in &mut search.sols {
         s.sort_unstable();
@@ -122,9 +162,12 @@ fn pack(
 struct Search<'a> {
     lists: &'a [Vec<u32>],
     bits: &'a [Vec<u64>],
+    heavy: &'a [u64],
     words: usize,
     /// The size looked for.
     k: usize,
+    /// The heavy elements allowed.
+    h: usize,
     sols: Vec<Vec<u32>>,
     cap: usize,
 }
@@ -153,6 +196,14 @@ impl Search<'_> {
                 unhit.push((left, i));
             }
         }
+        let heavy_chosen: usize = chosen_bits
+            .iter()
+            .zip(self.heavy)
+            .map(|(c, h)| (c & h).count_ones() as usize)
+            .sum();
+        if heavy_chosen > self.h {
+            return;
+        }
         if unhit.is_empty() {
             self.sols.push(chosen.clone());
             return;
@@ -174,6 +225,27 @@ impl Search<'_> {
             }
         }
         if chosen.len() + lb > self.k {
+            return;
+        }
+        // Unhit sets left with heavy elements only, pairwise disjoint, each need a heavy
+        // element of their own.
+        let mut used = vec![0u64; self.words];
+        let mut hb = 0;
+        for &(_, i) in &unhit {
+            let avail: Vec<u64> = self.bits[i]
+                .iter()
+                .zip(banned.iter())
+                .map(|(x, y)| x & !y)
+                .collect();
+            let all_heavy = avail.iter().zip(self.heavy).all(|(a, h)| a & !h == 0);
+            if all_heavy && disjoint(&avail, &used) {
+                for (u, a) in used.iter_mut().zip(&avail) {
+                    *u |= a;
+                }
+                hb += 1;
+            }
+        }
+        if heavy_chosen + hb > self.h {
             return;
         }
         let pick = unhit[0].1;
@@ -198,17 +270,22 @@ impl Search<'_> {
 mod tests {
     use super::*;
 
-    fn brute(sets: &[Vec<u32>], n: u32) -> (usize, Vec<Vec<u32>>) {
-        let mut best = usize::MAX;
+    fn brute(
+        sets: &[Vec<u32>],
+        n: u32,
+        heavy: &dyn Fn(u32) -> bool,
+    ) -> ((usize, usize), Vec<Vec<u32>>) {
+        let mut best = (usize::MAX, usize::MAX);
         let mut all = Vec::new();
         for mask in 0u32..(1 << n) {
             let s: Vec<u32> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
             if sets.iter().all(|t| t.iter().any(|e| s.contains(e))) {
-                if s.len() < best {
-                    best = s.len();
+                let cost = (s.len(), s.iter().filter(|&&e| heavy(e)).count());
+                if cost < best {
+                    best = cost;
                     all.clear();
                 }
-                if s.len() == best {
+                if cost == best {
                     all.push(s);
                 }
             }
@@ -237,15 +314,70 @@ mod tests {
                     s
                 })
                 .collect();
-            let got = minimum(&sets, &|_| 0, usize::MAX, 0).expect("non-empty sets");
-            let (best, all) = brute(&sets, n);
-            assert_eq!(got[0].len(), best, "{sets:?}");
+            let got =
+                minimum(&sets, &|_| 0, &|_| false, usize::MAX, (0, 0)).expect("non-empty sets");
+            let (best, all) = brute(&sets, n, &|_| false);
+            assert_eq!(got[0].len(), best.0, "{sets:?}");
             assert_eq!(got, all, "{sets:?}");
         }
     }
 
+    /// Fence-like instances: element `2p` is a full fence at position `p`, `2p + 1` a
+    /// store-store one, and a set holding the light one of a position holds the heavy one.
+    #[test]
+    fn lexicographic_cost_equals_brute_force() {
+        let mut seed = 987654321u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let heavy = |e: u32| e.is_multiple_of(2);
+        let mut some_light = 0;
+        for _ in 0..300 {
+            let positions = 1 + next(5) as u32;
+            let k = 1 + next(6) as usize;
+            let sets: Vec<Vec<u32>> = (0..k)
+                .map(|_| {
+                    let mut s = Vec::new();
+                    for _ in 0..1 + next(3) {
+                        let p = next(positions as u64) as u32;
+                        s.push(2 * p);
+                        if next(2) == 0 {
+                            s.push(2 * p + 1);
+                        }
+                    }
+                    s.sort_unstable();
+                    s.dedup();
+                    s
+                })
+                .collect();
+            let got = minimum(&sets, &|_| 0, &heavy, usize::MAX, (0, 0)).expect("non-empty");
+            let (best, all) = brute(&sets, 2 * positions, &heavy);
+            assert_eq!(got, all, "{sets:?}");
+            assert_eq!(
+                (got[0].len(), got[0].iter().filter(|&&e| heavy(e)).count()),
+                best
+            );
+            some_light += usize::from(best.1 < best.0);
+            // A lower bound taken from a subset of the sets gives the same answer.
+            let sub = minimum(&sets[..1], &|_| 0, &heavy, usize::MAX, (0, 0)).expect("one");
+            let lb = (sub[0].len(), sub[0].iter().filter(|&&e| heavy(e)).count());
+            let again = minimum(&sets, &|_| 0, &heavy, usize::MAX, lb).expect("non-empty");
+            assert_eq!(again, all, "{sets:?} from {lb:?}");
+        }
+        assert!(
+            some_light > 50,
+            "light elements were chosen in {some_light} instances"
+        );
+    }
+
     #[test]
     fn empty_set_cannot_be_hit() {
-        assert_eq!(minimum(&[vec![1], vec![]], &|_| 0, 10, 0), None);
+        assert_eq!(
+            minimum(&[vec![1], vec![]], &|_| 0, &|_| false, 10, (0, 0)),
+            None
+        );
     }
 }

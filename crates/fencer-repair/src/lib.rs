@@ -1,4 +1,10 @@
-//! Fence repair: the fewest full fences that make a program correct under TSO or PSO.
+//! Fence repair: the fewest fences that make a program correct under TSO or PSO.
+//!
+//! Cost model: the number of fences first, then the number of full fences (a store-store
+//! fence, PSO only, is cheaper: it never stalls the thread, while a full fence waits for
+//! every pending store). A candidate is a position with a kind; a store-store fence is
+//! proposed only where it kills the counterexample (a store overtaken by a later store),
+//! never where a load overtook the store.
 //!
 //! Counterexample-guided: verify the program (with the fences chosen so far) with the DPOR
 //! engine; from a failing execution compute the positions whose fence would kill it
@@ -16,6 +22,7 @@ pub mod hitting;
 pub mod path;
 
 use fencer_dpor::Observer;
+pub use fencer_ir::FenceKind;
 use fencer_ir::{FuncId, Op, Program};
 use fencer_machine::{Event, EventKind, Fault, State};
 use fencer_memory::{ModelKind, Pso, Sc, Tso};
@@ -29,6 +36,37 @@ use std::time::{Duration, Instant};
 pub struct Position {
     pub func: FuncId,
     pub pc: u32,
+}
+
+/// A fence to insert: where, and of which kind. Ordered by position, a full fence before a
+/// store-store one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fence {
+    pub pos: Position,
+    pub kind: FenceKind,
+}
+
+impl Fence {
+    pub fn full(pos: Position) -> Fence {
+        Fence {
+            pos,
+            kind: FenceKind::Full,
+        }
+    }
+    pub fn store_store(pos: Position) -> Fence {
+        Fence {
+            pos,
+            kind: FenceKind::StoreStore,
+        }
+    }
+}
+
+/// The cost of a set of fences, compared lexicographically: (fences, full fences).
+pub fn cost(fences: &[Fence]) -> (usize, usize) {
+    (
+        fences.len(),
+        fences.iter().filter(|f| f.kind == FenceKind::Full).count(),
+    )
 }
 
 #[derive(Clone, Debug, Default)]
@@ -53,21 +91,22 @@ pub struct Options {
 #[derive(Clone, Debug)]
 pub struct Counterexample {
     /// The fences in place when the engine found it.
-    pub under: Vec<Position>,
+    pub under: Vec<Fence>,
     /// The engine's counterexample (in the fenced program's terms).
     pub report: fencer_report::Counterexample,
-    /// The positions whose fence kills it.
-    pub kill: Vec<Position>,
+    /// The fences that kill it: a full fence at each position that does, and a
+    /// store-store fence where that is enough.
+    pub kill: Vec<Fence>,
     /// Which store was overtaken by which later event of its thread, in words.
     pub reorderings: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
 pub struct Repair {
-    /// The fences chosen (a minimum set), sorted.
-    pub fences: Vec<Position>,
+    /// The fences chosen (a minimum set under [`cost`]), sorted.
+    pub fences: Vec<Fence>,
     /// With `all_minimal`: every minimum set, each verified.
-    pub all: Vec<Vec<Position>>,
+    pub all: Vec<Vec<Fence>>,
     /// Verification runs of the engine (the first on the program as it is).
     pub rounds: usize,
     pub counterexamples: Vec<Counterexample>,
@@ -310,9 +349,9 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
     if model == ModelKind::Sc {
         return Outcome::NotNeeded { report: sc };
     }
-    // Candidate positions get small ids, in the order they first appear.
-    let mut ids: Vec<Position> = Vec::new();
-    let id_of = |ids: &mut Vec<Position>, p: Position| -> u32 {
+    // Candidate fences get small ids, in the order they first appear.
+    let mut ids: Vec<Fence> = Vec::new();
+    let id_of = |ids: &mut Vec<Fence>, p: Fence| -> u32 {
         match ids.iter().position(|&q| q == p) {
             Some(i) => i as u32,
             None => {
@@ -323,11 +362,11 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
     };
     let mut sets: Vec<Vec<u32>> = Vec::new();
     // The minimum so far: constraints only grow, so it never shrinks.
-    let mut lower = 0;
+    let mut lower = (0, 0);
     let mut cexs: Vec<Counterexample> = Vec::new();
     let mut exact = true;
-    let mut verified: Vec<(Vec<Position>, Report, Program)> = Vec::new();
-    let mut queue: Vec<Vec<Position>> = vec![Vec::new()];
+    let mut verified: Vec<(Vec<Fence>, Report, Program)> = Vec::new();
+    let mut queue: Vec<Vec<Fence>> = vec![Vec::new()];
     while let Some(cand) = queue.pop() {
         let fenced = edit::insert_fences(prog, &cand);
         cx.rounds += 1;
@@ -357,11 +396,16 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         }
         let kill = cx.kill(&fenced, &events);
         exact &= kill.exact;
-        let mut positions: BTreeSet<Position> = BTreeSet::new();
-        for p in &kill.positions {
-            let q = fenced.original(p.func, p.pc);
-            if cx.allowed(q) {
-                positions.insert(q);
+        let mut positions: BTreeSet<Fence> = BTreeSet::new();
+        for (set, kind) in [
+            (&kill.positions, FenceKind::Full),
+            (&kill.store_store, FenceKind::StoreStore),
+        ] {
+            for p in set {
+                let q = fenced.original(p.func, p.pc);
+                if cx.allowed(q) {
+                    positions.insert(Fence { pos: q, kind });
+                }
             }
         }
         let cex = Counterexample {
@@ -387,21 +431,22 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         cexs.push(cex);
         // A new constraint: choose again, and re-verify what is still a minimum.
         let cap = if opts.all_minimal { 10_000 } else { 64 };
-        let rk = |i: u32| rank(prog, ids[i as usize]);
-        let Some(sols) = hitting::minimum(&sets, &rk, cap, lower) else {
+        let rk = |i: u32| fence_rank(prog, ids[i as usize]);
+        let heavy = |i: u32| ids[i as usize].kind == FenceKind::Full;
+        let Some(sols) = hitting::minimum(&sets, &rk, &heavy, cap, lower) else {
             unreachable!("no set is empty")
         };
-        let sols: Vec<Vec<Position>> = sols
+        let sols: Vec<Vec<Fence>> = sols
             .into_iter()
             .map(|s| {
-                let mut v: Vec<Position> = s.into_iter().map(|i| ids[i as usize]).collect();
+                let mut v: Vec<Fence> = s.into_iter().map(|i| ids[i as usize]).collect();
                 v.sort();
                 v
             })
             .collect();
-        let size = sols[0].len();
-        lower = size;
-        verified.retain(|(v, _, _)| v.len() == size && sets_hit(&sets, &ids, v));
+        let best_cost = cost(&sols[0]);
+        lower = best_cost;
+        verified.retain(|(v, _, _)| cost(v) == best_cost && sets_hit(&sets, &ids, v));
         queue.clear();
         if opts.all_minimal {
             for s in sols.into_iter().rev() {
@@ -415,17 +460,17 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
         } else {
             let best = sols
                 .into_iter()
-                .min_by_key(|s| (s.iter().map(|&p| rank(prog, p)).sum::<u32>(), s.clone()))
+                .min_by_key(|s| (s.iter().map(|&f| rank(prog, f.pos)).sum::<u32>(), s.clone()))
                 .expect("at least one");
             queue.push(best);
         }
     }
-    let mut all: Vec<Vec<Position>> = verified.iter().map(|(v, _, _)| v.clone()).collect();
+    let mut all: Vec<Vec<Fence>> = verified.iter().map(|(v, _, _)| v.clone()).collect();
     all.sort();
     // The set reported first: the one that maps best to source.
     let (chosen, report, fenced) = verified
         .into_iter()
-        .min_by_key(|(v, _, _)| (v.iter().map(|&p| rank(prog, p)).sum::<u32>(), v.clone()))
+        .min_by_key(|(v, _, _)| (v.iter().map(|&f| rank(prog, f.pos)).sum::<u32>(), v.clone()))
         .expect("the loop ends with a verified set");
     let disjoint = hitting::disjoint_packing(&sets, chosen.len());
     Outcome::Repaired(Box::new(Repair {
@@ -441,7 +486,12 @@ pub fn repair(prog: &Program, model: ModelKind, opts: &Options) -> Outcome {
     }))
 }
 
-fn sets_hit(sets: &[Vec<u32>], ids: &[Position], v: &[Position]) -> bool {
+/// The order candidates are tried in: by [`rank`], a store-store fence before a full one.
+fn fence_rank(prog: &Program, f: Fence) -> u32 {
+    2 * rank(prog, f.pos) + u32::from(f.kind == FenceKind::Full)
+}
+
+fn sets_hit(sets: &[Vec<u32>], ids: &[Fence], v: &[Fence]) -> bool {
     sets.iter()
         .all(|s| s.iter().any(|&i| v.contains(&ids[i as usize])))
 }

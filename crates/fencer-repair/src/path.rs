@@ -16,6 +16,16 @@
 //! execution, fence included, is one of the fenced program, and `q` does not kill it.
 //! That direction is what makes the repair minimum: positions outside the set computed
 //! here cannot kill the execution, so any repair uses one inside it.
+//!
+//! A store-store fence (PSO) at `q` kills the execution when some pass of `q` as above
+//! has a store `s` pending and a later store of `t` into another buffer reaches memory
+//! before `s` (or a later read-modify-write of `t` runs before `s`'s update): the fence
+//! would hold that update (or write) back until `s`'s. Otherwise the fence, run right
+//! after event `k`, changes nothing in this execution: it never waits, and every store
+//! issued after it reaches memory after every store pending at it, as the fence asks. A
+//! later *load* overtaking `s` is no reason: only a full fence stops that. Every position
+//! whose store-store fence kills the execution is in the full fences' set too (the
+//! overtaking store or read-modify-write comes after `o` at the latest).
 
 use crate::Position;
 use fencer_ir::{func_of_ptr, FuncId, Op, Program, Ptr, Value};
@@ -28,6 +38,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// passes known for sure are used and the set may miss positions).
 pub struct Kill {
     pub positions: BTreeSet<Position>,
+    /// The positions whose store-store fence kills it (empty under TSO, which keeps store
+    /// order already); a subset of `positions`.
+    pub store_store: BTreeSet<Position>,
     pub exact: bool,
     /// Each overtaken store with the first event that overtook it, as indices into the
     /// events.
@@ -120,6 +133,7 @@ pub fn kill_set<M: MemoryModel>(
         }
     }
     let mut out = BTreeSet::new();
+    let mut out_ss = BTreeSet::new();
     let mut pairs = Vec::new();
     for ps in passes.values() {
         for w in 0..ps.len() {
@@ -159,11 +173,39 @@ pub fn kill_set<M: MemoryModel>(
                         }
                     }
                 }
+                if M::STORES_IN_ORDER {
+                    continue;
+                }
+                // A later store into another buffer that reached memory first, or a later
+                // read-modify-write that wrote first.
+                let store_over =
+                    ps[w + 1..]
+                        .iter()
+                        .map(|p| p.event)
+                        .any(|o| match events[o].kind {
+                            EventKind::Store {
+                                loc: l,
+                                buffered: true,
+                                ..
+                            } if M::channel(l) != chan => {
+                                let id = events[o].id;
+                                update_at
+                                    .get(&(id.thread, id.index))
+                                    .is_some_and(|&u| u < upd)
+                            }
+                            EventKind::Rmw { .. } => o < upd,
+                            _ => false,
+                        });
+                if store_over {
+                    out_ss.extend(ps[w].positions.iter().copied());
+                    out.extend(ps[w].positions.iter().copied());
+                }
             }
         }
     }
     Kill {
         positions: out,
+        store_store: out_ss,
         exact,
         pairs,
     }

@@ -1,9 +1,10 @@
 //! Repairs of small `.fen` programs, and the minimality claim checked by brute force: no
-//! set of fewer positions, anywhere in the program, makes it correct.
+//! set of fewer positions, anywhere in the program, makes it correct; and under PSO no set
+//! of as many fences with fewer full ones (the rest store-store) does.
 
 use fencer_ir::Program;
 use fencer_memory::ModelKind;
-use fencer_repair::{edit, repair, Options, Outcome, Position};
+use fencer_repair::{cost, edit, repair, Fence, FenceKind, Options, Outcome, Position};
 
 fn load(name: &str) -> Program {
     let path = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -41,7 +42,7 @@ fn subsets(n: usize, k: usize, from: usize, cur: &mut Vec<usize>, out: &mut Vec<
     }
 }
 
-fn repaired(name: &str, model: ModelKind) -> (Program, Vec<Position>) {
+fn repaired(name: &str, model: ModelKind) -> (Program, Vec<Fence>) {
     let prog = load(name);
     let out = repair(&prog, model, &Options::default());
     let Outcome::Repaired(r) = out else {
@@ -52,9 +53,12 @@ fn repaired(name: &str, model: ModelKind) -> (Program, Vec<Position>) {
     (prog, r.fences.clone())
 }
 
-/// No set of one fence fewer repairs the program (fences only remove executions, so no
-/// smaller set does either).
-fn check_minimal(prog: &Program, n: usize, model: ModelKind) {
+/// No set of one fence fewer repairs the program (fences only remove executions, and a
+/// full fence removes all a store-store one does, so full fences stand for every kind and
+/// no smaller set does either); under PSO, no set of as many fences with one full fence
+/// fewer (the others store-store) does.
+fn check_minimal(prog: &Program, chosen: &[Fence], model: ModelKind) {
+    let (n, full) = cost(chosen);
     if n == 0 {
         return;
     }
@@ -62,12 +66,39 @@ fn check_minimal(prog: &Program, n: usize, model: ModelKind) {
     let mut sets = Vec::new();
     subsets(pos.len(), n - 1, 0, &mut Vec::new(), &mut sets);
     for s in sets {
-        let fences: Vec<Position> = s.iter().map(|&i| pos[i]).collect();
+        let fences: Vec<Fence> = s.iter().map(|&i| Fence::full(pos[i])).collect();
         let fenced = edit::insert_fences(prog, &fences);
         assert!(
             !safe(&fenced.prog, model),
             "{fences:?} repairs with fewer fences"
         );
+    }
+    if model != ModelKind::Pso || full == 0 {
+        return;
+    }
+    let mut sets = Vec::new();
+    subsets(pos.len(), n, 0, &mut Vec::new(), &mut sets);
+    for s in sets {
+        let mut which = Vec::new();
+        subsets(n, full - 1, 0, &mut Vec::new(), &mut which);
+        for w in which {
+            let fences: Vec<Fence> = s
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| Fence {
+                    pos: pos[i],
+                    kind: if w.contains(&k) {
+                        FenceKind::Full
+                    } else {
+                        FenceKind::StoreStore
+                    },
+                })
+                .collect();
+            assert!(
+                !safe(&edit::insert_fences(prog, &fences).prog, model),
+                "{fences:?} repairs with fewer full fences"
+            );
+        }
     }
 }
 
@@ -76,7 +107,12 @@ fn sb_needs_one_fence_per_thread() {
     for model in [ModelKind::Tso, ModelKind::Pso] {
         let (prog, fences) = repaired("sb.fen", model);
         assert_eq!(fences.len(), 2, "{fences:?}");
-        check_minimal(&prog, fences.len(), model);
+        // A load overtakes each store: only full fences stop that.
+        assert!(
+            fences.iter().all(|f| f.kind == FenceKind::Full),
+            "{fences:?}"
+        );
+        check_minimal(&prog, &fences, model);
     }
 }
 
@@ -89,14 +125,16 @@ fn mp_needs_one_fence_under_pso_and_none_under_tso() {
     ));
     let (prog, fences) = repaired("mp.fen", ModelKind::Pso);
     assert_eq!(fences.len(), 1, "{fences:?}");
-    check_minimal(&prog, 1, ModelKind::Pso);
+    // The flag's store overtakes the data's: a store-store fence between them is enough.
+    assert_eq!(fences[0].kind, FenceKind::StoreStore, "{fences:?}");
+    check_minimal(&prog, &fences, ModelKind::Pso);
 }
 
 #[test]
 fn peterson_minimum_is_minimal() {
     for model in [ModelKind::Tso, ModelKind::Pso] {
         let (prog, fences) = repaired("peterson.fen", model);
-        check_minimal(&prog, fences.len(), model);
+        check_minimal(&prog, &fences, model);
     }
 }
 
@@ -104,7 +142,7 @@ fn peterson_minimum_is_minimal() {
 fn two_plus_two_w_and_spinlock() {
     for name in ["two_plus_two_w.fen", "spinlock_cas.fen"] {
         let (prog, fences) = repaired(name, ModelKind::Pso);
-        check_minimal(&prog, fences.len(), ModelKind::Pso);
+        check_minimal(&prog, &fences, ModelKind::Pso);
     }
 }
 
@@ -137,7 +175,7 @@ fn all_minimal_sets_are_each_a_repair() {
         assert_eq!(s.len(), 2);
         assert!(safe(&edit::insert_fences(&prog, s).prog, ModelKind::Tso));
     }
-    check_minimal(&prog, 2, ModelKind::Tso);
+    check_minimal(&prog, &r.fences, ModelKind::Tso);
 }
 
 fn litmus_dir() -> Option<std::path::PathBuf> {
@@ -180,7 +218,7 @@ fn litmus_repairs_are_minimum_by_brute_force() {
         if count > 400 {
             continue;
         }
-        check_minimal(&prog, n, ModelKind::Tso);
+        check_minimal(&prog, &r.fences, ModelKind::Tso);
         brute += 1;
     }
     eprintln!("{brute} litmus repairs checked by brute force");
@@ -203,7 +241,7 @@ fn no_fence_where_an_rmw_or_lock_already_orders() {
             continue;
         };
         for c in &r.counterexamples {
-            for p in &c.kill {
+            for p in c.kill.iter().map(|f| f.pos) {
                 let body = &prog.functions[p.func as usize].body;
                 assert!(
                     !matches!(
@@ -215,4 +253,77 @@ fn no_fence_where_an_rmw_or_lock_already_orders() {
             }
         }
     }
+}
+
+fn verdicts(src: &str) -> Vec<(ModelKind, fencer_report::Verdict, fencer_report::Verdict)> {
+    let prog = fencer_text::parse_program("t.fen", src).expect("parses");
+    ModelKind::ALL
+        .iter()
+        .map(|&m| {
+            let d = fencer_dpor::explore(&prog, m, &fencer_dpor::Options::default());
+            let r = fencer_reference::explore(&prog, m, &fencer_reference::Options::default());
+            (m, d.verdict, r.report.verdict)
+        })
+        .collect()
+}
+
+/// The store-store fence's semantics on the two tests that tell it from a full fence and
+/// from nothing: it keeps message passing's stores in order under PSO, and does not keep
+/// store buffering's load behind its thread's store.
+#[test]
+fn store_store_fence_is_enough_for_mp_not_for_sb() {
+    use fencer_report::Verdict::{Safe, Violation};
+    let mp = "shared x = 0, y = 0;\nthread p {\n x = 1;\n fence ss;\n y = 1;\n}\n\
+              thread q {\n r1 = y;\n r2 = x;\n}\nexists (q.r1 == 1 && q.r2 == 0)\n";
+    for (m, dpor, reference) in verdicts(mp) {
+        assert_eq!(
+            (dpor, reference),
+            (Safe, Safe),
+            "mp with fence ss under {m:?}"
+        );
+    }
+    let unfenced = mp.replace(" fence ss;\n", "");
+    let v = verdicts(&unfenced);
+    assert_eq!(
+        (v[2].1, v[2].2),
+        (Violation, Violation),
+        "mp without it under PSO"
+    );
+    let sb = "shared x = 0, y = 0;\nthread p {\n x = 1;\n fence ss;\n r1 = y;\n}\n\
+              thread q {\n y = 1;\n fence ss;\n r2 = x;\n}\nexists (p.r1 == 0 && q.r2 == 0)\n";
+    for (m, dpor, reference) in verdicts(sb) {
+        let want = if m == ModelKind::Sc { Safe } else { Violation };
+        assert_eq!(
+            (dpor, reference),
+            (want, want),
+            "sb with fence ss under {m:?}"
+        );
+    }
+    let full = sb.replace("fence ss;", "fence;");
+    for (m, dpor, reference) in verdicts(&full) {
+        assert_eq!(
+            (dpor, reference),
+            (Safe, Safe),
+            "sb with full fences under {m:?}"
+        );
+    }
+}
+
+/// A read-modify-write after a store-store fence writes after the stores before the fence
+/// (its write is a store); a load after it does not wait.
+#[test]
+fn rmw_after_store_store_fence_waits_for_older_stores() {
+    use fencer_report::Verdict::{Safe, Violation};
+    let mp = "shared x = 0, y = 0;\nthread p {\n x = 1;\n fence ss;\n a = xchg(y, 1);\n}\n\
+              thread q {\n r1 = y;\n r2 = x;\n}\nexists (q.r1 == 1 && q.r2 == 0)\n";
+    for (m, dpor, reference) in verdicts(mp) {
+        assert_eq!((dpor, reference), (Safe, Safe), "{m:?}");
+    }
+    let unfenced = mp.replace(" fence ss;\n", "");
+    let v = verdicts(&unfenced);
+    assert_eq!(
+        (v[2].1, v[2].2),
+        (Violation, Violation),
+        "without it under PSO"
+    );
 }

@@ -6,7 +6,7 @@
 
 use fencer_ir::{BinOp, CondExpr, CondVar, FinalCond, Program, Quantifier, SrcLoc};
 use fencer_memory::ModelKind;
-use fencer_repair::{edit, repair, Options, Outcome, Position};
+use fencer_repair::{cost, edit, repair, Fence, FenceKind, Options, Outcome, Position};
 use fencer_report::Verdict;
 
 /// The program with the condition "the final state is one SC reaches".
@@ -59,27 +59,40 @@ fn positions(prog: &Program) -> Vec<Position> {
     out
 }
 
-fn no_smaller_set_repairs(prog: &Program, n: usize, model: ModelKind) -> bool {
+/// No set of `k` fences, `full` of them full and the rest store-store, repairs `prog`
+/// (full fences first in each set: a set of positions is tried with every choice of which
+/// `full` of them are full).
+fn no_set_repairs(prog: &Program, k: usize, full: usize, model: ModelKind) -> bool {
     let pos = positions(prog);
     fn go(
         prog: &Program,
         pos: &[Position],
         k: usize,
+        full: usize,
         from: usize,
-        cur: &mut Vec<Position>,
+        cur: &mut Vec<Fence>,
         model: ModelKind,
     ) -> bool {
         if cur.len() == k {
             return !safe(&edit::insert_fences(prog, cur).prog, model);
         }
+        let fulls = cur.iter().filter(|f| f.kind == FenceKind::Full).count();
         (from..pos.len()).all(|i| {
-            cur.push(pos[i]);
-            let ok = go(prog, pos, k, i + 1, cur, model);
-            cur.pop();
+            let mut ok = true;
+            for kind in [FenceKind::Full, FenceKind::StoreStore] {
+                let left = k - cur.len() - 1;
+                let f = fulls + usize::from(kind == FenceKind::Full);
+                if f > full || f + left < full {
+                    continue;
+                }
+                cur.push(Fence { pos: pos[i], kind });
+                ok &= go(prog, pos, k, full, i + 1, cur, model);
+                cur.pop();
+            }
             ok
         })
     }
-    go(prog, &pos, n - 1, 0, &mut Vec::new(), model)
+    go(prog, &pos, k, full, 0, &mut Vec::new(), model)
 }
 
 #[test]
@@ -89,7 +102,7 @@ fn random_programs_are_repaired_minimally() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
     let shape = fencer_testgen::Shape::default();
-    let (mut repaired, mut brute) = (0, 0);
+    let (mut repaired, mut brute, mut brute_kinds, mut ss) = (0, 0, 0, 0);
     for seed in 0..cases {
         let src = fencer_testgen::program(seed, &shape);
         let prog = fencer_text::parse_program("gen.fen", &src).expect("generated programs parse");
@@ -108,21 +121,34 @@ fn random_programs_are_repaired_minimally() {
                         r.fences
                     );
                     repaired += 1;
-                    let n = r.fences.len();
+                    let (n, full) = cost(&r.fences);
+                    ss += n - full;
                     let p = positions(&prog).len() as u64;
-                    let subsets = (0..n as u64 - 1).fold(1, |c, i| c * (p - i) / (i + 1));
-                    if subsets <= 200 {
+                    let choose = |k: u64| (0..k).fold(1, |c, i| c * (p - i) / (i + 1));
+                    if choose(n as u64 - 1) <= 200 {
                         assert!(
-                            no_smaller_set_repairs(&prog, n, model),
+                            no_set_repairs(&prog, n - 1, n - 1, model),
                             "seed {seed} {model:?}: fewer than {n} fences repair it\n{src}"
                         );
                         brute += 1;
+                    }
+                    // As many fences, one full fence fewer: the cost's second half.
+                    if model == ModelKind::Pso && full > 0 && choose(n as u64) <= 200 {
+                        assert!(
+                            no_set_repairs(&prog, n, full - 1, model),
+                            "seed {seed}: {n} fences with fewer than {full} full repair it\n{src}"
+                        );
+                        brute_kinds += 1;
                     }
                 }
                 other => panic!("seed {seed} {model:?}: {other:?}\n{src}"),
             }
         }
     }
-    eprintln!("{repaired} repairs, {brute} checked by brute force");
+    eprintln!(
+        "{repaired} repairs ({ss} store-store fences), {brute} checked by brute force, \
+         {brute_kinds} also for fewer full fences"
+    );
     assert!(repaired >= cases / 10, "{repaired} repairs");
+    assert!(ss > 0, "no repair used a store-store fence");
 }

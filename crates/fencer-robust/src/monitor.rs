@@ -21,7 +21,12 @@
 //!   at or after `e'` that happens before `g` (the paper's line 11 flushes the FIFO up to
 //!   the last such store);
 //! - PSO: `g`, of another thread, accesses `e'`'s location (or is a read-modify-write of
-//!   it by `e'`'s thread).
+//!   it by `e'`'s thread);
+//! - PSO with store-store fences: `g` commits a store of `e'`'s thread issued after a
+//!   store-store fence that follows `e'` (stores leave the buffers epoch by epoch), or `g`
+//!   is a read-modify-write of `e'`'s thread after such a fence (its write waits for the
+//!   older epochs). Both are tracked like TSO's commits: the commit vector's entry for the
+//!   thread moves up to that fence.
 //!
 //! These are tracked with vector clocks alongside the happens-before clocks: a second
 //! vector per clock carries, for each thread, the latest of its stores that some event
@@ -31,6 +36,7 @@
 //! speaks of all SC executions) carries over. ARCHITECTURE.md gives the argument.
 
 use crate::trace::{access, faulted_read, read_of};
+use fencer_ir::FenceKind;
 use fencer_machine::{Event, EventId, EventKind, Step};
 use fencer_memory::Loc;
 use rustc_hash::FxHashMap;
@@ -66,6 +72,8 @@ pub struct Monitor {
     kb: Vec<Vec<u32>>,
     /// Per thread, the indices of its buffer-draining events.
     flushes: Vec<Vec<u32>>,
+    /// Per thread, the indices of its store-store fences (PSO).
+    ss_fences: Vec<Vec<u32>>,
     /// Per location (numbered in `loc_ids`), kept across executions.
     locs: Vec<LocState>,
     /// Location numbers: by object and cell for the usual small ones (no hashing on the
@@ -95,6 +103,7 @@ impl Monitor {
             vc: Vec::new(),
             kb: Vec::new(),
             flushes: Vec::new(),
+            ss_fences: Vec::new(),
             locs: Vec::new(),
             dense_ids: Vec::new(),
             loc_ids: FxHashMap::default(),
@@ -114,6 +123,11 @@ impl Monitor {
         self.flushes
             .resize_with(n.max(self.flushes.len()), Vec::new);
         for f in &mut self.flushes {
+            f.clear();
+        }
+        self.ss_fences
+            .resize_with(n.max(self.ss_fences.len()), Vec::new);
+        for f in &mut self.ss_fences {
             f.clear();
         }
         for l in self.locs.iter_mut() {
@@ -173,6 +187,14 @@ impl Monitor {
         i
     }
 
+    /// The last store-store fence of thread `p` before its event `before`: every store of
+    /// `p` before it reaches memory before any store of `p` after it.
+    fn last_ss_fence(&self, p: usize, before: u32) -> Option<u32> {
+        let f = &self.ss_fences[p];
+        let k = f.partition_point(|&x| x < before);
+        (k > 0).then(|| f[k - 1])
+    }
+
     /// The last buffer-draining event of thread `p` among its first `upto` events.
     fn last_flush(&self, p: usize, upto: u32) -> Option<u32> {
         let f = &self.flushes[p];
@@ -202,8 +224,12 @@ impl Monitor {
             if acc.is_none() && !sync {
                 // Nothing but program order: the thread's clock moves, nothing else does.
                 self.vc[t][t] = idx + 1;
-                if matches!(e.kind, EventKind::Fence) {
-                    self.flushes[t].push(idx);
+                match e.kind {
+                    EventKind::Fence(FenceKind::Full) => self.flushes[t].push(idx),
+                    EventKind::Fence(FenceKind::StoreStore) if self.pso => {
+                        self.ss_fences[t].push(idx)
+                    }
+                    _ => {}
                 }
                 continue;
             }
@@ -240,7 +266,27 @@ impl Monitor {
                 }
             }
             let pso = self.pso;
+            if pso && matches!(e.kind, EventKind::Rmw { .. }) {
+                // Its write waited for the stores before the thread's last store-store
+                // fence.
+                if let Some(f) = self.last_ss_fence(t, idx) {
+                    k[t] = k[t].max(f);
+                }
+            }
             if let (Some(a), Some(li)) = (acc, li) {
+                if pso {
+                    // Committing another thread's stores here commits what it issued
+                    // before the store-store fence before the last of them.
+                    for (p, kp) in k.iter_mut().enumerate().take(n) {
+                        if p != t {
+                            if let Some(&last) = self.locs[li].stores[p].last() {
+                                if let Some(f) = self.last_ss_fence(p, last) {
+                                    *kp = (*kp).max(f);
+                                }
+                            }
+                        }
+                    }
+                }
                 let l = &mut self.locs[li];
                 if !pso {
                     for (p, st) in l.stores.iter().enumerate() {
@@ -291,7 +337,7 @@ impl Monitor {
                 }
             }
             let drains = match e.kind {
-                EventKind::Fence
+                EventKind::Fence(FenceKind::Full)
                 | EventKind::Lock { .. }
                 | EventKind::Unlock { .. }
                 | EventKind::TryLockFailed { .. }

@@ -7,7 +7,7 @@
 //! checked for the cycle; a witness is only shown when it replays.
 
 use crate::trace::{access, faulted_read, read_of, Edge, Graph};
-use fencer_ir::Program;
+use fencer_ir::{FenceKind, Program};
 use fencer_machine::{Event, EventId, EventKind, State, Status, Step};
 use fencer_memory::{Chan, Loc, MemoryModel};
 use std::collections::VecDeque;
@@ -90,10 +90,13 @@ fn strict_clocks(events: &[Event]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
 }
 
 /// The simulated store buffers: pending stores in order, per thread (TSO) or per thread
-/// and location (PSO).
+/// and location (PSO), each with its store-store epoch (PSO: the thread's store-store
+/// fences before it).
 struct Bufs {
     pso: bool,
-    q: Vec<VecDeque<(Loc, EventId)>>,
+    q: Vec<VecDeque<(Loc, EventId, u32)>>,
+    /// Per thread, the store-store fences it ran so far (PSO).
+    epoch: Vec<u32>,
 }
 
 impl Bufs {
@@ -105,19 +108,49 @@ impl Bufs {
         }
     }
 
-    /// Commits `p`'s oldest pending store to `loc` (PSO) or its oldest (TSO).
+    /// Commits `p`'s oldest pending store to `loc` (PSO) or its oldest (TSO); under PSO
+    /// the stores of older epochs first, which the machine requires.
     fn pop(&mut self, p: usize, loc: Loc, out: &mut Vec<Step>) -> EventId {
         let q = &mut self.q[p];
         let k = if self.pso {
             q.iter()
-                .position(|(l, _)| *l == loc)
+                .position(|(l, _, _)| *l == loc)
                 .expect("pending store")
         } else {
             0
         };
-        let (l, id) = q.remove(k).expect("pending store");
+        let epoch = q[k].2;
+        if self.pso {
+            // The first pending store is the oldest of its buffer and of the oldest epoch.
+            while let Some(&(l, _, e)) = self.q[p].front() {
+                if e >= epoch {
+                    break;
+                }
+                self.pop(p, l, out);
+            }
+        }
+        let q = &mut self.q[p];
+        let k = if self.pso {
+            q.iter()
+                .position(|(l, _, _)| *l == loc)
+                .expect("pending store")
+        } else {
+            0
+        };
+        let (l, id, _) = q.remove(k).expect("pending store");
         out.push(Step::Update(p as u32, self.chan(l)));
         id
+    }
+
+    /// Commits what a read-modify-write of thread `p` waits for beyond its own buffer:
+    /// the stores before its last store-store fence.
+    fn older_epochs(&mut self, p: usize, out: &mut Vec<Step>) {
+        while let Some(&(l, _, e)) = self.q[p].front() {
+            if e >= self.epoch[p] {
+                break;
+            }
+            self.pop(p, l, out);
+        }
     }
 
     /// The paper's line 11: commit other threads' pending stores to `loc`.
@@ -126,7 +159,7 @@ impl Bufs {
             if p == t {
                 continue;
             }
-            while let Some(last) = self.q[p].iter().rposition(|(l, _)| *l == loc) {
+            while let Some(last) = self.q[p].iter().rposition(|(l, _, _)| *l == loc) {
                 if self.pso {
                     self.pop(p, loc, out);
                 } else {
@@ -141,12 +174,12 @@ impl Bufs {
     fn drain(&mut self, p: usize, only: Option<Loc>, out: &mut Vec<Step>) {
         match only {
             Some(loc) if self.pso => {
-                while self.q[p].iter().any(|(l, _)| *l == loc) {
+                while self.q[p].iter().any(|(l, _, _)| *l == loc) {
                     self.pop(p, loc, out);
                 }
             }
             _ => {
-                while let Some(&(l, _)) = self.q[p].front() {
+                while let Some(&(l, _, _)) = self.q[p].front() {
                     self.pop(p, l, out);
                 }
             }
@@ -177,6 +210,7 @@ pub fn build<M: MemoryModel>(
     let mut bufs = Bufs {
         pso,
         q: vec![VecDeque::new(); n],
+        epoch: vec![0; n],
     };
     let mut steps = Vec::new();
     for &f in &order {
@@ -187,12 +221,21 @@ pub fn build<M: MemoryModel>(
             bufs.commit_others(t, a.loc, &mut steps);
         }
         match ev.kind {
-            EventKind::Fence
+            EventKind::Fence(FenceKind::Full)
             | EventKind::Lock { .. }
             | EventKind::Unlock { .. }
             | EventKind::TryLockFailed { .. }
             | EventKind::Spawn { .. } => bufs.drain(t, None, &mut steps),
-            EventKind::Rmw { loc, .. } => bufs.drain(t, Some(loc), &mut steps),
+            // With nothing pending it orders nothing.
+            EventKind::Fence(FenceKind::StoreStore) if pso && !bufs.q[t].is_empty() => {
+                bufs.epoch[t] += 1;
+            }
+            EventKind::Rmw { loc, .. } => {
+                bufs.drain(t, Some(loc), &mut steps);
+                if pso {
+                    bufs.older_epochs(t, &mut steps);
+                }
+            }
             EventKind::Join { child } if (child as usize) < n => {
                 bufs.drain(child as usize, None, &mut steps)
             }
@@ -200,7 +243,7 @@ pub fn build<M: MemoryModel>(
         }
         steps.push(Step::Thread(t as u32));
         if let EventKind::Store { loc, .. } = ev.kind {
-            bufs.q[t].push_back((loc, ev.id));
+            bufs.q[t].push_back((loc, ev.id, bufs.epoch[t]));
         }
     }
     // `e` overtakes the store; a store `e` is committed first, then the store.
@@ -210,7 +253,7 @@ pub fn build<M: MemoryModel>(
         bufs.drain(t, Some(loc), &mut steps);
     }
     let p = store.thread as usize;
-    while bufs.q[p].iter().any(|&(_, id)| id == store) {
+    while bufs.q[p].iter().any(|&(_, id, _)| id == store) {
         let l = bufs.q[p].front().map(|x| x.0).expect("pending");
         let l = if pso { loc } else { l };
         bufs.pop(p, l, &mut steps);

@@ -166,7 +166,10 @@ fn instruction(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool, top: b
             format!("{x} = {v};")
         }
         30..=57 => format!("{} = {x};", fresh(regs)),
-        58..=64 => "fence;".to_string(),
+        58..=61 => "fence;".to_string(),
+        // Store-store fences: they change which updates are enabled under PSO, which the
+        // engines' enabledness and happens-before must follow.
+        62..=64 => "fence ss;".to_string(),
         65..=70 => {
             let (a, b) = (r.range(0, 2), r.range(1, 3));
             format!("{} = cas({x}, {a}, {b});", fresh(regs))

@@ -83,7 +83,8 @@ pub enum StmtKind {
         lhs: Place,
         rhs: Rhs,
     },
-    Fence,
+    /// `fence;` (full) or `fence ss;` (store-store).
+    Fence(fencer_ir::FenceKind),
     Assume(Expr),
     Assert(Expr),
     Lock(Ident),

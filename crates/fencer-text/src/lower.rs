@@ -630,8 +630,8 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
-            StmtKind::Fence => {
-                self.emit(cx, Op::Fence, span);
+            StmtKind::Fence(kind) => {
+                self.emit(cx, Op::Fence(*kind), span);
             }
             StmtKind::Assume(e) => {
                 let c = self.lower_expr(cx, e)?;

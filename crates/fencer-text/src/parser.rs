@@ -458,7 +458,12 @@ impl<'a> Parser<'a> {
         let kind = match kw.as_str() {
             "fence" => {
                 self.bump();
-                StmtKind::Fence
+                if matches!(self.peek(), Tok::Ident(k) if k == "ss") {
+                    self.bump();
+                    StmtKind::Fence(fencer_ir::FenceKind::StoreStore)
+                } else {
+                    StmtKind::Fence(fencer_ir::FenceKind::Full)
+                }
             }
             "assume" | "assert" => {
                 self.bump();

@@ -76,7 +76,9 @@ fn print_stmt(s: &mut String, st: &Stmt, level: usize) {
         StmtKind::Assign { lhs, rhs } => {
             let _ = writeln!(s, "{} = {};", print_place(lhs), print_rhs(rhs));
         }
-        StmtKind::Fence => s.push_str("fence;\n"),
+        StmtKind::Fence(k) => {
+            let _ = writeln!(s, "{};", k.name());
+        }
         StmtKind::Assume(e) => {
             let _ = writeln!(s, "assume({});", print_expr(e));
         }

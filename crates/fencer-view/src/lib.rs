@@ -445,7 +445,7 @@ impl Execution<'_> {
                 Some(w) => format!("rmw {}: {}→{}", n(*loc), read, w),
                 None => format!("cas {}: read {} (failed)", n(*loc), read),
             },
-            EventKind::Fence => "fence".into(),
+            EventKind::Fence(k) => k.name().into(),
             EventKind::Lock {
                 loc,
                 trylock,
