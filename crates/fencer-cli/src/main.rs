@@ -255,6 +255,10 @@ struct CheckArgs {
     /// DVE: stop after storing this many states (exit code 3).
     #[arg(long, value_name = "N")]
     max_states: Option<u64>,
+    /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
+    /// one); default: all cores. The answer and the counterexample do not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read

@@ -115,6 +115,7 @@ impl RepairArgs {
             ltl: None,
             fair: false,
             max_states: None,
+            jobs: None,
         }
     }
 }

@@ -134,6 +134,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         ltl: None,
         fair: false,
         max_states: None,
+        jobs: None,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

@@ -403,6 +403,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         ltl: None,
         fair: false,
         max_states: None,
+        jobs: None,
     }
 }
 

@@ -35,31 +35,34 @@ impl System {
     }
 
     pub fn eval(&self, e: &CExpr, s: &[u8]) -> Result<i32, RtError> {
+        self.ev(e, s).map_err(|at| self.explain(at, s))
+    }
+
+    /// `eval` on the hot path: a failure is only the expression that failed (a pointer,
+    /// so the result fits in registers), its message is made by `explain`.
+    #[inline]
+    fn ev<'e>(&self, e: &'e CExpr, s: &[u8]) -> Result<i32, &'e CExpr> {
         Ok(match e {
             CExpr::Const(c) => *c,
             CExpr::Load(v) => load(s, *v, 0),
-            CExpr::Index(v, i, span) => {
-                let k = self.eval(i, s)?;
-                let len = v.len.unwrap_or(1) as i32;
-                if !(0..len).contains(&k) {
-                    return Err(RtError {
-                        message: format!("index {k} out of range 0..{len}"),
-                        span: *span,
-                    });
+            CExpr::Index(v, i, _) => {
+                let k = self.ev(i, s)?;
+                if !(0..v.len.unwrap_or(1) as i32).contains(&k) {
+                    return Err(e);
                 }
                 load(s, *v, k as u32)
             }
             CExpr::InState { proc, state } => (self.state_of(s, *proc) == *state) as i32,
             CExpr::Unary(op, a) => {
-                let a = self.eval(a, s)?;
+                let a = self.ev(a, s)?;
                 match op {
                     UnOp::Neg => a.wrapping_neg(),
                     UnOp::Not => (a == 0) as i32,
                     UnOp::BitNot => !a,
                 }
             }
-            CExpr::Binary(op, a, b, span) => {
-                let x = self.eval(a, s)?;
+            CExpr::Binary(op, a, b, _) => {
+                let x = self.ev(a, s)?;
                 // `and`, `or`, `imply` do not evaluate what they do not need (a guard
                 // `i < N and a[i] == 0` must not fail on the index).
                 match op {
@@ -68,13 +71,31 @@ impl System {
                     BinOp::Imply if x == 0 => return Ok(1),
                     _ => {}
                 }
-                let y = self.eval(b, s)?;
-                apply_binop(*op, x, y).ok_or_else(|| RtError {
-                    message: "division by zero".into(),
-                    span: *span,
-                })?
+                let y = self.ev(b, s)?;
+                apply_binop(*op, x, y).ok_or(e)?
             }
         })
+    }
+
+    /// The run-time error of `at`, an expression that failed to evaluate in `s` (its
+    /// operands did not).
+    #[cold]
+    fn explain(&self, at: &CExpr, s: &[u8]) -> RtError {
+        match at {
+            CExpr::Index(v, i, span) => {
+                let k = self.ev(i, s).unwrap_or_default();
+                let len = v.len.unwrap_or(1);
+                RtError {
+                    message: format!("index {k} out of range 0..{len}"),
+                    span: *span,
+                }
+            }
+            CExpr::Binary(_, _, _, span) => RtError {
+                message: "division by zero".into(),
+                span: *span,
+            },
+            _ => unreachable!("only indexing and division fail"),
+        }
     }
 
     fn assign(&self, place: &Place, v: i32, s: &mut [u8], span: Span) -> Result<(), RtError> {
