@@ -253,7 +253,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
                     prefix,
                     cycle,
                 };
-                let lasso = shortest_prefix(sys, lasso);
+                let lasso = shortest_prefix(sys, lasso, prefix_budget(&st));
                 return finish(stats, &st, accepting, Some(lasso), None);
             }
         }
@@ -414,7 +414,7 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
                 }
                 if witness.iter().all(Option::is_some) {
                     let lasso = fair_lasso(sys, &st, &succs_of, &members, a, &witness);
-                    let lasso = shortest_prefix(sys, lasso);
+                    let lasso = shortest_prefix(sys, lasso, prefix_budget(&st));
                     return finish(stats, &st, accepting, Some(lasso), None);
                 }
             }
@@ -502,11 +502,23 @@ fn fair_lasso<L: Copy, S: TransitionSystem<Label = L>>(
     }
 }
 
+/// How many states the search for a shortest prefix may store: ten times what the cycle
+/// search stored, and at least a million (a second or so).
+fn prefix_budget(st: &Store) -> usize {
+    (st.len() * 10).max(1 << 20)
+}
+
 /// The same cycle, entered by a shortest path: a breadth-first search from the initial
 /// state stops at the first state of the cycle it meets, and the cycle is turned to start
 /// there. The depth-first searches find their cycle through whatever path their stack
-/// holds; this costs one search up to the cycle's depth, once a violation is known.
-fn shortest_prefix<S: TransitionSystem>(sys: &S, lasso: Lasso<S::Label>) -> Lasso<S::Label> {
+/// holds; this costs one search up to the cycle's depth, once a violation is known. A
+/// violation found early in a huge product could make that search far dearer than the
+/// one that found it: past `budget` states it gives up and the lasso stays as it was.
+fn shortest_prefix<S: TransitionSystem>(
+    sys: &S,
+    lasso: Lasso<S::Label>,
+    budget: usize,
+) -> Lasso<S::Label> {
     let n = lasso.cycle.len();
     // `on[k]`: the state before the cycle's step `k` (the cycle's last state is its first).
     let on: Vec<&[u8]> = std::iter::once(&lasso.cycle[n - 1].1)
@@ -520,6 +532,9 @@ fn shortest_prefix<S: TransitionSystem>(sys: &S, lasso: Lasso<S::Label>) -> Lass
     let mut next = 0u32;
     let mut cur = Vec::new();
     while (next as usize) < st.len() {
+        if st.len() > budget {
+            return lasso;
+        }
         cur.clear();
         cur.extend_from_slice(st.get(next));
         if let Some(&k) = index.get(cur.as_slice()) {

@@ -142,6 +142,8 @@ pub(crate) struct Store {
     pub(crate) width: usize,
     bits: u32,
     pub(crate) shards: Vec<Shard>,
+    /// `expand`'s buffers: successors' bytes and hashes.
+    scratch: (Vec<u8>, Vec<u64>),
 }
 
 impl Store {
@@ -150,6 +152,7 @@ impl Store {
             width,
             bits,
             shards: (0..1usize << bits).map(|_| Shard::new(bits)).collect(),
+            scratch: Default::default(),
         }
     }
 
@@ -205,7 +208,8 @@ impl Store {
     }
 
     /// The successors of state `i` as ids, storing new ones (`cur` is scratch space);
-    /// counts the steps and errors in `stats`.
+    /// counts the steps and errors in `stats`. All successors are generated first and
+    /// their table slots touched together (see `Shard::touch`), then stored.
     pub(crate) fn expand<S: TransitionSystem>(
         &mut self,
         sys: &S,
@@ -215,14 +219,37 @@ impl Store {
     ) -> Vec<(S::Label, u32)> {
         cur.clear();
         cur.extend_from_slice(self.get(i));
-        let mut out = Vec::new();
+        // Room for the usual number of successors: growing a vector one push at a time
+        // cost more than the rest of the bookkeeping.
+        let mut out = Vec::with_capacity(self.scratch.1.len().max(8));
+        let (mut bytes, mut hashes) = std::mem::take(&mut self.scratch);
+        bytes.clear();
+        hashes.clear();
         sys.successors(cur, &mut |l, r: Next<'_>| {
             stats.transitions += 1;
             match r {
                 Err(_) => stats.errors += 1,
-                Ok(s) => out.push((l, self.insert(s, i).0)),
+                Ok(s) => {
+                    bytes.extend_from_slice(s);
+                    hashes.push(hash(s));
+                    out.push((l, 0));
+                }
             }
         });
+        let w = self.width;
+        let mut touched = 0;
+        for &h in &hashes {
+            touched ^= self.shards[self.shard_of(h)].touch(w, h);
+        }
+        std::hint::black_box(touched);
+        for (k, (&h, o)) in hashes.iter().zip(&mut out).enumerate() {
+            let shard = self.shard_of(h);
+            let local = match self.shards[shard].insert(w, &bytes[k * w..(k + 1) * w], h, i) {
+                Ok(x) | Err(x) => x,
+            };
+            o.1 = self.id(shard, local);
+        }
+        self.scratch = (bytes, hashes);
         out
     }
 
