@@ -141,6 +141,9 @@ struct BenchArgs {
     /// time, with both methods' verdicts (a `// robust: tso=yes pso=no` line is checked).
     #[arg(long)]
     robust: bool,
+    /// DVE models: threads for reachability (benchmarks are one core unless said).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
+    jobs: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -323,6 +326,7 @@ fn main() -> ExitCode {
             timeout: args.timeout,
             json: args.json,
             robust: args.robust,
+            jobs: args.jobs,
         }),
     }
 }

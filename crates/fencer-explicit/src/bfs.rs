@@ -23,8 +23,7 @@ const SHARD_BITS: u32 = 6;
 const BATCH: usize = 1 << 14;
 /// Rounds with fewer frontier states run on the calling thread.
 const PAR_MIN: usize = 512;
-/// Candidates whose table slots (and stored states) are loaded together before they are
-/// inserted one by one.
+/// How far ahead of its insertion a candidate's table slot (and stored state) is loaded.
 const TOUCH: usize = 16;
 
 /// Why the search stops, and where in the single-thread order: the frontier position in
@@ -155,12 +154,12 @@ fn store<L>(
         for p in parts {
             let b = &p.buckets[k];
             let mut touched = 0u64;
+            for &h in b.hash.iter().take(TOUCH) {
+                touched ^= shard.touch(width, h);
+            }
             for (i, (&h, &key)) in b.hash.iter().zip(&b.key).enumerate() {
-                if i % TOUCH == 0 {
-                    for &h in b.hash[i..].iter().take(TOUCH) {
-                        touched ^= shard.touch(width, h);
-                    }
-                    std::hint::black_box(touched);
+                if let Some(&ahead) = b.hash.get(i + TOUCH) {
+                    touched ^= shard.touch(width, ahead);
                 }
                 let s = &b.bytes[i * width..(i + 1) * width];
                 let parent = round[(key >> 32) as usize];
@@ -178,6 +177,7 @@ fn store<L>(
                     }
                 }
             }
+            std::hint::black_box(touched);
         }
     }
     (goals, event)
