@@ -53,6 +53,8 @@ impl System {
                 load(s, *v, k as u32)
             }
             CExpr::InState { proc, state } => (self.state_of(s, *proc) == *state) as i32,
+            CExpr::VarConst(op, x, c) => apply_binop(*op, load(s, *x, 0), *c).ok_or(e)?,
+            CExpr::VarVar(op, x, y) => apply_binop(*op, load(s, *x, 0), load(s, *y, 0)).ok_or(e)?,
             CExpr::Unary(op, a) => {
                 let a = self.operand(a, s)?;
                 match op {
@@ -85,6 +87,7 @@ impl System {
             CExpr::Const(c) => Ok(*c),
             CExpr::Load(v) => Ok(load(s, *v, 0)),
             CExpr::InState { proc, state } => Ok((self.state_of(s, *proc) == *state) as i32),
+            CExpr::VarConst(op, x, c) => apply_binop(*op, load(s, *x, 0), *c).ok_or(e),
             CExpr::Index(v, i, _) if matches!(**i, CExpr::Const(_) | CExpr::Load(_)) => {
                 let k = match **i {
                     CExpr::Const(c) => c,
