@@ -111,9 +111,10 @@ impl Shard {
     pub(crate) fn touch(&self, w: usize, h: u64) -> u64 {
         let tag = h >> 32;
         let x = self.slots[tag as usize & (self.slots.len() - 1)];
-        if x >> 32 == tag {
-            let k = x as u32 as usize;
-            x ^ self.arena.get(k.wrapping_sub(1) * w).copied().unwrap_or(0) as u64
+        // An empty slot's tag reads as 0, a real tag too.
+        if x != 0 && x >> 32 == tag {
+            let k = (x as u32 - 1) as usize;
+            x ^ self.arena[k * w] as u64
         } else {
             x
         }
