@@ -15,6 +15,8 @@ pub struct BenchOptions {
     pub json: bool,
     /// Robustness mode: `fencer robust` with the monitor and with the exhaustive method.
     pub robust: bool,
+    /// DVE models: threads for reachability.
+    pub jobs: usize,
 }
 
 fn is_program(f: &Path) -> bool {
@@ -78,9 +80,11 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         .arg("check")
         .arg(file)
         .args(if model == "dve" {
-            vec!["--json"]
+            vec!["--json".to_string(), "--jobs".into(), o.jobs.to_string()]
         } else {
-            vec!["--model", model, "--algo", o.algo, "--json"]
+            ["--model", model, "--algo", o.algo, "--json"]
+                .map(String::from)
+                .to_vec()
         })
         .args(["--timeout", &o.timeout.to_string()])
         .output();
@@ -106,6 +110,11 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
     };
     let verdict = r["verdict"].as_str().unwrap_or("error").to_string();
     let st = &r["stats"];
+    // A DVE run's rate is in states per second of exploration.
+    let rate = match (model, st["states"].as_f64(), st["elapsed_ms"].as_f64()) {
+        ("dve", Some(n), Some(ms)) => json!(n / (ms.max(1.0) / 1000.0)),
+        _ => st["executions_per_sec"].clone(),
+    };
     json!({
         "program": name,
         "file": file.display().to_string(),
@@ -119,7 +128,7 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         "blocked": st["blocked"],
         "sleep_blocked": st["sleep_blocked"],
         "events": st["events"],
-        "executions_per_sec": st["executions_per_sec"],
+        "executions_per_sec": rate,
         "explore_ms": st["elapsed_ms"],
         "wall_ms": wall_ms,
         "peak_rss_kib": st["peak_rss_kib"],

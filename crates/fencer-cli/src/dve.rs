@@ -6,12 +6,10 @@ use fencer_explicit::{reach, FoundKind, Options, TransitionSystem};
 use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
 
 /// A DVE system as the engine sees it: fixed-width states and their successors, of the
-/// model alone or (`product`) in step with its property process, for LTL. A scratch
-/// vector is kept between calls: no allocation per state.
+/// model alone or (`product`) in step with its property process, for LTL.
 pub(crate) struct Dve<'a> {
     pub(crate) sys: &'a fencer_dve::System,
     pub(crate) product: bool,
-    buf: std::cell::RefCell<Vec<u8>>,
     /// Fairness constraints beyond the processes' (with `--fair`): per process and
     /// transition, the store buffer a step flushes; every buffer must be flushed whenever
     /// it stays full.
@@ -24,11 +22,16 @@ impl<'a> Dve<'a> {
         Dve {
             sys,
             product,
-            buf: Default::default(),
             buffers: None,
             fair_processes: true,
         }
     }
+}
+
+thread_local! {
+    /// Scratch space for a successor, per thread (the engine may call from several):
+    /// no allocation per state.
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl TransitionSystem for Dve<'_> {
@@ -40,13 +43,18 @@ impl TransitionSystem for Dve<'_> {
         self.sys.initial.clone()
     }
     fn successors(&self, s: &[u8], f: &mut dyn FnMut(Label, fencer_explicit::Next<'_>)) {
-        let mut buf = self.buf.borrow_mut();
-        let f = &mut |l, r: fencer_dve::run::Next<'_>| f(l, r.map_err(|e| e.message));
-        if self.product {
-            self.sys.product_successors(s, &mut buf, f);
-        } else {
-            self.sys.successors(s, &mut buf, f);
-        }
+        BUF.with(|cell| {
+            // Taken out of the cell: `f` may ask for successors again (a counterexample's
+            // labels are found that way).
+            let mut buf = cell.take();
+            let f = &mut |l, r: fencer_dve::run::Next<'_>| f(l, r.map_err(|e| e.message));
+            if self.product {
+                self.sys.product_successors(s, &mut buf, f);
+            } else {
+                self.sys.successors(s, &mut buf, f);
+            }
+            cell.replace(buf);
+        })
     }
     fn accepting(&self, s: &[u8]) -> bool {
         self.product && self.sys.accepting(s)
@@ -241,6 +249,9 @@ fn check_one(
         timeout,
         max_states: args.max_states,
         exhaustive: args.keep_going,
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
     };
     let judge = |s: &[u8]| -> Option<String> {
         if let Some((p, text)) = sys.failed_assertion(s) {

@@ -666,6 +666,9 @@ fn violation(
         timeout,
         max_states: args.max_states,
         exhaustive: false,
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
     };
     let props = dve::properties(args, sys)?;
     if props.is_empty() {
@@ -1104,8 +1107,9 @@ pub fn repair(
         chosen = match fencer_repair::hitting::minimum(
             &sets,
             &|_| 0,
+            &|_| false,
             if all_minimal { 64 } else { 1 },
-            at_least,
+            (at_least, 0),
         ) {
             Some(c) => c,
             None => unreachable!("kill sets are not empty"),
@@ -1280,6 +1284,7 @@ fn dve_args(a: &CheckArgs) -> CheckArgs {
         buffer_private: a.buffer_private,
         max_nodes: a.max_nodes,
         invariant: a.invariant,
+        jobs: a.jobs,
     }
 }
 

@@ -151,6 +151,9 @@ struct BenchArgs {
     /// time, with both methods' verdicts (a `// robust: tso=yes pso=no` line is checked).
     #[arg(long)]
     robust: bool,
+    /// DVE models: threads for reachability (benchmarks are one core unless said).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
+    jobs: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -316,6 +319,10 @@ struct CheckArgs {
     /// .cub: print the inductive invariant of a SAFE answer (the negated visited cubes).
     #[arg(long)]
     invariant: bool,
+    /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
+    /// one); default: all cores. The answer and the counterexample do not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read
@@ -382,6 +389,7 @@ fn main() -> ExitCode {
             timeout: args.timeout,
             json: args.json,
             robust: args.robust,
+            jobs: args.jobs,
         }),
     }
 }

@@ -147,6 +147,7 @@ impl RepairArgs {
             buffer_private: false,
             max_nodes: None,
             invariant: false,
+            jobs: None,
         }
     }
 }

@@ -142,6 +142,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         buffer_private: false,
         max_nodes: None,
         invariant: false,
+        jobs: None,
     });
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

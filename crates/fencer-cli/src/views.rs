@@ -411,6 +411,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         buffer_private: false,
         max_nodes: None,
         invariant: false,
+        jobs: None,
     }
 }
 

@@ -35,31 +35,36 @@ impl System {
     }
 
     pub fn eval(&self, e: &CExpr, s: &[u8]) -> Result<i32, RtError> {
+        self.ev(e, s).map_err(|at| self.explain(at, s))
+    }
+
+    /// `eval` on the hot path: a failure is only the expression that failed (a pointer,
+    /// so the result fits in registers), its message is made by `explain`.
+    #[inline]
+    fn ev<'e>(&self, e: &'e CExpr, s: &[u8]) -> Result<i32, &'e CExpr> {
         Ok(match e {
             CExpr::Const(c) => *c,
             CExpr::Load(v) => load(s, *v, 0),
-            CExpr::Index(v, i, span) => {
-                let k = self.eval(i, s)?;
-                let len = v.len.unwrap_or(1) as i32;
-                if !(0..len).contains(&k) {
-                    return Err(RtError {
-                        message: format!("index {k} out of range 0..{len}"),
-                        span: *span,
-                    });
+            CExpr::Index(v, i, _) => {
+                let k = self.operand(i, s)?;
+                if !(0..v.len.unwrap_or(1) as i32).contains(&k) {
+                    return Err(e);
                 }
                 load(s, *v, k as u32)
             }
             CExpr::InState { proc, state } => (self.state_of(s, *proc) == *state) as i32,
+            CExpr::VarConst(op, x, c) => apply_binop(*op, load(s, *x, 0), *c).ok_or(e)?,
+            CExpr::VarVar(op, x, y) => apply_binop(*op, load(s, *x, 0), load(s, *y, 0)).ok_or(e)?,
             CExpr::Unary(op, a) => {
-                let a = self.eval(a, s)?;
+                let a = self.operand(a, s)?;
                 match op {
                     UnOp::Neg => a.wrapping_neg(),
                     UnOp::Not => (a == 0) as i32,
                     UnOp::BitNot => !a,
                 }
             }
-            CExpr::Binary(op, a, b, span) => {
-                let x = self.eval(a, s)?;
+            CExpr::Binary(op, a, b, _) => {
+                let x = self.operand(a, s)?;
                 // `and`, `or`, `imply` do not evaluate what they do not need (a guard
                 // `i < N and a[i] == 0` must not fail on the index).
                 match op {
@@ -68,31 +73,75 @@ impl System {
                     BinOp::Imply if x == 0 => return Ok(1),
                     _ => {}
                 }
-                let y = self.eval(b, s)?;
-                apply_binop(*op, x, y).ok_or_else(|| RtError {
-                    message: "division by zero".into(),
-                    span: *span,
-                })?
+                let y = self.operand(b, s)?;
+                apply_binop(*op, x, y).ok_or(e)?
             }
         })
     }
 
+    /// An operand: constants, variables, process states and array elements at a constant
+    /// or variable index (most operands) without a call.
+    #[inline(always)]
+    fn operand<'e>(&self, e: &'e CExpr, s: &[u8]) -> Result<i32, &'e CExpr> {
+        match e {
+            CExpr::Const(c) => Ok(*c),
+            CExpr::Load(v) => Ok(load(s, *v, 0)),
+            CExpr::InState { proc, state } => Ok((self.state_of(s, *proc) == *state) as i32),
+            CExpr::VarConst(op, x, c) => apply_binop(*op, load(s, *x, 0), *c).ok_or(e),
+            CExpr::Index(v, i, _) if matches!(**i, CExpr::Const(_) | CExpr::Load(_)) => {
+                let k = match **i {
+                    CExpr::Const(c) => c,
+                    CExpr::Load(x) => load(s, x, 0),
+                    _ => unreachable!(),
+                };
+                if !(0..v.len.unwrap_or(1) as i32).contains(&k) {
+                    return Err(e);
+                }
+                Ok(load(s, *v, k as u32))
+            }
+            _ => self.ev(e, s),
+        }
+    }
+
+    /// The run-time error of `at`, an expression that failed to evaluate in `s` (its
+    /// operands did not).
+    #[cold]
+    fn explain(&self, at: &CExpr, s: &[u8]) -> RtError {
+        match at {
+            CExpr::Index(v, i, span) => {
+                let k = self.ev(i, s).unwrap_or_default();
+                let len = v.len.unwrap_or(1);
+                RtError {
+                    message: format!("index {k} out of range 0..{len}"),
+                    span: *span,
+                }
+            }
+            CExpr::Binary(_, _, _, span) => RtError {
+                message: "division by zero".into(),
+                span: *span,
+            },
+            _ => unreachable!("only indexing and division fail"),
+        }
+    }
+
+    /// Stores `v` at `place`. The fast path returns a bool-sized result; errors are
+    /// built out of line.
+    #[inline]
     fn assign(&self, place: &Place, v: i32, s: &mut [u8], span: Span) -> Result<(), RtError> {
         let (var, k) = match place {
             Place::Scalar(var) => (*var, 0),
             Place::Element(var, i, ispan) => {
-                let k = self.eval(i, s)?;
+                let k = self.operand(i, s).map_err(|at| self.explain(at, s))?;
                 let len = var.len.unwrap_or(1) as i32;
                 if !(0..len).contains(&k) {
-                    return Err(RtError {
-                        message: format!("index {k} out of range 0..{len}"),
-                        span: *ispan,
-                    });
+                    return Err(index_error(k, len, *ispan));
                 }
                 (*var, k as u32)
             }
         };
-        check(var, v, span)?;
+        if !var.ty.fits(v) {
+            return Err(range_error(var, v, span));
+        }
         store(s, var, k, v);
         Ok(())
     }
@@ -100,7 +149,7 @@ impl System {
     fn effect(&self, p: usize, t: usize, s: &mut [u8]) -> Result<(), RtError> {
         let tr = &self.processes[p].trans[t];
         for (place, e) in &tr.effect {
-            let v = self.eval(e, s)?;
+            let v = self.operand(e, s).map_err(|at| self.explain(at, s))?;
             self.assign(place, v, s, tr.span)?;
         }
         store(s, self.processes[p].state_var, 0, tr.to as i32);
@@ -328,18 +377,34 @@ impl System {
         let here = self.state_of(s, pp);
         // The property transitions enabled in the source state (guards that fail to
         // evaluate count as not enabled).
-        let moves: Vec<u32> = prop
-            .trans
-            .iter()
-            .enumerate()
-            .filter(|(t, tr)| tr.from == here && self.enabled(pp, *t, s).unwrap_or(false))
-            .map(|(_, tr)| tr.to)
-            .collect();
+        // On the stack when small (nearly always): this runs once per product state.
+        let (mut few, mut many) = ([0u32; 16], Vec::new());
+        let mut n = 0;
+        for (t, tr) in prop.trans.iter().enumerate() {
+            if tr.from == here && self.enabled(pp, t, s).unwrap_or(false) {
+                if n < few.len() {
+                    few[n] = tr.to;
+                } else {
+                    if n == few.len() {
+                        many.extend_from_slice(&few);
+                    }
+                    many.push(tr.to);
+                }
+                n += 1;
+            }
+        }
+        let moves: &[u32] = if many.is_empty() { &few[..n] } else { &many };
         if moves.is_empty() {
             return;
         }
         let mut any = false;
-        let mut next = Vec::new();
+        let (mut small, mut large) = ([0u8; 128], Vec::new());
+        let next: &mut [u8] = if s.len() <= small.len() {
+            &mut small[..s.len()]
+        } else {
+            large.resize(s.len(), 0);
+            &mut large
+        };
         self.successors(s, buf, &mut |l, r| {
             any = true;
             // A run-time error leads to the error sink: this state, marked.
@@ -356,11 +421,10 @@ impl System {
             match r {
                 Err(e) => f(l, Err(e)),
                 Ok(t) => {
-                    for &to in &moves {
-                        next.clear();
-                        next.extend_from_slice(t);
-                        store(&mut next, prop.state_var, 0, to as i32);
-                        f(l, Ok(&next));
+                    for &to in moves {
+                        next.copy_from_slice(t);
+                        store(next, prop.state_var, 0, to as i32);
+                        f(l, Ok(next));
                     }
                 }
             }
@@ -392,6 +456,9 @@ impl System {
     /// The first assertion that fails in `s`: (process, the assertion's text).
     pub fn failed_assertion(&self, s: &[u8]) -> Option<(usize, String)> {
         for (p, pr) in self.processes.iter().enumerate() {
+            if pr.asserts.is_empty() {
+                continue;
+            }
             let here = self.state_of(s, p);
             for (st, e, text) in &pr.asserts {
                 if *st == here && self.eval(e, s).map_or(true, |v| v == 0) {
@@ -446,15 +513,28 @@ fn check(var: Var, v: i32, span: Span) -> Result<(), RtError> {
     if var.ty.fits(v) {
         Ok(())
     } else {
-        Err(RtError {
-            message: format!(
-                "value {v} out of range of {}",
-                match var.ty {
-                    Type::Byte => "byte (0..255)",
-                    Type::Int => "int (-32768..32767)",
-                }
-            ),
-            span,
-        })
+        Err(range_error(var, v, span))
+    }
+}
+
+#[cold]
+fn range_error(var: Var, v: i32, span: Span) -> RtError {
+    RtError {
+        message: format!(
+            "value {v} out of range of {}",
+            match var.ty {
+                Type::Byte => "byte (0..255)",
+                Type::Int => "int (-32768..32767)",
+            }
+        ),
+        span,
+    }
+}
+
+#[cold]
+fn index_error(k: i32, len: i32, span: Span) -> RtError {
+    RtError {
+        message: format!("index {k} out of range 0..{len}"),
+        span,
     }
 }

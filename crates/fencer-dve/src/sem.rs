@@ -51,6 +51,25 @@ pub enum CExpr {
     },
     Unary(UnOp, Box<CExpr>),
     Binary(BinOp, Box<CExpr>, Box<CExpr>, Span),
+    /// `x op c` and `x op y` for scalar variables, with an operator that cannot fail
+    /// (made by `fuse`).
+    VarConst(BinOp, Var, i32),
+    VarVar(BinOp, Var, Var),
+}
+
+/// `a op b`, as one node when it is a variable against a constant or another variable
+/// with an operator that neither fails nor skips its right side: most guards and
+/// right-hand sides, evaluated without visiting three nodes.
+fn fuse(op: BinOp, a: CExpr, b: CExpr, span: Span) -> CExpr {
+    let total = !matches!(
+        op,
+        BinOp::Div | BinOp::Rem | BinOp::And | BinOp::Or | BinOp::Imply
+    );
+    match (a, b) {
+        (CExpr::Load(x), CExpr::Const(c)) if total => CExpr::VarConst(op, x, c),
+        (CExpr::Load(x), CExpr::Load(y)) if total => CExpr::VarVar(op, x, y),
+        (a, b) => CExpr::Binary(op, Box::new(a), Box::new(b), span),
+    }
 }
 
 /// Where an assignment stores.
@@ -1016,10 +1035,10 @@ impl Ctx<'_> {
                 }
             }
             Expr::Unary(op, a, _) => CExpr::Unary(*op, Box::new(self.expr(a, proc, env, defs)?)),
-            Expr::Binary(op, a, b) => CExpr::Binary(
+            Expr::Binary(op, a, b) => fuse(
                 *op,
-                Box::new(self.expr(a, proc, env, defs)?),
-                Box::new(self.expr(b, proc, env, defs)?),
+                self.expr(a, proc, env, defs)?,
+                self.expr(b, proc, env, defs)?,
                 e.span(),
             ),
         })

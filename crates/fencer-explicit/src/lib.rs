@@ -5,9 +5,12 @@
 //! words), and answers reachability of an error, a goal or a deadlock breadth-first, so
 //! that the path it returns is a shortest one.
 
-use hashbrown::HashTable;
-use std::hash::BuildHasher;
+mod bfs;
+mod store;
+
+pub use bfs::reach;
 use std::time::{Duration, Instant};
+use store::{Store, NO_PARENT};
 
 /// Where a step leads: a state, or the run-time error (a message) it ends in.
 pub type Next<'a> = Result<&'a [u8], String>;
@@ -41,6 +44,8 @@ pub struct Options {
     pub max_states: Option<u64>,
     /// Explore everything: count errors and goals instead of stopping at the first.
     pub exhaustive: bool,
+    /// Threads for `reach` (0 or 1: the calling thread only). The answer is the same.
+    pub jobs: usize,
 }
 
 /// Why the search stopped at a state.
@@ -90,242 +95,12 @@ pub struct Outcome<L> {
     pub stopped: Option<&'static str>,
 }
 
-struct Store<L> {
-    width: usize,
-    arena: Vec<u8>,
-    table: HashTable<u32>,
-    /// Each stored state's hash (32 bits), so that growing the table rehashes nothing.
-    hashes: Vec<u32>,
-    /// Each state's parent (`u32::MAX` for the initial state). Labels are not stored: a
-    /// counterexample's steps are found again by regenerating each parent's successors,
-    /// which costs nothing until a path is asked for.
-    parent: Vec<u32>,
-    hasher: rustc_hash::FxBuildHasher,
-    _label: std::marker::PhantomData<L>,
-}
-
-impl<L: Copy> Store<L> {
-    fn new(width: usize) -> Store<L> {
-        Store {
-            width,
-            arena: Vec::new(),
-            table: HashTable::new(),
-            hashes: Vec::new(),
-            parent: Vec::new(),
-            hasher: rustc_hash::FxBuildHasher,
-            _label: std::marker::PhantomData,
-        }
-    }
-
-    /// The final statistics: states stored, time since `start`, bytes held.
-    fn finish_stats(&self, mut stats: Stats, start: Instant) -> Stats {
-        stats.states = self.parent.len() as u64;
-        stats.elapsed = start.elapsed();
-        stats.memory = (self.arena.capacity()
-            + self.table.capacity() * 4
-            + self.hashes.capacity() * 4
-            + self.parent.capacity() * 4) as u64;
-        stats
-    }
-
-    /// The successors of state `i` as indices, storing new ones (`cur` is scratch space).
-    fn expand<S: TransitionSystem<Label = L>>(
-        &mut self,
-        sys: &S,
-        i: u32,
-        cur: &mut Vec<u8>,
-        stats: &mut Stats,
-    ) -> Vec<(L, u32)> {
-        cur.clear();
-        cur.extend_from_slice(self.get(i));
-        let mut out = Vec::new();
-        sys.successors(cur, &mut |l, r| {
-            stats.transitions += 1;
-            match r {
-                Err(_) => stats.errors += 1,
-                Ok(s) => {
-                    let j = match self.insert(s, i) {
-                        Some(j) => j,
-                        None => self.index_of(s).expect("present"),
-                    };
-                    out.push((l, j));
-                }
-            }
-        });
-        out
-    }
-    fn get(&self, i: u32) -> &[u8] {
-        let w = self.width;
-        &self.arena[i as usize * w..(i as usize + 1) * w]
-    }
-
-    /// Inserts `s`; `Some(index)` when it is new.
-    /// The table's hash of a 32-bit hash: both halves, so that hashbrown's bucket index
-    /// (low bits) and tag (top bits) are both well mixed.
-    fn spread(h: u32) -> u64 {
-        ((h as u64) << 32) | h as u64
-    }
-
-    /// Inserts `s`; `Some(index)` when it is new.
-    fn insert(&mut self, s: &[u8], parent: u32) -> Option<u32> {
-        let h32 = self.hasher.hash_one(s) as u32;
-        let (w, arena, hashes) = (self.width, &self.arena, &self.hashes);
-        let i = self.parent.len() as u32;
-        match self.table.entry(
-            Self::spread(h32),
-            |&k| &arena[k as usize * w..(k as usize + 1) * w] == s,
-            |&k| Self::spread(hashes[k as usize]),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(_) => None,
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(i);
-                self.arena.extend_from_slice(s);
-                self.hashes.push(h32);
-                self.parent.push(parent);
-                Some(i)
-            }
-        }
-    }
-
-    /// The index of a stored state.
-    fn index_of(&self, s: &[u8]) -> Option<u32> {
-        let h32 = self.hasher.hash_one(s) as u32;
-        let (w, arena) = (self.width, &self.arena);
-        self.table
-            .find(Self::spread(h32), |&k| {
-                &arena[k as usize * w..(k as usize + 1) * w] == s
-            })
-            .copied()
-    }
-
-    /// The path from the initial state to `i`, each step with the label of a transition
-    /// that takes it (found again among the parent's successors).
-    fn path<S: TransitionSystem<Label = L>>(
-        &self,
-        sys: &S,
-        i: u32,
-    ) -> (Vec<u8>, Vec<(L, Vec<u8>)>) {
-        let mut chain = vec![i];
-        while self.parent[*chain.last().expect("non-empty") as usize] != u32::MAX {
-            chain.push(self.parent[*chain.last().expect("non-empty") as usize]);
-        }
-        chain.reverse();
-        let mut steps = Vec::new();
-        for w in chain.windows(2) {
-            let (from, to) = (self.get(w[0]), self.get(w[1]));
-            let mut label = None;
-            sys.successors(from, &mut |l, r| {
-                if label.is_none() && r.as_deref() == Ok(to) {
-                    label = Some(l);
-                }
-            });
-            steps.push((
-                label.expect("a stored state is a successor of its parent"),
-                to.to_vec(),
-            ));
-        }
-        (self.get(chain[0]).to_vec(), steps)
-    }
-}
-
-/// Breadth-first search of every reachable state. `goal(s)` names why a state stops the
-/// search (a failed assertion, a reached expression); errors always do.
-pub fn reach<S: TransitionSystem>(
-    sys: &S,
-    opts: &Options,
-    goal: &dyn Fn(&[u8]) -> Option<String>,
-) -> Outcome<S::Label> {
-    let start = Instant::now();
-    let mut st = Store::new(sys.width());
-    let mut stats = Stats::default();
-    let init = sys.initial();
-    st.insert(&init, u32::MAX);
-    let finish = |stats: Stats, st: &Store<S::Label>, found, stopped| Outcome {
-        stats: st.finish_stats(stats, start),
-        found,
-        stopped,
-    };
-    if let Some(why) = goal(&init) {
-        let (initial, steps) = st.path(sys, 0);
-        return finish(
-            stats,
-            &st,
-            Some(Found {
-                kind: FoundKind::Goal(why),
-                initial,
-                steps,
-                failed: None,
-            }),
-            None,
-        );
-    }
-    let mut level_end = 1u32;
-    let mut next = 0u32;
-    stats.levels = 1;
-    let mut cur = Vec::new();
-    while (next as usize) < st.parent.len() {
-        if next == level_end {
-            level_end = st.parent.len() as u32;
-            stats.levels += 1;
-        }
-        if next.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
-            return finish(stats, &st, None, Some("timeout"));
-        }
-        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
-            return finish(stats, &st, None, Some("max-states"));
-        }
-        cur.clear();
-        cur.extend_from_slice(st.get(next));
-        let mut succs = 0u64;
-        let mut stop: Option<(FoundKind, u32, Option<S::Label>)> = None;
-        sys.successors(&cur, &mut |l, r| {
-            succs += 1;
-            if stop.is_some() {
-                return;
-            }
-            match r {
-                Err(msg) => {
-                    stats.errors += 1;
-                    if !opts.exhaustive {
-                        stop = Some((FoundKind::Error(msg), next, Some(l)));
-                    }
-                }
-                Ok(s) => {
-                    if let Some(i) = st.insert(s, next) {
-                        if let Some(why) = goal(s) {
-                            stats.goals += 1;
-                            if !opts.exhaustive {
-                                stop = Some((FoundKind::Goal(why), i, None));
-                            }
-                        }
-                    }
-                }
-            }
-        });
-        stats.transitions += succs;
-        if succs == 0 {
-            stats.deadlocks += 1;
-            if opts.deadlock && !opts.exhaustive && stop.is_none() {
-                stop = Some((FoundKind::Deadlock, next, None));
-            }
-        }
-        if let Some((kind, at, failed)) = stop {
-            let (initial, steps) = st.path(sys, at);
-            return finish(
-                stats,
-                &st,
-                Some(Found {
-                    kind,
-                    initial,
-                    steps,
-                    failed,
-                }),
-                None,
-            );
-        }
-        next += 1;
-    }
-    finish(stats, &st, None, None)
+/// The final statistics: states stored, time since `start`, bytes held.
+fn finish_stats(st: &Store, mut stats: Stats, start: Instant) -> Stats {
+    stats.states = st.len() as u64;
+    stats.elapsed = start.elapsed();
+    stats.memory = st.memory();
+    stats
 }
 
 /// An accepting cycle: the path to the cycle's first state, then the cycle back to it.
@@ -362,23 +137,23 @@ struct Frame<L> {
 /// blue stack. Both searches are iterative. Run-time errors end their path.
 pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
     let start = Instant::now();
-    let mut st = Store::new(sys.width());
+    let mut st = Store::new(sys.width(), 0);
     let mut flags: Vec<u8> = Vec::new();
     let mut stats = Stats::default();
     let mut accepting = 0u64;
     let init = sys.initial();
-    st.insert(&init, u32::MAX);
+    st.insert(&init, NO_PARENT);
     flags.push(0);
     let mut cur = Vec::new();
     // Successors of state `i` as indices, storing new ones.
     // Successors as indices; new states get their flags.
-    let mut expand = |i: u32, st: &mut Store<S::Label>, flags: &mut Vec<u8>, stats: &mut Stats| {
+    let mut expand = |i: u32, st: &mut Store, flags: &mut Vec<u8>, stats: &mut Stats| {
         let out = st.expand(sys, i, &mut cur, stats);
-        flags.resize(st.parent.len(), 0);
+        flags.resize(st.id_bound(), 0);
         out
     };
-    let finish = |stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| LtlOutcome {
-        stats: st.finish_stats(stats, start),
+    let finish = |stats: Stats, st: &Store, accepting, lasso, stopped| LtlOutcome {
+        stats: finish_stats(st, stats, start),
         accepting,
         lasso,
         stopped,
@@ -397,7 +172,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
         if steps.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
             return finish(stats, &st, accepting, None, Some("timeout"));
         }
-        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+        if opts.max_states.is_some_and(|m| st.len() as u64 > m) {
             return finish(stats, &st, accepting, None, Some("max-states"));
         }
         if top.next < top.succs.len() {
@@ -478,6 +253,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
                     prefix,
                     cycle,
                 };
+                let lasso = shortest_prefix(sys, lasso, prefix_budget(&st));
                 return finish(stats, &st, accepting, Some(lasso), None);
             }
         }
@@ -498,15 +274,14 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
 /// through it and through one witness of each process's fairness.
 pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
     let start = Instant::now();
-    let mut st = Store::new(sys.width());
+    let mut st = Store::new(sys.width(), 0);
     let mut stats = Stats::default();
     let init = sys.initial();
-    st.insert(&init, u32::MAX);
+    st.insert(&init, NO_PARENT);
     let mut cur = Vec::new();
-    let mut expand =
-        |i: u32, st: &mut Store<S::Label>, stats: &mut Stats| st.expand(sys, i, &mut cur, stats);
-    let finish = |stats: Stats, st: &Store<S::Label>, accepting, lasso, stopped| LtlOutcome {
-        stats: st.finish_stats(stats, start),
+    let mut expand = |i: u32, st: &mut Store, stats: &mut Stats| st.expand(sys, i, &mut cur, stats);
+    let finish = |stats: Stats, st: &Store, accepting, lasso, stopped| LtlOutcome {
+        stats: finish_stats(st, stats, start),
         accepting,
         lasso,
         stopped,
@@ -565,7 +340,7 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
         if steps.is_multiple_of(4096) && opts.timeout.is_some_and(|t| start.elapsed() >= t) {
             return finish(stats, &st, accepting, None, Some("timeout"));
         }
-        if opts.max_states.is_some_and(|m| st.parent.len() as u64 > m) {
+        if opts.max_states.is_some_and(|m| st.len() as u64 > m) {
             return finish(stats, &st, accepting, None, Some("max-states"));
         }
         let v = top.state;
@@ -639,6 +414,7 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
                 }
                 if witness.iter().all(Option::is_some) {
                     let lasso = fair_lasso(sys, &st, &succs_of, &members, a, &witness);
+                    let lasso = shortest_prefix(sys, lasso, prefix_budget(&st));
                     return finish(stats, &st, accepting, Some(lasso), None);
                 }
             }
@@ -654,7 +430,7 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
 /// path to `a`, then a cycle from `a` through each witness and back.
 fn fair_lasso<L: Copy, S: TransitionSystem<Label = L>>(
     sys: &S,
-    st: &Store<L>,
+    st: &Store,
     succs: &rustc_hash::FxHashMap<u32, Vec<(L, u32)>>,
     members: &rustc_hash::FxHashSet<u32>,
     a: u32,
@@ -724,4 +500,59 @@ fn fair_lasso<L: Copy, S: TransitionSystem<Label = L>>(
             .map(|(l, s)| (l, st.get(s).to_vec()))
             .collect(),
     }
+}
+
+/// How many states the search for a shortest prefix may store: ten times what the cycle
+/// search stored, and at least a million (a second or so).
+fn prefix_budget(st: &Store) -> usize {
+    (st.len() * 10).max(1 << 20)
+}
+
+/// The same cycle, entered by a shortest path: a breadth-first search from the initial
+/// state stops at the first state of the cycle it meets, and the cycle is turned to start
+/// there. The depth-first searches find their cycle through whatever path their stack
+/// holds; this costs one search up to the cycle's depth, once a violation is known. A
+/// violation found early in a huge product could make that search far dearer than the
+/// one that found it: past `budget` states it gives up and the lasso stays as it was.
+fn shortest_prefix<S: TransitionSystem>(
+    sys: &S,
+    lasso: Lasso<S::Label>,
+    budget: usize,
+) -> Lasso<S::Label> {
+    let n = lasso.cycle.len();
+    // `on[k]`: the state before the cycle's step `k` (the cycle's last state is its first).
+    let on: Vec<&[u8]> = std::iter::once(&lasso.cycle[n - 1].1)
+        .chain(lasso.cycle[..n - 1].iter().map(|x| &x.1))
+        .map(Vec::as_slice)
+        .collect();
+    let index: std::collections::HashMap<&[u8], usize> =
+        on.iter().enumerate().rev().map(|(k, s)| (*s, k)).collect();
+    let mut st = Store::new(sys.width(), 0);
+    st.insert(&lasso.initial, NO_PARENT);
+    let mut next = 0u32;
+    let mut cur = Vec::new();
+    while (next as usize) < st.len() {
+        if st.len() > budget {
+            return lasso;
+        }
+        cur.clear();
+        cur.extend_from_slice(st.get(next));
+        if let Some(&k) = index.get(cur.as_slice()) {
+            let (initial, prefix) = st.path(sys, next);
+            let mut cycle = lasso.cycle[k..].to_vec();
+            cycle.extend_from_slice(&lasso.cycle[..k]);
+            return Lasso {
+                initial,
+                prefix,
+                cycle,
+            };
+        }
+        sys.successors(&cur, &mut |_, r| {
+            if let Ok(s) = r {
+                st.insert(s, next);
+            }
+        });
+        next += 1;
+    }
+    unreachable!("the cycle is reachable")
 }

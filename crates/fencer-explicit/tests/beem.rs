@@ -1,5 +1,7 @@
 //! The explicit-state engine on DVE models: BEEM's instances (`../shared/dve/beem/`,
-//! `instances.tsv`) give exactly BEEM's reachable states and transitions. Needs `../shared`
+//! `instances.tsv`) give exactly BEEM's reachable states and transitions, on one thread
+//! and on several, and BEEM's reachability verdicts with a shortest counterexample that
+//! does not depend on the number of threads. Needs `../shared`
 //! (skipped with a message without it). Instances above `FENCER_DVE_MAX` states (default
 //! 200000) are left to the benchmark.
 
@@ -54,14 +56,28 @@ fn beem_state_counts() {
                 continue;
             }
         };
-        let out = reach(
-            &common::plain(sys),
-            &Options {
+        let sys = common::plain(sys);
+        let run = |jobs| {
+            let opts = Options {
                 exhaustive: true,
+                jobs,
                 ..Default::default()
-            },
-            &|_| None,
-        );
+            };
+            reach(&sys, &opts, &|_| None)
+        };
+        let out = run(1);
+        // Three threads: shards split unevenly between them, and the answer must not move.
+        let par = run(3);
+        let key =
+            |s: &fencer_explicit::Stats| (s.states, s.transitions, s.deadlocks, s.errors, s.levels);
+        if key(&out.stats) != key(&par.stats) {
+            wrong.push(format!(
+                "{}: on three threads {:?}, on one {:?}",
+                c[0],
+                key(&par.stats),
+                key(&out.stats)
+            ));
+        }
         let got = out.stats.states + u64::from(out.stats.errors > 0);
         let trans = c[6].parse::<u64>().ok();
         let want = ERRATA
@@ -84,4 +100,134 @@ fn beem_state_counts() {
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+/// BEEM's reachability properties (the goal is the formula over `ap_definitions`): BEEM's
+/// verdict; on one thread and on three the same counterexample, and (on instances up to
+/// 60000 states) as short as a plain breadth-first search of the model finds.
+#[test]
+fn beem_reachability_in_parallel() {
+    let Some(dir) = corpus() else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    let max: u64 = std::env::var("FENCER_DVE_MAX")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200_000);
+    let tsv = std::fs::read_to_string(dir.join("instances.tsv")).unwrap();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c[9] != "reachability" || c[11].is_empty() {
+            continue;
+        }
+        let Some(states) = c[4].parse::<u64>().ok().filter(|&n| n <= max) else {
+            continue;
+        };
+        let path = dir.join(c[0]);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new()).unwrap();
+        let f = fencer_ltl::parse(c[10]).unwrap_or_else(|e| panic!("{}: {e}", c[10]));
+        let defs: HashMap<&str, &str> = c[13]
+            .split(';')
+            .filter_map(|d| d.split_once(":="))
+            .map(|(n, e)| (n.trim(), e.trim()))
+            .collect();
+        let atoms: Vec<_> = f
+            .atoms
+            .iter()
+            .map(|a| sys.expression(a, defs[a.as_str()]).unwrap())
+            .collect();
+        let sys = common::plain(sys);
+        let holds = |s: &[u8]| {
+            eval(&f.ltl, &|a| {
+                sys.sys.eval(&atoms[a], s).is_ok_and(|v| v != 0)
+            })
+        };
+        let goal = |s: &[u8]| holds(s).then(|| c[10].to_string());
+        let run = |jobs| {
+            let opts = Options {
+                jobs,
+                ..Default::default()
+            };
+            reach(&sys, &opts, &goal)
+        };
+        let (one, three) = (run(1), run(3));
+        let verdict = match &one.found {
+            Some(fd) if matches!(fd.kind, fencer_explicit::FoundKind::Goal(_)) => "reachable",
+            _ => "unreachable",
+        };
+        if verdict != c[11] {
+            wrong.push(format!("{} {}: {verdict}, want {}", c[0], c[10], c[11]));
+        }
+        let path_of = |o: &fencer_explicit::Outcome<_>| {
+            o.found
+                .as_ref()
+                .map(|f| (f.initial.clone(), f.steps.clone()))
+        };
+        if path_of(&one) != path_of(&three) {
+            wrong.push(format!(
+                "{}: the counterexample depends on the threads",
+                c[0]
+            ));
+        }
+        if let (Some(fd), true) = (&one.found, states <= 60_000) {
+            let want = shortest(&sys, &holds);
+            if want != Some(fd.steps.len()) {
+                wrong.push(format!(
+                    "{}: a path of {} steps, the shortest has {want:?}",
+                    c[0],
+                    fd.steps.len()
+                ));
+            }
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} reachability properties checked");
+    assert!(checked >= 30, "{checked}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A propositional formula (the goal of a reachability property) under `atom`.
+fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
+    use fencer_ltl::Ltl;
+    match f {
+        Ltl::True => true,
+        Ltl::False => false,
+        Ltl::Atom(a) => atom(*a),
+        Ltl::Not(a) => !eval(a, atom),
+        Ltl::And(a, b) => eval(a, atom) && eval(b, atom),
+        Ltl::Or(a, b) => eval(a, atom) || eval(b, atom),
+        other => panic!("a temporal operator in a reachability goal: {other:?}"),
+    }
+}
+
+/// The length of a shortest path to a state where `goal` holds, by a breadth-first search
+/// that shares nothing with the engine's.
+fn shortest(sys: &common::Dve, goal: &dyn Fn(&[u8]) -> bool) -> Option<usize> {
+    use fencer_explicit::TransitionSystem;
+    let init = sys.initial();
+    let mut seen = std::collections::HashSet::from([init.clone()]);
+    let mut level = vec![init];
+    let mut depth = 0;
+    while !level.is_empty() {
+        if level.iter().any(|s| goal(s)) {
+            return Some(depth);
+        }
+        let mut next = Vec::new();
+        for s in &level {
+            sys.successors(s, &mut |_, r| {
+                if let Ok(t) = r {
+                    if seen.insert(t.to_vec()) {
+                        next.push(t.to_vec());
+                    }
+                }
+            });
+        }
+        level = next;
+        depth += 1;
+    }
+    None
 }

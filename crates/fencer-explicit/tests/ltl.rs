@@ -8,9 +8,9 @@
 mod common;
 
 use fencer_explicit::{accepting_cycle, reach, Options, TransitionSystem};
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn load(path: &Path) -> Option<common::Dve> {
     let src = std::fs::read_to_string(path).unwrap();
@@ -54,7 +54,7 @@ fn divine_ltl_models() {
             checked += 1;
             continue;
         };
-        let acc = Cell::new(0u64);
+        let acc = AtomicU64::new(0);
         let all = reach(
             &p,
             &Options {
@@ -63,7 +63,7 @@ fn divine_ltl_models() {
             },
             &|s| {
                 if p.accepting(s) {
-                    acc.set(acc.get() + 1);
+                    acc.fetch_add(1, Ordering::Relaxed);
                 }
                 None
             },
@@ -73,7 +73,7 @@ fn divine_ltl_models() {
             ("states", num(4), all.stats.states),
             ("transitions", num(5), all.stats.transitions),
             // `goal` sees every stored state once, the initial one included.
-            ("accepting", num(6), acc.get()),
+            ("accepting", num(6), acc.load(Ordering::Relaxed)),
             ("deadlocks", num(7), all.stats.deadlocks),
         ] {
             if want.is_some_and(|w| w != got) {
@@ -140,6 +140,15 @@ fn beem_ltl_verdicts() {
             assert!(
                 l.cycle.iter().any(|(_, s)| p.accepting(s)),
                 "{}: no accepting state on the cycle",
+                c[0]
+            );
+            // The prefix is a shortest way into the cycle.
+            let on: std::collections::HashSet<&[u8]> =
+                l.cycle.iter().map(|(_, s)| s.as_slice()).collect();
+            assert_eq!(
+                distance(&p, &|s| on.contains(s)),
+                l.prefix.len(),
+                "{}: the lasso's prefix is not a shortest path to its cycle",
                 c[0]
             );
         }
@@ -291,4 +300,30 @@ fn fair_cycles_on_beem() {
     }
     eprintln!("{checked} properties, {fair_violations} violated by a fair run");
     assert!(checked > 20, "{checked}");
+}
+
+/// The length of a shortest path from the initial state to a state where `goal` holds
+/// (one exists), by a breadth-first search of its own.
+fn distance(sys: &common::Dve, goal: &dyn Fn(&[u8]) -> bool) -> usize {
+    let init = sys.initial();
+    let mut seen = std::collections::HashSet::from([init.clone()]);
+    let mut level = vec![init];
+    for depth in 0.. {
+        if level.iter().any(|s| goal(s)) {
+            return depth;
+        }
+        let mut next = Vec::new();
+        for s in &level {
+            sys.successors(s, &mut |_, r| {
+                if let Ok(t) = r {
+                    if seen.insert(t.to_vec()) {
+                        next.push(t.to_vec());
+                    }
+                }
+            });
+        }
+        assert!(!next.is_empty(), "the goal is unreachable");
+        level = next;
+    }
+    unreachable!()
 }
