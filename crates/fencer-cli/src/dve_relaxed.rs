@@ -102,21 +102,8 @@ pub fn read_placement(
         let mut all_writes: Vec<&str> = Vec::new();
         let mut any = false;
         for t in ts {
-            let tr = &p.trans[t];
-            let writes: Vec<&str> = tr
-                .effect
-                .iter()
-                .map(|a| &a.target)
-                .chain(
-                    tr.sync
-                        .iter()
-                        .filter(|s| !s.send)
-                        .flat_map(|s| s.values.iter()),
-                )
-                .filter_map(|e| match e {
-                    fencer_dve::ast::Expr::Var(n, _) => Some(n.name.as_str()),
-                    _ => None,
-                })
+            let writes: Vec<&str> = fencer_dve::relaxed::written_names(&p.trans[t])
+                .into_iter()
                 .filter(|n| !p.vars.iter().any(|v| v.name.name == *n))
                 .collect();
             let ok = if w[3] == "*" {
@@ -983,7 +970,7 @@ pub fn repair(
         Err(code) => return code,
         Ok(Err(what)) => return limit(what, 0),
         Ok(Ok(Some(run))) => {
-            let mut sc_args = dve_args(&args);
+            let mut sc_args = args.clone();
             sc_args.model = ModelArg::Sc;
             let msg = format!(
                 "{path}: the model is wrong under SC ({}): no atomic writes can repair it; the SC counterexample follows",
@@ -1249,43 +1236,6 @@ pub fn repair(
     }
     out(&s);
     ExitCode::SUCCESS
-}
-
-/// A copy of the check arguments.
-fn dve_args(a: &CheckArgs) -> CheckArgs {
-    CheckArgs {
-        file: a.file.clone(),
-        define: a.define.clone(),
-        include: a.include.clone(),
-        std: a.std.clone(),
-        clang: a.clang.clone(),
-        cflags: a.cflags.clone(),
-        model: a.model,
-        engine: a.engine,
-        algo: a.algo,
-        verbose: a.verbose,
-        all: a.all,
-        json: a.json,
-        timeout: a.timeout,
-        max_executions: a.max_executions,
-        max_depth: a.max_depth,
-        unroll: a.unroll,
-        no_spin_assume: a.no_spin_assume,
-        deadlock: a.deadlock,
-        reach: a.reach.clone(),
-        ltl: a.ltl.clone(),
-        fair: a.fair,
-        max_states: a.max_states,
-        atomic: a.atomic.clone(),
-        no_buffer_fairness: a.no_buffer_fairness,
-        keep_going: a.keep_going,
-        buffer_bound: a.buffer_bound,
-        keep_stale: a.keep_stale,
-        buffer_private: a.buffer_private,
-        max_nodes: a.max_nodes,
-        invariant: a.invariant,
-        jobs: a.jobs,
-    }
 }
 
 /// Whether the accepting states of the model's property process accept whatever follows:

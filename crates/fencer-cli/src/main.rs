@@ -212,7 +212,7 @@ enum AlgoArg {
     Source,
 }
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct CheckArgs {
     /// The program to check: `.fen` (text format), `.c`, `.ll` or `.bc`.
     file: PathBuf,

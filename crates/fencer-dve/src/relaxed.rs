@@ -418,19 +418,13 @@ pub fn pso1(m: &Model, shared: &[Shared], place: &Placement) -> R<(Model, Meta)>
         // The shared variables this process writes through its buffer.
         let mut written: BTreeSet<String> = BTreeSet::new();
         for (ti, t) in p.trans.iter().enumerate() {
-            let mut targets: Vec<&Expr> = t.effect.iter().map(|a| &a.target).collect();
-            if let Some(s) = t.sync.as_ref().filter(|s| !s.send) {
-                targets.extend(s.values.iter());
-            }
-            for e in targets {
-                if let Some(n) = target_name(e) {
-                    if !locals.contains(n) && shared_names.contains_key(n) {
-                        if place.is_atomic(pname, ti, n) {
-                            continue;
-                        }
-                        written.insert(n.to_string());
-                        meta.writes.push((pname.to_string(), ti, n.to_string()));
-                    }
+            for n in written_names(t) {
+                if !locals.contains(n)
+                    && shared_names.contains_key(n)
+                    && !place.is_atomic(pname, ti, n)
+                {
+                    written.insert(n.to_string());
+                    meta.writes.push((pname.to_string(), ti, n.to_string()));
                 }
             }
         }
@@ -875,30 +869,16 @@ pub fn fifo(
         let locals: HashSet<String> = p.vars.iter().map(|v| v.name.name.clone()).collect();
         let is_shared = |n: &str| !locals.contains(n) && base.contains_key(n);
         let atomic_t = |t: usize, tr: &Transition| {
-            tr.effect
-                .iter()
-                .filter_map(|a| target_name(&a.target))
-                .chain(
-                    tr.sync
-                        .iter()
-                        .filter(|s| !s.send)
-                        .flat_map(|s| s.values.iter().filter_map(target_name)),
-                )
+            written_names(tr)
+                .into_iter()
                 .any(|g| is_shared(g) && place.is_atomic(&pname, t, g))
         };
         let writes_of = |tr: &Transition| -> Vec<String> {
-            let mut out: Vec<String> = Vec::new();
-            if let Some(s) = tr.sync.as_ref().filter(|s| !s.send) {
-                out.extend(s.values.iter().filter_map(target_name).map(str::to_string));
-            }
-            out.extend(
-                tr.effect
-                    .iter()
-                    .filter_map(|a| target_name(&a.target))
-                    .map(str::to_string),
-            );
-            out.retain(|g| is_shared(g));
-            out
+            written_names(tr)
+                .into_iter()
+                .filter(|g| is_shared(g))
+                .map(str::to_string)
+                .collect()
         };
         // The variables whose writes go through this process's queue.
         let queued: HashSet<String> = p
@@ -1341,5 +1321,18 @@ pub fn private(m: &Model, shared: &[Shared], watched: &HashSet<String>) -> HashS
                 && !seen_by_property.contains(*g)
         })
         .cloned()
+        .collect()
+}
+
+/// The base names transition `t` assigns: its effect's targets and the places a receive
+/// stores to, in order.
+pub fn written_names(t: &Transition) -> Vec<&str> {
+    let received = t
+        .sync
+        .iter()
+        .filter(|s| !s.send)
+        .flat_map(|s| s.values.iter().filter_map(target_name));
+    received
+        .chain(t.effect.iter().filter_map(|a| target_name(&a.target)))
         .collect()
 }
