@@ -59,6 +59,9 @@ impl TransitionSystem for Dve<'_> {
     fn accepting(&self, s: &[u8]) -> bool {
         self.product && self.sys.accepting(s)
     }
+    fn byte_values(&self) -> Option<Vec<[u64; 4]>> {
+        Some(self.sys.byte_values())
+    }
     fn processes(&self) -> u32 {
         let procs = if self.fair_processes {
             self.sys.processes.len() as u32
@@ -252,6 +255,7 @@ fn check_one(
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
+        unpacked: args.no_pack,
     };
     let judge = |s: &[u8]| -> Option<String> {
         if let Some((p, text)) = sys.failed_assertion(s) {
@@ -345,7 +349,8 @@ fn check_one(
         });
         (cex, out.stats, out.stopped, Some(out.accepting))
     } else {
-        let found = reach(&Dve::new(sys, false), &opts, &judge);
+        let judged = sys.has_assertions() || goal.is_some();
+        let found = reach(&Dve::new(sys, false), &opts, judged.then_some(&judge as _));
         let cex = found.found.as_ref().map(|f| {
             let mut events = lines(&f.initial, &f.steps, None);
             let (kind, message) = match &f.kind {
@@ -411,6 +416,8 @@ fn check_one(
         stats: Stats {
             states: Some(st.states),
             transitions: Some(st.transitions),
+            state_memory_bytes: Some(st.memory),
+            state_bytes: Some(st.state_bytes),
             elapsed_ms: ms,
             peak_rss_kib: peak_rss_kib(),
             ..Default::default()
@@ -500,8 +507,11 @@ fn check_one(
             )),
         }
         text.push_str(&format!(
-            "  ({rate:.0} states/s)\ntime: {ms} ms  state memory: {:.1} MiB",
-            st.memory as f64 / (1 << 20) as f64
+            "  ({rate:.0} states/s)\ntime: {ms} ms  state memory: {:.1} MiB ({} of {} bytes a state{})",
+            st.memory as f64 / (1 << 20) as f64,
+            st.state_bytes,
+            sys.width,
+            if st.state_bytes < sys.width as u64 { ", bit-packed" } else { "" }
         ));
         if let Some(k) = report.stats.peak_rss_kib {
             text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));

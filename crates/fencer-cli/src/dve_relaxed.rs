@@ -656,6 +656,7 @@ fn violation(
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
+        unpacked: args.no_pack,
     };
     let props = dve::properties(args, sys)?;
     if props.is_empty() {
@@ -678,7 +679,12 @@ fn violation(
                 _ => Some(format!("`{}` holds", args.reach.as_deref().unwrap_or(""))),
             }
         };
-        let out = fencer_explicit::reach(&dve::Dve::new(sys, false), &opts, &judge);
+        let judged = sys.has_assertions() || goal.is_some();
+        let out = fencer_explicit::reach(
+            &dve::Dve::new(sys, false),
+            &opts,
+            judged.then_some(&judge as _),
+        );
         if let Some(s) = out.stopped {
             return Ok(Err(s));
         }
@@ -1273,7 +1279,7 @@ pub(crate) fn accepting_prefix(
 ) -> fencer_explicit::LtlOutcome<Label> {
     let sys = product.sys;
     let judge = |s: &[u8]| sys.accepting(s).then(|| "accepting".to_string());
-    let out = fencer_explicit::reach(product, opts, &judge);
+    let out = fencer_explicit::reach(product, opts, Some(&judge));
     let lasso = out.found.map(|f| {
         // No cycle: every continuation of the prefix is accepting.
         let cycle = Vec::new();

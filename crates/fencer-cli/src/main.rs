@@ -323,6 +323,10 @@ struct CheckArgs {
     /// one); default: all cores. The answer and the counterexample do not depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
+    /// DVE: store full state vectors. By default each byte is stored in as few bits as the
+    /// values it can hold need (a flag in one bit); this measures what that saves.
+    #[arg(long)]
+    no_pack: bool,
     /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
     /// after an iteration that only read (the execution is discarded, or reported as a
     /// hang when nothing can ever release the loop), when no register it writes is read

@@ -141,6 +141,7 @@ impl RepairArgs {
             max_states: self.max_states,
             atomic: None,
             no_buffer_fairness: self.no_buffer_fairness,
+            no_pack: false,
             keep_going: false,
             buffer_bound: 2,
             keep_stale: false,

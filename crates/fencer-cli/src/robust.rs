@@ -136,6 +136,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         max_states: None,
         atomic: None,
         no_buffer_fairness: false,
+        no_pack: false,
         keep_going: false,
         buffer_bound: 2,
         keep_stale: false,

@@ -405,6 +405,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         max_states: None,
         atomic: None,
         no_buffer_fairness: false,
+        no_pack: false,
         keep_going: false,
         buffer_bound: 2,
         keep_stale: false,

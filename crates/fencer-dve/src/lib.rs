@@ -10,6 +10,7 @@ pub mod print;
 pub mod relaxed;
 pub mod run;
 pub mod sem;
+mod values;
 
 pub use parse::parse;
 pub use sem::{compile, System};

@@ -453,6 +453,11 @@ impl System {
             .is_some_and(|p| self.processes[p].accept[self.state_of(s, p) as usize])
     }
 
+    /// Whether some process has an assertion (else no state needs `failed_assertion`).
+    pub fn has_assertions(&self) -> bool {
+        self.processes.iter().any(|p| !p.asserts.is_empty())
+    }
+
     /// The first assertion that fails in `s`: (process, the assertion's text).
     pub fn failed_assertion(&self, s: &[u8]) -> Option<(usize, String)> {
         for (p, pr) in self.processes.iter().enumerate() {

@@ -260,7 +260,7 @@ where
 /// `goal(s)` names why a state stops the search (a failed assertion, a reached
 /// expression); errors always do, deadlocks with `opts.deadlock`. Counts, ids and the
 /// counterexample (a shortest path) are the same for any number of threads.
-pub fn reach<S>(
+pub(crate) fn reach_states<S>(
     sys: &S,
     opts: &Options,
     goal: &(dyn Fn(&[u8]) -> Option<String> + Sync),
@@ -287,6 +287,7 @@ where
         stats.states = st.len() as u64;
         stats.elapsed = start.elapsed();
         stats.memory = st.memory();
+        stats.state_bytes = st.width as u64;
         Outcome {
             stats,
             found,

@@ -6,9 +6,10 @@
 //! that the path it returns is a shortest one.
 
 mod bfs;
+mod codec;
 mod store;
 
-pub use bfs::reach;
+use codec::{Codec, Packed};
 use std::time::{Duration, Instant};
 use store::{Store, NO_PARENT};
 
@@ -34,6 +35,12 @@ pub trait TransitionSystem {
         0
     }
     fn moved(&self, _l: Self::Label, _out: &mut Vec<u32>) {}
+    /// Per byte of the state vector, every value it can hold in a reachable state (a
+    /// 256-bit set; more is allowed, less is not): the engine then stores states
+    /// bit-packed. `None`: any byte may hold anything.
+    fn byte_values(&self) -> Option<Vec<[u64; 4]>> {
+        None
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -46,6 +53,9 @@ pub struct Options {
     pub exhaustive: bool,
     /// Threads for `reach` (0 or 1: the calling thread only). The answer is the same.
     pub jobs: usize,
+    /// Store full state vectors even when the system's byte values allow packing them
+    /// (to measure what packing saves).
+    pub unpacked: bool,
 }
 
 /// Why the search stopped at a state.
@@ -85,6 +95,8 @@ pub struct Stats {
     pub elapsed: Duration,
     /// Bytes of the state arena and the table.
     pub memory: u64,
+    /// Bytes a stored state takes in the arena (packed, when the system allows it).
+    pub state_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -95,11 +107,77 @@ pub struct Outcome<L> {
     pub stopped: Option<&'static str>,
 }
 
+/// `sys` with bit-packed states, when it says which values its bytes hold and packing
+/// saves enough.
+fn packed<'a, S: TransitionSystem>(sys: &'a S, opts: &Options) -> Option<Packed<'a, S>> {
+    if opts.unpacked {
+        return None;
+    }
+    let sets = sys.byte_values()?;
+    if sets.len() != sys.width() {
+        return None;
+    }
+    Some(Packed::new(sys, Codec::new(&sets)?))
+}
+
+/// Breadth-first search of every reachable state, on `opts.jobs` threads (one if 0).
+/// `goal(s)` names why a state stops the search (a failed assertion, a reached
+/// expression; `None`: no state is a goal); errors always do, deadlocks with
+/// `opts.deadlock`. Counts, ids and the counterexample (a shortest path) are the same for
+/// any number of threads. States are stored bit-packed when the system allows it (see
+/// `TransitionSystem::byte_values`).
+pub fn reach<S>(sys: &S, opts: &Options, goal: Option<&Goal<'_>>) -> Outcome<S::Label>
+where
+    S: TransitionSystem + Sync,
+    S::Label: Send + Sync,
+{
+    let none = |_: &[u8]| None;
+    if let Some(p) = packed(sys, opts) {
+        // Without a goal, new states need not be unpacked to be judged.
+        let o = match goal {
+            Some(g) => bfs::reach_states(&p, opts, &|s: &[u8]| p.with_full(s, g)),
+            None => bfs::reach_states(&p, opts, &none),
+        };
+        if !p.missed() {
+            return p.unpack_outcome(o);
+        }
+    }
+    bfs::reach_states(sys, opts, goal.unwrap_or(&none))
+}
+
+/// Why a state stops a search, if it does.
+pub type Goal<'a> = dyn Fn(&[u8]) -> Option<String> + Sync + 'a;
+
+/// Whether some reachable cycle goes through an accepting state, by nested depth-first
+/// search (see `nested_dfs`), on bit-packed states when the system allows it.
+pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    if let Some(p) = packed(sys, opts) {
+        let o = nested_dfs(&p, opts);
+        if !p.missed() {
+            return p.unpack_ltl(o);
+        }
+    }
+    nested_dfs(sys, opts)
+}
+
+/// Whether some reachable cycle through an accepting state is weakly fair (see
+/// `fair_sccs`), on bit-packed states when the system allows it.
+pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    if let Some(p) = packed(sys, opts) {
+        let o = fair_sccs(&p, opts);
+        if !p.missed() {
+            return p.unpack_ltl(o);
+        }
+    }
+    fair_sccs(sys, opts)
+}
+
 /// The final statistics: states stored, time since `start`, bytes held.
 fn finish_stats(st: &Store, mut stats: Stats, start: Instant) -> Stats {
     stats.states = st.len() as u64;
     stats.elapsed = start.elapsed();
     stats.memory = st.memory();
+    stats.state_bytes = st.width as u64;
     stats
 }
 
@@ -135,7 +213,7 @@ struct Frame<L> {
 /// by nested depth-first search (Courcoubetis, Vardi, Wolper, Yannakakis): after the
 /// blue search leaves an accepting state, a red search from it looks for a state on the
 /// blue stack. Both searches are iterative. Run-time errors end their path.
-pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
     let start = Instant::now();
     let mut st = Store::new(sys.width(), 0);
     let mut flags: Vec<u8> = Vec::new();
@@ -272,7 +350,7 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
 /// every cycle in it unfair). Components come from Tarjan's algorithm, iteratively; the
 /// lasso is a shortest path to the accepting state, then a cycle inside the component
 /// through it and through one witness of each process's fairness.
-pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+fn fair_sccs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
     let start = Instant::now();
     let mut st = Store::new(sys.width(), 0);
     let mut stats = Stats::default();

@@ -1,7 +1,8 @@
 //! The explicit-state engine on DVE models: BEEM's instances (`../shared/dve/beem/`,
 //! `instances.tsv`) give exactly BEEM's reachable states and transitions, on one thread
 //! and on several, and BEEM's reachability verdicts with a shortest counterexample that
-//! does not depend on the number of threads. Needs `../shared`
+//! does not depend on the number of threads or on whether states are stored bit-packed
+//! (and every reachable state's bytes are within the value analysis's sets). Needs `../shared`
 //! (skipped with a message without it). Instances above `FENCER_DVE_MAX` states (default
 //! 200000) are left to the benchmark.
 
@@ -57,17 +58,39 @@ fn beem_state_counts() {
             }
         };
         let sys = common::plain(sys);
-        let run = |jobs| {
+        let sets = sys.sys.byte_values();
+        let outside = std::sync::atomic::AtomicU64::new(0);
+        // A state with a byte outside the value analysis's set for it: packing would store
+        // it wrongly (the engine would notice and search again unpacked).
+        let check = |s: &[u8]| {
+            if s.iter()
+                .zip(&sets)
+                .any(|(&v, set)| set[v as usize / 64] >> (v % 64) & 1 == 0)
+            {
+                outside.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            None
+        };
+        let run = |jobs, unpacked| {
             let opts = Options {
                 exhaustive: true,
                 jobs,
+                unpacked,
                 ..Default::default()
             };
-            reach(&sys, &opts, &|_| None)
+            reach(&sys, &opts, Some(&check))
         };
-        let out = run(1);
-        // Three threads: shards split unevenly between them, and the answer must not move.
-        let par = run(3);
+        let out = run(1, false);
+        // Three threads: shards split unevenly between them, and the answer must not move;
+        // nor with states stored unpacked.
+        let par = run(3, true);
+        let outside = outside.into_inner();
+        if outside > 0 {
+            wrong.push(format!(
+                "{}: {outside} states hold a value outside the byte value analysis's sets",
+                c[0]
+            ));
+        }
         let key =
             |s: &fencer_explicit::Stats| (s.states, s.transitions, s.deadlocks, s.errors, s.levels);
         if key(&out.stats) != key(&par.stats) {
@@ -152,7 +175,7 @@ fn beem_reachability_in_parallel() {
                 jobs,
                 ..Default::default()
             };
-            reach(&sys, &opts, &goal)
+            reach(&sys, &opts, Some(&goal))
         };
         let (one, three) = (run(1), run(3));
         let verdict = match &one.found {

@@ -46,7 +46,7 @@ fn divine_regression_models() {
                 exhaustive: true,
                 ..Default::default()
             },
-            &|_| None,
+            None,
         );
         let st = &all.stats;
         let num = |k: usize| c.get(k).and_then(|v| v.parse::<u64>().ok());
@@ -88,7 +88,7 @@ fn divine_regression_models() {
                         deadlock: true,
                         ..Default::default()
                     },
-                    &|_| None,
+                    None,
                 );
                 match r.found.map(|f| f.kind) {
                     Some(FoundKind::Deadlock) => "deadlock reachable",
@@ -97,9 +97,11 @@ fn divine_regression_models() {
             }
             "assert" => {
                 let s = &sys.sys;
-                let r = reach(&sys, &Options::default(), &|x| {
-                    s.failed_assertion(x).map(|(_, t)| t)
-                });
+                let r = reach(
+                    &sys,
+                    &Options::default(),
+                    Some(&|x: &[u8]| s.failed_assertion(x).map(|(_, t)| t)),
+                );
                 match r.found.map(|f| f.kind) {
                     Some(FoundKind::Goal(_)) => "assertion violation reachable",
                     _ => "no assertion violation",

@@ -61,12 +61,12 @@ fn divine_ltl_models() {
                 exhaustive: true,
                 ..Default::default()
             },
-            &|s| {
+            Some(&|s: &[u8]| {
                 if p.accepting(s) {
                     acc.fetch_add(1, Ordering::Relaxed);
                 }
                 None
-            },
+            }),
         );
         let num = |k: usize| c.get(k).and_then(|v| v.parse::<u64>().ok());
         for (what, want, got) in [

@@ -134,6 +134,12 @@ pub struct Stats {
     /// Transitions of the state graph (the explicit-state engine).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transitions: Option<u64>,
+    /// Bytes of the state table (arena, parent links, hash table) of the explicit-state
+    /// engine, and the bytes one stored state takes (bit-packed when its values allow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_memory_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_bytes: Option<u64>,
     /// Executions abandoned because every enabled process was in the sleep set (DPOR).
     pub sleep_blocked: Option<u64>,
     /// Races found (DPOR).

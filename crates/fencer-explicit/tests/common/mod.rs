@@ -50,6 +50,9 @@ impl TransitionSystem for Dve {
     fn accepting(&self, s: &[u8]) -> bool {
         self.product && self.sys.accepting(s)
     }
+    fn byte_values(&self) -> Option<Vec<[u64; 4]>> {
+        Some(self.sys.byte_values())
+    }
     fn processes(&self) -> u32 {
         if self.fair {
             self.sys.processes.len() as u32
