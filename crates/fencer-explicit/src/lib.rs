@@ -198,6 +198,10 @@ pub struct LtlOutcome<L> {
     pub stopped: Option<&'static str>,
 }
 
+/// Successor ids the nested search keeps for its red searches (4 bytes each): 512 MiB.
+/// Past that, red searches generate successors again.
+const MAX_CACHED_EDGES: usize = 1 << 27;
+
 const BLUE: u8 = 1;
 const RED: u8 = 2;
 const ON_STACK: u8 = 4;
@@ -236,14 +240,39 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
         lasso,
         stopped,
     };
+    // The blue search's successor ids, per state (`span`: start and count in `adj`), for
+    // the red searches, which would otherwise generate every state's successors again.
+    let mut adj: Vec<u32> = Vec::new();
+    let mut span: Vec<(u32, u32)> = Vec::new();
+    fn remember<L>(i: u32, succs: &[(L, u32)], adj: &mut Vec<u32>, span: &mut Vec<(u32, u32)>) {
+        if adj.len() + succs.len() > MAX_CACHED_EDGES {
+            return;
+        }
+        if span.len() <= i as usize {
+            span.resize(i as usize + 1, (u32::MAX, 0));
+        }
+        span[i as usize] = (adj.len() as u32, succs.len() as u32);
+        adj.extend(succs.iter().map(|x| x.1));
+    }
     let mut blue: Vec<Frame<S::Label>> = Vec::new();
     let succs = expand(0, &mut st, &mut flags, &mut stats);
+    remember(0, &succs, &mut adj, &mut span);
     flags[0] |= BLUE | ON_STACK;
     blue.push(Frame {
         state: 0,
         succs,
         next: 0,
     });
+    // Red frames: a state and its successors' ids, in `adj` or (not remembered) in
+    // `scratch` from `from`.
+    struct Red {
+        state: u32,
+        cached: bool,
+        from: usize,
+        to: usize,
+        next: usize,
+    }
+    let mut scratch: Vec<u32> = Vec::new();
     let mut steps = 0u64;
     while let Some(top) = blue.last_mut() {
         steps += 1;
@@ -258,6 +287,7 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
             top.next += 1;
             if flags[j as usize] & BLUE == 0 {
                 let succs = expand(j, &mut st, &mut flags, &mut stats);
+                remember(j, &succs, &mut adj, &mut span);
                 flags[j as usize] |= BLUE | ON_STACK;
                 blue.push(Frame {
                     state: j,
@@ -274,23 +304,54 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
         }
         if sys.accepting(st.get(seed)) {
             accepting += 1;
-            // Red search from the seed for a state on the blue stack.
-            let mut red: Vec<Frame<S::Label>> = Vec::new();
-            // The red search sees states again: its expansions are not counted.
+            // Red search from the seed for a state on the blue stack. It sees states
+            // again: its expansions are not counted.
             let mut again = Stats::default();
-            let succs = expand(seed, &mut st, &mut flags, &mut again);
-            red.push(Frame {
-                state: seed,
-                succs,
-                next: 0,
-            });
+            let mut red: Vec<Red> = Vec::new();
+            scratch.clear();
+            let mut push = |j: u32,
+                            red: &mut Vec<Red>,
+                            scratch: &mut Vec<u32>,
+                            st: &mut Store,
+                            flags: &mut Vec<u8>| {
+                let frame = match span.get(j as usize) {
+                    Some(&(a, n)) if a != u32::MAX => Red {
+                        state: j,
+                        cached: true,
+                        from: a as usize,
+                        to: (a + n) as usize,
+                        next: a as usize,
+                    },
+                    _ => {
+                        let from = scratch.len();
+                        let succs = expand(j, st, flags, &mut again);
+                        scratch.extend(succs.iter().map(|x| x.1));
+                        Red {
+                            state: j,
+                            cached: false,
+                            from,
+                            to: scratch.len(),
+                            next: from,
+                        }
+                    }
+                };
+                red.push(frame);
+            };
+            push(seed, &mut red, &mut scratch, &mut st, &mut flags);
             let mut hit = None;
             while let Some(rt) = red.last_mut() {
-                if rt.next == rt.succs.len() {
+                if rt.next == rt.to {
+                    if !rt.cached {
+                        scratch.truncate(rt.from);
+                    }
                     red.pop();
                     continue;
                 }
-                let (_, j) = rt.succs[rt.next];
+                let j = if rt.cached {
+                    adj[rt.next]
+                } else {
+                    scratch[rt.next]
+                };
                 rt.next += 1;
                 if flags[j as usize] & ON_STACK != 0 {
                     hit = Some(j);
@@ -298,17 +359,13 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
                 }
                 if flags[j as usize] & RED == 0 {
                     flags[j as usize] |= RED;
-                    let succs = expand(j, &mut st, &mut flags, &mut again);
-                    red.push(Frame {
-                        state: j,
-                        succs,
-                        next: 0,
-                    });
+                    push(j, &mut red, &mut scratch, &mut st, &mut flags);
                 }
             }
             if let Some(j) = hit {
                 // Prefix: the blue stack up to `j`; cycle: the blue stack from `j` to the
-                // seed, then the red path back to `j`.
+                // seed, then the red path back to `j` (its labels found again, as for a
+                // path: red frames keep only ids).
                 let label_of = |f: &Frame<S::Label>| f.succs[f.next - 1].0;
                 let k = blue
                     .iter()
@@ -324,7 +381,7 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
                 }
                 for (w, f) in red.iter().enumerate() {
                     let to = red.get(w + 1).map_or(j, |g| g.state);
-                    cycle.push((label_of(f), st.get(to).to_vec()));
+                    cycle.push((st.label(sys, f.state, to), st.get(to).to_vec()));
                 }
                 let lasso = Lasso {
                     initial: st.get(0).to_vec(),

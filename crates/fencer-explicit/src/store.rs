@@ -267,21 +267,24 @@ impl Store {
             chain.push(self.parent(*chain.last().expect("non-empty")));
         }
         chain.reverse();
-        let mut steps = Vec::new();
-        for w in chain.windows(2) {
-            let (from, to) = (self.get(w[0]), self.get(w[1]));
-            let mut label = None;
-            sys.successors(from, &mut |l, r| {
-                if label.is_none() && r.as_deref() == Ok(to) {
-                    label = Some(l);
-                }
-            });
-            steps.push((
-                label.expect("a stored state is a successor of its parent"),
-                to.to_vec(),
-            ));
-        }
+        let steps = chain
+            .windows(2)
+            .map(|w| (self.label(sys, w[0], w[1]), self.get(w[1]).to_vec()))
+            .collect();
         (self.get(chain[0]).to_vec(), steps)
+    }
+
+    /// The label of a step from stored state `from` to stored state `to` (found among
+    /// `from`'s successors: labels are not stored).
+    pub(crate) fn label<S: TransitionSystem>(&self, sys: &S, from: u32, to: u32) -> S::Label {
+        let (from, to) = (self.get(from), self.get(to));
+        let mut label = None;
+        sys.successors(from, &mut |l, r| {
+            if label.is_none() && r.as_deref() == Ok(to) {
+                label = Some(l);
+            }
+        });
+        label.expect("a stored state's successor is one of its successors")
     }
 }
 
