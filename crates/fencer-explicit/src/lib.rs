@@ -229,10 +229,14 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
     let mut cur = Vec::new();
     // Successors of state `i` as indices, storing new ones.
     // Successors as indices; new states get their flags.
-    let mut expand = |i: u32, st: &mut Store, flags: &mut Vec<u8>, stats: &mut Stats| {
-        let out = st.expand(sys, i, &mut cur, stats);
+    // Appends the successors of `i` to `out` as (label, id); new states get their flags.
+    let mut expand = |i: u32,
+                      st: &mut Store,
+                      flags: &mut Vec<u8>,
+                      stats: &mut Stats,
+                      out: &mut Vec<(S::Label, u32)>| {
+        st.expand_into(sys, i, &mut cur, stats, out);
         flags.resize(st.id_bound(), 0);
-        out
     };
     let finish = |stats: Stats, st: &Store, accepting, lasso, stopped| LtlOutcome {
         stats: finish_stats(st, stats, start),
@@ -254,13 +258,22 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
         span[i as usize] = (adj.len() as u32, succs.len() as u32);
         adj.extend(succs.iter().map(|x| x.1));
     }
-    let mut blue: Vec<Frame<S::Label>> = Vec::new();
-    let succs = expand(0, &mut st, &mut flags, &mut stats);
-    remember(0, &succs, &mut adj, &mut span);
+    // Blue frames: a state and its successors, `stack[from..to]`.
+    struct Blue {
+        state: u32,
+        from: usize,
+        to: usize,
+        next: usize,
+    }
+    let mut stack: Vec<(S::Label, u32)> = Vec::new();
+    let mut blue: Vec<Blue> = Vec::new();
+    expand(0, &mut st, &mut flags, &mut stats, &mut stack);
+    remember(0, &stack, &mut adj, &mut span);
     flags[0] |= BLUE | ON_STACK;
-    blue.push(Frame {
+    blue.push(Blue {
         state: 0,
-        succs,
+        from: 0,
+        to: stack.len(),
         next: 0,
     });
     // Red frames: a state and its successors' ids, in `adj` or (not remembered) in
@@ -282,16 +295,18 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
         if opts.max_states.is_some_and(|m| st.len() as u64 > m) {
             return finish(stats, &st, accepting, None, Some("max-states"));
         }
-        if top.next < top.succs.len() {
-            let (_, j) = top.succs[top.next];
+        if top.from + top.next < top.to {
+            let (_, j) = stack[top.from + top.next];
             top.next += 1;
             if flags[j as usize] & BLUE == 0 {
-                let succs = expand(j, &mut st, &mut flags, &mut stats);
-                remember(j, &succs, &mut adj, &mut span);
+                let from = stack.len();
+                expand(j, &mut st, &mut flags, &mut stats, &mut stack);
+                remember(j, &stack[from..], &mut adj, &mut span);
                 flags[j as usize] |= BLUE | ON_STACK;
-                blue.push(Frame {
+                blue.push(Blue {
                     state: j,
-                    succs,
+                    from,
+                    to: stack.len(),
                     next: 0,
                 });
             }
@@ -299,7 +314,7 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
         }
         // Post-order: the blue search is done with `seed`.
         let seed = top.state;
-        if top.succs.is_empty() {
+        if top.from == top.to {
             stats.deadlocks += 1;
         }
         if sys.accepting(st.get(seed)) {
@@ -324,7 +339,8 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
                     },
                     _ => {
                         let from = scratch.len();
-                        let succs = expand(j, st, flags, &mut again);
+                        let mut succs = Vec::new();
+                        expand(j, st, flags, &mut again, &mut succs);
                         scratch.extend(succs.iter().map(|x| x.1));
                         Red {
                             state: j,
@@ -366,7 +382,7 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
                 // Prefix: the blue stack up to `j`; cycle: the blue stack from `j` to the
                 // seed, then the red path back to `j` (its labels found again, as for a
                 // path: red frames keep only ids).
-                let label_of = |f: &Frame<S::Label>| f.succs[f.next - 1].0;
+                let label_of = |f: &Blue| stack[f.from + f.next - 1].0;
                 let k = blue
                     .iter()
                     .position(|f| f.state == j)
@@ -393,7 +409,8 @@ fn nested_dfs<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Lab
             }
         }
         flags[seed as usize] &= !ON_STACK;
-        blue.pop();
+        let done = blue.pop().expect("the top frame");
+        stack.truncate(done.from);
     }
     finish(stats, &st, accepting, None, None)
 }

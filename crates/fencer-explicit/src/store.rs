@@ -218,11 +218,25 @@ impl Store {
         cur: &mut Vec<u8>,
         stats: &mut crate::Stats,
     ) -> Vec<(S::Label, u32)> {
-        cur.clear();
-        cur.extend_from_slice(self.get(i));
         // Room for the usual number of successors: growing a vector one push at a time
         // cost more than the rest of the bookkeeping.
         let mut out = Vec::with_capacity(self.scratch.1.len().max(8));
+        self.expand_into(sys, i, cur, stats, &mut out);
+        out
+    }
+
+    /// `expand`, appending to `out` (a stack the caller keeps: no allocation per state).
+    pub(crate) fn expand_into<S: TransitionSystem>(
+        &mut self,
+        sys: &S,
+        i: u32,
+        cur: &mut Vec<u8>,
+        stats: &mut crate::Stats,
+        out: &mut Vec<(S::Label, u32)>,
+    ) {
+        cur.clear();
+        cur.extend_from_slice(self.get(i));
+        let base = out.len();
         let (mut bytes, mut hashes) = std::mem::take(&mut self.scratch);
         bytes.clear();
         hashes.clear();
@@ -243,7 +257,7 @@ impl Store {
             touched ^= self.shards[self.shard_of(h)].touch(w, h);
         }
         std::hint::black_box(touched);
-        for (k, (&h, o)) in hashes.iter().zip(&mut out).enumerate() {
+        for (k, (&h, o)) in hashes.iter().zip(&mut out[base..]).enumerate() {
             let shard = self.shard_of(h);
             let local = match self.shards[shard].insert(w, &bytes[k * w..(k + 1) * w], h, i) {
                 Ok(x) | Err(x) => x,
@@ -251,7 +265,6 @@ impl Store {
             o.1 = self.id(shard, local);
         }
         self.scratch = (bytes, hashes);
-        out
     }
 
     /// The path from the initial state to `i`, each step with the label of a transition
