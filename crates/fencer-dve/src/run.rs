@@ -189,10 +189,8 @@ impl System {
                 continue;
             }
             let here = self.state_of(s, p);
-            for (t, tr) in pr.trans.iter().enumerate() {
-                if tr.from != here {
-                    continue;
-                }
+            for &t in pr.leaving(here) {
+                let (t, tr) = (t as usize, &pr.trans[t as usize]);
                 let label = Label {
                     first: (p as u32, t as u32),
                     second: None,
@@ -262,10 +260,8 @@ impl System {
                                 continue;
                             }
                             let there = self.state_of(s, q);
-                            for (u, ur) in qr.trans.iter().enumerate() {
-                                if ur.from != there {
-                                    continue;
-                                }
+                            for &u in qr.leaving(there) {
+                                let (u, ur) = (u as usize, &qr.trans[u as usize]);
                                 let Some((c2, SyncOp::Recv(places))) = &ur.sync else {
                                     continue;
                                 };
@@ -380,8 +376,9 @@ impl System {
         // On the stack when small (nearly always): this runs once per product state.
         let (mut few, mut many) = ([0u32; 16], Vec::new());
         let mut n = 0;
-        for (t, tr) in prop.trans.iter().enumerate() {
-            if tr.from == here && self.enabled(pp, t, s).unwrap_or(false) {
+        for &t in prop.leaving(here) {
+            let (t, tr) = (t as usize, &prop.trans[t as usize]);
+            if self.enabled(pp, t, s).unwrap_or(false) {
                 if n < few.len() {
                     few[n] = tr.to;
                 } else {
@@ -430,8 +427,9 @@ impl System {
             }
         });
         if !any {
-            for (t, tr) in prop.trans.iter().enumerate() {
-                if tr.from == here && self.enabled(pp, t, s).unwrap_or(false) {
+            for &t in prop.leaving(here) {
+                let (t, tr) = (t as usize, &prop.trans[t as usize]);
+                if self.enabled(pp, t, s).unwrap_or(false) {
                     buf.clear();
                     buf.extend_from_slice(s);
                     store(buf, prop.state_var, 0, tr.to as i32);

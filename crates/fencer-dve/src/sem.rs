@@ -111,6 +111,27 @@ pub struct Process {
     /// Its local variables, by name (for `P->x` and counterexamples).
     pub locals: Vec<(String, Var)>,
     pub property: bool,
+    /// Per control state, the transitions that leave it (indices into `trans`), so that
+    /// a state's successors do not scan every transition; `index` builds it.
+    pub outgoing: Vec<Vec<u32>>,
+}
+
+impl Process {
+    /// The transitions that leave control state `q`.
+    #[inline]
+    pub fn leaving(&self, q: u32) -> &[u32] {
+        self.outgoing.get(q as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Builds `outgoing` from `trans`: call after changing `trans`.
+    pub fn index(&mut self) {
+        self.outgoing = vec![Vec::new(); self.states.len()];
+        for (t, tr) in self.trans.iter().enumerate() {
+            if let Some(o) = self.outgoing.get_mut(tr.from as usize) {
+                o.push(t as u32);
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -166,6 +187,7 @@ impl System {
             sys.processes[p].property = false;
             // An old property process stays, but never moves (it is not part of the model).
             sys.processes[p].trans.clear();
+            sys.processes[p].index();
         }
         let ty = if b.states <= 256 {
             Type::Byte
@@ -213,7 +235,9 @@ impl System {
             trans,
             locals: Vec::new(),
             property: true,
+            outgoing: Vec::new(),
         });
+        sys.processes.last_mut().expect("pushed").index();
         sys.property = Some(sys.processes.len() - 1);
         sys
     }
@@ -689,6 +713,7 @@ pub fn compile(
             commit,
             asserts: Vec::new(),
             trans: Vec::new(),
+            outgoing: Vec::new(),
             locals: vars,
             property: d.property || m.property.as_ref().is_some_and(|n| n.name == p.name),
         });
@@ -848,6 +873,7 @@ pub fn compile(
         }
         cx.procs[pi].asserts = asserts;
         cx.procs[pi].trans = trans;
+        cx.procs[pi].index();
     }
     let error_var = cx.alloc(Type::Byte, None);
     let mut initial = vec![0u8; cx.width as usize];
