@@ -72,6 +72,30 @@ fn fuse(op: BinOp, a: CExpr, b: CExpr, span: Span) -> CExpr {
     }
 }
 
+/// Whether `k` indexes array `v`.
+fn in_range(v: Var, k: i32) -> bool {
+    (0..v.len.unwrap_or(1) as i32).contains(&k)
+}
+
+/// Element `k` of array `v` as a scalar variable of its own.
+fn at(v: Var, k: i32) -> Var {
+    Var {
+        offset: v.offset + k as u32 * v.ty.width(),
+        ty: v.ty,
+        len: None,
+    }
+}
+
+/// `v[i]`: at a constant index in range, the element is read like a scalar (one node,
+/// which `fuse` can join with a comparison: the store-buffer models' flags and slots are
+/// array elements at constant indices); otherwise an indexed read checked at run time.
+fn element(v: Var, i: CExpr, span: Span) -> CExpr {
+    match i {
+        CExpr::Const(k) if in_range(v, k) => CExpr::Load(at(v, k)),
+        i => CExpr::Index(v, Box::new(i), span),
+    }
+}
+
 /// Where an assignment stores.
 #[derive(Clone, Debug)]
 pub enum Place {
@@ -984,7 +1008,7 @@ impl Ctx<'_> {
                     ))
                 }
                 (Ok(v), Some(i)) if v.len.is_some() => {
-                    CExpr::Index(v, Box::new(self.expr(i, proc, env, defs)?), e.span())
+                    element(v, self.expr(i, proc, env, defs)?, e.span())
                 }
                 (Ok(_), Some(_)) => {
                     return Err(self.err(
@@ -1022,9 +1046,7 @@ impl Ctx<'_> {
                 };
                 match (v.len, idx) {
                     (None, None) => CExpr::Load(v),
-                    (Some(_), Some(i)) => {
-                        CExpr::Index(v, Box::new(self.expr(i, proc, env, defs)?), e.span())
-                    }
+                    (Some(_), Some(i)) => element(v, self.expr(i, proc, env, defs)?, e.span()),
                     (None, Some(_)) => {
                         return Err(self.err(
                             var.span,
@@ -1074,11 +1096,12 @@ impl Ctx<'_> {
         match e {
             Expr::Var(id, idx) => match (self.lookup(id, Some(proc), env)?, idx) {
                 (Ok(v), None) if v.len.is_none() => Ok(Place::Scalar(v)),
-                (Ok(v), Some(i)) if v.len.is_some() => Ok(Place::Element(
-                    v,
-                    self.expr(i, Some(proc), env, defs)?,
-                    e.span(),
-                )),
+                (Ok(v), Some(i)) if v.len.is_some() => {
+                    Ok(match self.expr(i, Some(proc), env, defs)? {
+                        CExpr::Const(k) if in_range(v, k) => Place::Scalar(at(v, k)),
+                        i => Place::Element(v, i, e.span()),
+                    })
+                }
                 (Err(_), _) => Err(self.err(
                     id.span,
                     format!("cannot assign to the constant `{}`", id.name),
