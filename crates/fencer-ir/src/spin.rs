@@ -19,7 +19,7 @@
 //! iteration would be a new load racing with the writes the thread waits for, and DPOR
 //! would explore them all.
 
-use crate::{Function, Op, Program};
+use crate::{Expr, Function, Op, Program};
 
 /// Rewrites every spin loop of the program; returns how many were rewritten.
 pub fn spin_assume(prog: &mut Program) -> usize {
@@ -215,6 +215,9 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
     // not surely written yet would see the previous iteration's value.
     let n = j - h + 1;
     let mut must: Vec<Option<Vec<crate::Reg>>> = vec![None; n];
+    // Registers read before the iteration writes them: carried from one iteration to the
+    // next, taken only as `carried_ok` allows.
+    let mut carried: Vec<crate::Reg> = Vec::new();
     must[0] = Some(Vec::new());
     for k in 0..n - 1 {
         let Some(defined) = must[k].clone() else {
@@ -223,11 +226,10 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
         let i = &f.body[h + k];
         let mut reads = Vec::new();
         op_reads(&i.op, &mut reads);
-        if reads
-            .iter()
-            .any(|r| written_in_loop.contains(r) && !defined.contains(r))
-        {
-            return None;
+        for r in &reads {
+            if written_in_loop.contains(r) && !defined.contains(r) && !carried.contains(r) {
+                carried.push(*r);
+            }
         }
         let mut out = defined;
         if let Some(d) = dst(&i.op) {
@@ -259,13 +261,251 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
     // { b = 0; } assert(b == 1);` carries nothing around the loop, but the assertion reads
     // what the dropped iteration wrote.)
     let live = liveness(f, exit_live);
+    let is_live = |r: crate::Reg| live[h][r as usize / 64] & (1 << (r % 64)) != 0;
+    for &r in &carried {
+        match carried_ok(f, h, j, r, &carried)? {
+            Carried::Same => {}
+            // The registers the moved load fed must not remember the earlier value.
+            Carried::Reloaded { between } => {
+                if between.iter().any(|&x| x != r && is_live(x)) {
+                    return None;
+                }
+            }
+        }
+    }
     if written_in_loop
         .iter()
-        .any(|&r| live[h][r as usize / 64] & (1 << (r % 64)) != 0)
+        .any(|&r| !carried.contains(&r) && is_live(r))
     {
         return None;
     }
     Some(h)
+}
+
+/// What a register carried around a loop holds, abstractly, at a point of one iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Abs {
+    /// The value the carried register had when the iteration started.
+    Entry(crate::Reg),
+    Const(crate::Value),
+    /// The value the compare-and-swap at this instruction read.
+    Old(usize),
+    /// 1 if the compare-and-swap at this instruction (whose expected value is the carried
+    /// register's entry value) succeeded, else 0.
+    Succeeded(usize),
+    Unknown,
+}
+
+/// Why a carried register does not stop a pure iteration from being dropped.
+enum Carried {
+    /// It holds the same constant when the loop is entered and at every back edge: the
+    /// state at the head after a dropped iteration is the state before it.
+    Same,
+    /// A compare-and-swap retry loop: the register is the CAS's expected value, the loop
+    /// gives it the value the failed CAS read, and before the loop it was loaded from the
+    /// CAS's own address with only local steps between that load and the loop (`r = x;
+    /// while (!CAS(&x, &r, v));`). An execution whose CAS fails k times, then succeeds
+    /// with the value the k-th failure read, is equivalent to one in which that load runs
+    /// just before the successful CAS and reads that value, and the first CAS succeeds
+    /// (the failures and the load are reads, and nothing the thread did between was
+    /// visible). So the executions in which the first CAS fails need not be explored,
+    /// provided no register but `r` keeps what the load read (`between`: the registers
+    /// written from the load to the loop). This is how GenMC's spin-assume treats such
+    /// loops.
+    Reloaded { between: Vec<crate::Reg> },
+}
+
+/// Whether carried register `r` of the loop `h..=j` is one of the kinds above.
+fn carried_ok(
+    f: &Function,
+    h: usize,
+    j: usize,
+    r: crate::Reg,
+    carried: &[crate::Reg],
+) -> Option<Carried> {
+    // Abstract values of every register along the iteration (forward jumps only).
+    let n = j - h + 1;
+    let mut at: Vec<Option<Vec<(crate::Reg, Abs)>>> = vec![None; n];
+    at[0] = Some(carried.iter().map(|&c| (c, Abs::Entry(c))).collect());
+    let get = |m: &[(crate::Reg, Abs)], x: crate::Reg| {
+        m.iter().find(|p| p.0 == x).map_or(Abs::Unknown, |p| p.1)
+    };
+    // For each CAS in the loop, whether its expected value is `r`'s entry value.
+    let mut cas_of_r: Vec<usize> = Vec::new();
+    for k in 0..n - 1 {
+        let Some(mut m) = at[k].clone() else {
+            continue;
+        };
+        let pc = h + k;
+        let op = &f.body[pc].op;
+        let value = match op {
+            Op::Local { expr, .. } => match expr {
+                Expr::Const(c) => Abs::Const(*c),
+                Expr::Reg(x) => get(&m, *x),
+                Expr::Bin(crate::BinOp::Eq, a, b) => match (&**a, &**b) {
+                    (Expr::Reg(a), Expr::Reg(b)) => match (get(&m, *a), get(&m, *b)) {
+                        (Abs::Old(pc), Abs::Entry(e)) | (Abs::Entry(e), Abs::Old(pc))
+                            if e == r && cas_of_r.contains(&pc) =>
+                        {
+                            Abs::Succeeded(pc)
+                        }
+                        _ => Abs::Unknown,
+                    },
+                    _ => Abs::Unknown,
+                },
+                _ => Abs::Unknown,
+            },
+            Op::Rmw {
+                op: crate::RmwOp::Cas { expected, .. },
+                ..
+            } => {
+                if let Expr::Reg(e) = expected {
+                    if get(&m, *e) == Abs::Entry(r) {
+                        cas_of_r.push(pc);
+                    }
+                }
+                Abs::Old(pc)
+            }
+            _ => Abs::Unknown,
+        };
+        if let Some(d) = dst(op) {
+            m.retain(|p| p.0 != d);
+            m.push((d, value));
+        }
+        let succs = match op {
+            Op::Jump(t) => vec![(*t as usize, false)],
+            Op::Branch {
+                then_to, else_to, ..
+            } => vec![(*then_to as usize, true), (*else_to as usize, false)],
+            _ => vec![(pc + 1, false)],
+        };
+        for (t, then) in succs {
+            if t < h || t > j {
+                continue;
+            }
+            let mut m = m.clone();
+            // Where the CAS succeeded, what it read is the carried register's entry value.
+            if let (
+                true,
+                Op::Branch {
+                    cond: Expr::Reg(c), ..
+                },
+            ) = (then, op)
+            {
+                if let Abs::Succeeded(pc) = get(&m, *c) {
+                    for p in m.iter_mut().filter(|p| p.1 == Abs::Entry(r)) {
+                        p.1 = Abs::Old(pc);
+                    }
+                }
+            }
+            let slot = &mut at[t - h];
+            *slot = Some(match slot.take() {
+                None => m.clone(),
+                Some(prev) => prev
+                    .into_iter()
+                    .map(|(x, a)| (x, if get(&m, x) == a { a } else { Abs::Unknown }))
+                    .collect(),
+            });
+        }
+    }
+    let back = get(at[n - 1].as_ref()?, r);
+    let (entry, between) = entry_value(f, h, r)?;
+    match (back, entry) {
+        (Abs::Const(c), Entry::Const(e)) if c == e => Some(Carried::Same),
+        (Abs::Old(pc), Entry::Load(addr)) if cas_of_r.contains(&pc) => {
+            let Op::Rmw { addr: cas_addr, .. } = &f.body[pc].op else {
+                return None;
+            };
+            // The same cell: the same address, computed from nothing the loop or the
+            // steps after the load change.
+            let mut regs = Vec::new();
+            addr_regs(cas_addr, &mut regs);
+            let region_writes: Vec<crate::Reg> =
+                f.body[h..=j].iter().filter_map(|i| dst(&i.op)).collect();
+            if *cas_addr != addr
+                || regs
+                    .iter()
+                    .any(|x| region_writes.contains(x) || between.contains(x))
+            {
+                return None;
+            }
+            Some(Carried::Reloaded { between })
+        }
+        _ => None,
+    }
+}
+
+/// How a register gets its value before a loop.
+enum Entry {
+    Const(crate::Value),
+    /// Loaded from this address (through copies and sign extensions: a cell of an n-bit
+    /// type holds n-bit values, which the front-end's loads extend to themselves).
+    Load(crate::Addr),
+}
+
+/// The value register `r` holds when the loop at `h` is entered, if straight-line code
+/// just before the loop (the only way in) gives it one, with the registers written from
+/// there to the loop. Only local steps may come between a load and the loop.
+fn entry_value(f: &Function, h: usize, r: crate::Reg) -> Option<(Entry, Vec<crate::Reg>)> {
+    // Whether control reaches `t` other than from the instruction just before it.
+    let entered_elsewhere = |t: usize| {
+        f.body
+            .iter()
+            .enumerate()
+            .any(|(q, i)| q + 1 != t && targets(&i.op).contains(&(t as u32)))
+    };
+    // Besides its back edge, the loop is entered only from `h - 1`.
+    let back_edges = f
+        .body
+        .iter()
+        .enumerate()
+        .filter(|(q, i)| *q >= h && targets(&i.op).contains(&(h as u32)))
+        .count();
+    let from_outside = f
+        .body
+        .iter()
+        .enumerate()
+        .any(|(q, i)| q + 1 != h && q < h && targets(&i.op).contains(&(h as u32)));
+    if h == 0 || back_edges != 1 || from_outside {
+        return None;
+    }
+    let mut want = r;
+    let mut between = Vec::new();
+    let mut k = h;
+    while k > 0 {
+        k -= 1;
+        match &f.body[k].op {
+            Op::Jump(t) if *t as usize == k + 1 => {}
+            Op::Local { dst, expr } => {
+                between.push(*dst);
+                if *dst == want {
+                    want = match expr {
+                        Expr::Const(c) => return Some((Entry::Const(*c), between)),
+                        Expr::Reg(x) => *x,
+                        Expr::Un(crate::UnOp::Sext(_), e) => match **e {
+                            Expr::Reg(x) => x,
+                            _ => return None,
+                        },
+                        _ => return None,
+                    };
+                }
+            }
+            Op::Load {
+                dst,
+                addr,
+                copy: false,
+            } if *dst == want => {
+                between.push(*dst);
+                return Some((Entry::Load(addr.clone()), between));
+            }
+            _ => return None,
+        }
+        // Straight-line only: no other path may join the code scanned.
+        if entered_elsewhere(k) {
+            return None;
+        }
+    }
+    None
 }
 
 fn dst(op: &Op) -> Option<crate::Reg> {

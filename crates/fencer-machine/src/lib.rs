@@ -664,20 +664,41 @@ impl State {
         let mut first = None;
         for &t in &waiting {
             let (fr, ins) = s.current(prog, t);
-            let (at, to) = match ins.op {
-                Op::SpinBack { to, .. } => {
+            let (at, to, start) = match ins.op {
+                Op::SpinBack { to, start } => {
                     let body = &prog.functions[fr.func as usize].body;
-                    (body[to as usize].loc, Some(to))
+                    (body[to as usize].loc, Some(to), Some(start))
                 }
-                _ => (ins.loc, None),
+                _ => (ins.loc, None, None),
             };
             first.get_or_insert((t, at));
-            let th = &mut s.threads[t as usize];
-            th.spin.blocked = false;
-            th.spin.at = None;
-            if let Some(to) = to {
-                th.frames.last_mut().expect("frame").pc = to;
-            }
+            // The thread's registers where it blocked, but for the iteration's start
+            // (an event count, new every time): a loop that carries a register (a CAS
+            // retry loop takes the value its failed CAS read) blocks again with other
+            // registers and may leave on the next iteration; only a pure iteration that
+            // ends where the previous one did proves that nothing ever lets it leave.
+            let regs_now = |s: &State, t: u32| {
+                let mut r = s.threads[t as usize]
+                    .frames
+                    .last()
+                    .expect("frame")
+                    .regs
+                    .clone();
+                if let Some(x) = start.and_then(|k| r.get_mut(k as usize)) {
+                    *x = 0;
+                }
+                r
+            };
+            let mut last = regs_now(&s, t);
+            let restart = |s: &mut State| {
+                let th = &mut s.threads[t as usize];
+                th.spin.blocked = false;
+                th.spin.at = None;
+                if let Some(to) = to {
+                    th.frames.last_mut().expect("frame").pc = to;
+                }
+            };
+            restart(&mut s);
             if !matches!(s.run_locals(prog, t), Local::Ready) {
                 return None;
             }
@@ -685,7 +706,20 @@ impl State {
             loop {
                 let th = &s.threads[t as usize];
                 if th.spin.blocked {
-                    break;
+                    let now = regs_now(&s, t);
+                    if now == last {
+                        break;
+                    }
+                    last = now;
+                    steps += 1;
+                    if steps > 10_000 {
+                        return None;
+                    }
+                    restart(&mut s);
+                    if !matches!(s.run_locals(prog, t), Local::Ready) {
+                        return None;
+                    }
+                    continue;
                 }
                 steps += 1;
                 if th.finished || th.cut.is_some() || steps > 10_000 {
