@@ -281,6 +281,15 @@ pub struct ThreadState {
 
 /// Counts a backward jump from `pc` of `func` for `--unroll`; false when taking it would
 /// exceed the bound.
+/// Writes a register, noting whether its value changed (see `SpinTrack::changed`).
+#[inline]
+fn write_reg(slot: &mut Value, v: Value, changed: &mut bool) {
+    if *slot != v {
+        *slot = v;
+        *changed = true;
+    }
+}
+
 fn take_back_edge(edges: &mut Vec<(FuncId, u32, u32)>, func: FuncId, pc: u32, unroll: u32) -> bool {
     if unroll == u32::MAX {
         return true;
@@ -309,8 +318,12 @@ fn take_back_edge(edges: &mut Vec<(FuncId, u32, u32)>, func: FuncId, pc: u32, un
 pub struct SpinTrack {
     /// The backward jump last taken: function, pc, call depth.
     at: Option<(FuncId, u32, u32)>,
-    /// The registers when it was taken.
-    regs: Vec<Value>,
+    /// Whether a register has taken a new value since then. (Set on a write of a value
+    /// other than the register's: a register that changes and changes back counts as
+    /// changed, which only keeps an iteration that could have been dropped. Comparing
+    /// whole register files at every backward jump cost more than the rest of a long
+    /// local loop's step.)
+    changed: bool,
     /// Only loads since then.
     pure: bool,
     /// One past the index of the thread's last impure event (for [`Op::SpinBack`]).
@@ -1102,8 +1115,9 @@ impl State {
     }
 
     fn set_reg(&mut self, t: u32, r: Reg, v: Value) {
-        let fr = self.threads[t as usize].frames.last_mut().expect("frame");
-        fr.regs[r as usize] = v;
+        let th = &mut self.threads[t as usize];
+        let fr = th.frames.last_mut().expect("frame");
+        write_reg(&mut fr.regs[r as usize], v, &mut th.spin.changed);
     }
 
     fn thread_step<M: MemoryModel>(&mut self, prog: &Program, t: u32) -> (Event, Status) {
@@ -1530,7 +1544,7 @@ impl State {
                     let Some(v) = eval(expr, &fr.regs) else {
                         return arith();
                     };
-                    fr.regs[*dst as usize] = v;
+                    write_reg(&mut fr.regs[*dst as usize], v, &mut th.spin.changed);
                     fr.pc += 1;
                 }
                 Op::Jump(_) | Op::Branch { .. } => {
@@ -1550,12 +1564,12 @@ impl State {
                     if to <= fr.pc {
                         let key = (fr.func, fr.pc, depth as u32);
                         let sp = &mut th.spin;
-                        if sp.pure && sp.at == Some(key) && sp.regs == fr.regs {
+                        if sp.pure && sp.at == Some(key) && !sp.changed {
                             sp.blocked = true;
                             return Local::Ready;
                         }
                         sp.at = Some(key);
-                        sp.regs.clone_from(&fr.regs);
+                        sp.changed = false;
                         sp.pure = true;
                     }
                     if to <= fr.pc && !take_back_edge(&mut th.back_edges, fr.func, fr.pc, unroll) {
@@ -1654,7 +1668,7 @@ impl State {
                     let done = th.frames.pop().expect("frame");
                     let caller = th.frames.last_mut().expect("caller");
                     if let (Some(r), Some(v)) = (done.ret, v) {
-                        caller.regs[r as usize] = v;
+                        write_reg(&mut caller.regs[r as usize], v, &mut th.spin.changed);
                     }
                     caller.pc += 1;
                 }
@@ -1672,11 +1686,16 @@ impl State {
                     return Local::Ready;
                 }
                 Op::ThreadId { dst } => {
-                    fr.regs[*dst as usize] = t as Value;
+                    write_reg(
+                        &mut fr.regs[*dst as usize],
+                        t as Value,
+                        &mut th.spin.changed,
+                    );
                     fr.pc += 1;
                 }
                 Op::LoopHead { dst } => {
-                    fr.regs[*dst as usize] = th.events as Value;
+                    let n = th.events as Value;
+                    write_reg(&mut fr.regs[*dst as usize], n, &mut th.spin.changed);
                     fr.pc += 1;
                 }
                 Op::SpinBack { to, start } => {
