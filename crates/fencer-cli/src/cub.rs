@@ -145,6 +145,8 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
                     "the --timeout ran out"
                 } else if *l == "max-nodes" {
                     "--max-nodes was reached"
+                } else if *l == "events" {
+                    "a cube has too many weak-memory events"
                 } else {
                     "a cube has too many process variables"
                 }
@@ -174,6 +176,10 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
 }
 
 fn step_text(sys: &System, s: &fencer_param::Step) -> String {
+    if s.transition == fencer_param::tso::FLUSH {
+        let p = s.args.first().map(|a| a + 1).unwrap_or(0);
+        return format!("flush(#{p}): the oldest writes in #{p}'s store buffer reach memory");
+    }
     let t = &sys.transitions[s.transition];
     let args: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();
     format!("{}({})", t.name, args.join(", "))
@@ -191,19 +197,22 @@ fn counterexample(
         .enumerate()
         .map(|(i, s)| TraceLine {
             step: i + 1,
-            thread: s
-                .args
-                .first()
+            thread: sys
+                .transitions
+                .get(s.transition)
+                .and_then(|t| t.thread)
+                .and_then(|k| s.args.get(k as usize))
+                .or(s.args.first())
                 .map(|a| format!("#{}", a + 1))
                 .unwrap_or_else(|| "-".into()),
             file: path.to_string(),
-            line: sys.transitions[s.transition].line,
+            line: sys.transitions.get(s.transition).map_or(0, |t| t.line),
             column: 1,
             function: None,
             op: step_text(sys, s),
             location: None,
             value: None,
-            buffer_update: false,
+            buffer_update: s.transition == fencer_param::tso::FLUSH,
         })
         .collect();
     Counterexample {

@@ -84,6 +84,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
         deadline: opts.timeout.map(|t| started + t),
         spurious: None,
         spurious_count: 0,
+        too_many_events: false,
         groups: Default::default(),
         unary: Default::default(),
     };
@@ -115,6 +116,8 @@ struct Search<'a> {
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
+    /// A TSO cube needed more event groups than the engine keeps.
+    too_many_events: bool,
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -161,6 +164,11 @@ impl Search<'_> {
                 for c in q.formula.dnf(sys) {
                     out.extend(make_cube(sys, None, c, q.vars, true));
                 }
+                if sys.tso {
+                    for (c, _) in &mut out {
+                        c.ev = crate::tso::root_events(&c.lits);
+                    }
+                }
             }
             Some(n) => {
                 let mut maps = Vec::new();
@@ -172,6 +180,11 @@ impl Search<'_> {
                     });
                     for c in f.dnf(sys) {
                         out.extend(make_cube(sys, Some(n), c, 0, true));
+                    }
+                }
+                if sys.tso {
+                    for (c, _) in &mut out {
+                        c.ev = crate::tso::root_events(&c.lits);
                     }
                 }
             }
@@ -253,6 +266,9 @@ impl Search<'_> {
             if self.nodes[i].cube.procs > MAX_PROCS {
                 return Outcome::Limit("process variables");
             }
+            if self.too_many_events {
+                return Outcome::Limit("events");
+            }
         }
         if let Some((trace, procs, why)) = self.spurious.take() {
             return Outcome::Spurious { trace, procs, why };
@@ -329,8 +345,21 @@ impl Search<'_> {
                             .collect(),
                     ),
                 };
-                for conj in pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh) {
+                let conjs = pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh);
+                let results = if sys.tso {
+                    match crate::tso::complete(sys, t, &cube, &sigma, conjs, &mut self.fresh) {
+                        Ok(r) => r,
+                        Err(()) => {
+                            self.too_many_events = true;
+                            return out;
+                        }
+                    }
+                } else {
+                    conjs.into_iter().map(|c| (c, Default::default())).collect()
+                };
+                for (conj, ev) in results {
                     if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
+                        let c = if sys.tso { c.with_events(&ev, &map) } else { c };
                         self.generated += 1;
                         self.nodes.push(Node {
                             cube: c,
@@ -356,8 +385,13 @@ impl Search<'_> {
             None => (0..c.procs.max(1)).map(ProcRef::Var).collect(),
         };
         let init = instantiate_all(&sys.init, &procs);
+        let lits = if sys.tso {
+            crate::tso::at_init(&c.lits)
+        } else {
+            c.lits.clone()
+        };
         init.dnf(sys).into_iter().any(|mut conj| {
-            conj.extend(c.lits.iter().cloned());
+            conj.extend(lits.iter().cloned());
             sat(sys, sys.procs, &conj)
         })
     }
@@ -412,6 +446,8 @@ impl Search<'_> {
             }
             let groups = &self.groups[&v];
             let mut m = Match {
+                a_ev: &vc.ev,
+                b_ev: &c.ev,
                 sys,
                 have: &have,
                 facts: &facts,
@@ -425,6 +461,9 @@ impl Search<'_> {
             if sys.procs.is_some() {
                 // Constants are not renamed.
                 m.map = (0..vc.procs).collect();
+                if !crate::tso::covers(&vc.ev, &c.ev, &|p| p) {
+                    continue;
+                }
                 let mut syntactic = true;
                 for g in groups {
                     if !m.check(g, &mut syntactic) {
@@ -480,8 +519,12 @@ impl Search<'_> {
         // Concrete process of each variable of the current node.
         let mut conc: Vec<u8> = (0..first.procs).collect();
         let mut next_id = first.procs;
-        let init_lits: Vec<Lit> = first
-            .lits
+        let first_lits = if sys.tso {
+            crate::tso::at_init(&first.lits)
+        } else {
+            first.lits.clone()
+        };
+        let init_lits: Vec<Lit> = first_lits
             .iter()
             .map(|l| {
                 l.map_procs(&|p| match p {
@@ -527,7 +570,7 @@ impl Search<'_> {
             next_id.max(1)
         };
         match concrete::replay(sys, procs, &init_lits, &trace) {
-            Ok(states) => Outcome::Unsafe {
+            Ok((trace, states)) => Outcome::Unsafe {
                 trace,
                 procs,
                 states,
@@ -593,6 +636,9 @@ fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
 
 /// The search for renamings of one visited cube into the current one.
 struct Match<'a, 'b> {
+    /// The events of the visited cube and of the current one (TSO).
+    a_ev: &'a crate::tso::Events,
+    b_ev: &'a crate::tso::Events,
     sys: &'a System,
     have: &'a FxHashSet<&'a Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
@@ -657,6 +703,14 @@ impl Match<'_, '_> {
             return;
         }
         if k + 1 == self.groups.len() {
+            let map = &self.map;
+            if !crate::tso::covers(self.a_ev, self.b_ev, &|p| match p {
+                ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
+                c => c,
+            }) {
+                self.out.truncate(before);
+                return;
+            }
             if syn {
                 self.found = true;
             } else {

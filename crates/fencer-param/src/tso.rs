@@ -1,0 +1,859 @@
+//! Cubicle-W's weak-memory layer (x86-TSO), in our own formulation.
+//!
+//! A transition of thread `p` that accesses weak memory is one *event group*: its weak
+//! reads and writes happen at one point of the global-happens-before order (ghb), as the
+//! paper's "ghb-equal" events do; a transition that both reads and writes weak memory is an
+//! atomic read-modify-write, which also drains `p`'s buffer (a locked instruction).
+//!
+//! Going backward, a cube remembers the groups that still matter: those holding *pending*
+//! reads (reads no later write has been chosen to satisfy; their values are the atoms
+//! [`Atom::Read`]) and those ghb-before one. A new (earlier) group:
+//! - its writes MUST satisfy the pending reads of the same cell by the same thread (the
+//!   thread sees its own last write, from its buffer or from memory) and MAY satisfy those
+//!   of other threads (then rfe: new → reader), else the reader read an older value (fr:
+//!   reader → new);
+//! - co is the issue order (a new write is co-before every later write to its cell);
+//! - ppo is TSO's: program order minus write→read, unless a fence or an atomic RMW
+//!   separates them.
+//!
+//! A cube whose ghb is cyclic is dropped. A group that is not ghb-before any pending read
+//! can never close a cycle (every edge from an old group to a new one starts at a pending
+//! read), so dropping it is exact. At the initial state every pending read sees the
+//! initial value of its cell.
+
+use crate::concrete::{Instance, State};
+use crate::formula::{normalize, Formula, Lin, Lit, Norm, Term};
+use crate::pre::Cube;
+use crate::search::Step;
+use crate::{Atom, ProcRef, Rhs, System, Transition, Update};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The ordinal of a read made by the transition being applied (renumbered in the cube).
+pub const NEW: u8 = u8::MAX;
+
+/// Most groups one cube keeps (the ghb closure is a bit set per group).
+pub const MAX_GROUPS: usize = 64;
+
+/// The transition index of a buffer flush in a concrete TSO trace; its one argument is
+/// the thread whose oldest buffered write group reaches memory.
+pub const FLUSH: usize = usize::MAX;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Events {
+    pub groups: Vec<Group>,
+    /// `reach[i]` bit `j`: group `i` is ghb-before group `j` (transitively closed).
+    pub reach: Vec<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Group {
+    pub thread: ProcRef,
+    /// Pending reads: cell and ordinal, as in [`Atom::Read`].
+    pub reads: Vec<(u32, Vec<ProcRef>, u8)>,
+    pub writes: Vec<(u32, Vec<ProcRef>)>,
+    /// The thread's earlier writes are ghb-before this group (a fence before it, or an
+    /// atomic read-modify-write).
+    pub fence: bool,
+}
+
+impl Events {
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    pub fn map_procs(&self, f: &dyn Fn(ProcRef) -> ProcRef) -> Events {
+        Events {
+            groups: self
+                .groups
+                .iter()
+                .map(|g| Group {
+                    thread: f(g.thread),
+                    reads: g
+                        .reads
+                        .iter()
+                        .map(|(x, idx, k)| (*x, idx.iter().map(|p| f(*p)).collect(), *k))
+                        .collect(),
+                    writes: g
+                        .writes
+                        .iter()
+                        .map(|(x, idx)| (*x, idx.iter().map(|p| f(*p)).collect()))
+                        .collect(),
+                    fence: g.fence,
+                })
+                .collect(),
+            reach: self.reach.clone(),
+        }
+    }
+
+    pub fn procs(&self, out: &mut Vec<ProcRef>) {
+        for g in &self.groups {
+            out.push(g.thread);
+            for r in &g.reads {
+                out.extend(r.1.iter().copied());
+            }
+            for w in &g.writes {
+                out.extend(w.1.iter().copied());
+            }
+        }
+    }
+}
+
+/// The cell and value of a weak update, which lowering restricts to a global (`X := v`)
+/// or one cell at given processes (`X[p] := v`). `None` for any other shape.
+pub fn weak_write<'a>(
+    sys: &System,
+    t: &Transition,
+    u: &'a Update,
+) -> Option<(Vec<ProcRef>, &'a Rhs)> {
+    let g = &sys.globals[u.global as usize];
+    if g.arity == 0 {
+        return u.cases.is_empty().then_some((Vec::new(), &u.default));
+    }
+    let [(Formula::And(conds), rhs)] = u.cases.as_slice() else {
+        return None;
+    };
+    let k = t.params;
+    let mut idx = vec![None; g.arity as usize];
+    for c in conds {
+        match c {
+            Formula::Lit(Lit::Eq(Term::Proc(ProcRef::Var(s)), Term::Proc(x)))
+                if *s >= k && ((*s - k) as usize) < idx.len() =>
+            {
+                if matches!(x, ProcRef::Var(v) if *v >= k) {
+                    return None;
+                }
+                idx[(*s - k) as usize] = Some(*x);
+            }
+            _ => return None,
+        }
+    }
+    let same = Atom::Cell(u.global, (0..g.arity).map(|i| ProcRef::Var(k + i)).collect());
+    let keeps = match &u.default {
+        Rhs::Term(Term::Atom(a)) => a == &same,
+        Rhs::Lin(l) => l.k == 0 && l.terms.len() == 1 && l.terms[0] == (same, 1),
+        _ => false,
+    };
+    if !keeps {
+        return None;
+    }
+    Some((idx.into_iter().collect::<Option<Vec<_>>>()?, rhs))
+}
+
+fn walk_atoms_formula(f: &Formula, out: &mut Vec<Atom>) {
+    match f {
+        Formula::Lit(l) => l.atoms(out),
+        Formula::And(v) | Formula::Or(v) => v.iter().for_each(|x| walk_atoms_formula(x, out)),
+        _ => {}
+    }
+}
+
+fn rhs_atoms(r: &Rhs, out: &mut Vec<Atom>) {
+    match r {
+        Rhs::Term(Term::Atom(a)) => out.push(a.clone()),
+        Rhs::Lin(l) => out.extend(l.terms.iter().map(|t| t.0.clone())),
+        _ => {}
+    }
+}
+
+/// Whether the transition reads weak memory (its guard, universal guards or updates
+/// mention a read).
+pub fn reads_weak(t: &Transition) -> bool {
+    let mut atoms = Vec::new();
+    walk_atoms_formula(&t.guard, &mut atoms);
+    for f in &t.forall_other {
+        walk_atoms_formula(f, &mut atoms);
+    }
+    for u in &t.updates {
+        for (c, r) in &u.cases {
+            walk_atoms_formula(c, &mut atoms);
+            rhs_atoms(r, &mut atoms);
+        }
+        rhs_atoms(&u.default, &mut atoms);
+    }
+    atoms.iter().any(|a| matches!(a, Atom::Read(..)))
+}
+
+pub fn writes_weak(sys: &System, t: &Transition) -> bool {
+    t.updates
+        .iter()
+        .any(|u| sys.globals[u.global as usize].weak)
+}
+
+/// An atomic read-modify-write: it reads and writes weak memory.
+pub fn is_rmw(sys: &System, t: &Transition) -> bool {
+    reads_weak(t) && writes_weak(sys, t)
+}
+
+/// A literal with some atoms replaced by values (terms or linear expressions).
+fn subst_lit(sys: &System, l: &Lit, sub: &FxHashMap<Atom, Rhs>) -> Norm {
+    let term = |t: &Term| match t {
+        Term::Atom(a) => match sub.get(a) {
+            Some(Rhs::Term(x)) => x.clone(),
+            _ => t.clone(),
+        },
+        _ => t.clone(),
+    };
+    let l2 = match l {
+        Lit::Eq(a, b) => Lit::Eq(term(a), term(b)),
+        Lit::Ne(a, b) => Lit::Ne(term(a), term(b)),
+        Lit::Arith(lin, rel) => {
+            let mut out = Lin::constant(lin.k);
+            for (a, c) in &lin.terms {
+                match sub.get(a) {
+                    Some(Rhs::Lin(x)) => out = out.add_scaled(x, *c),
+                    _ => out = out.add_scaled(&Lin::atom(a.clone()), *c),
+                }
+            }
+            Lit::Arith(out, *rel)
+        }
+    };
+    normalize(sys, &l2)
+}
+
+fn rename_lit(l: &Lit, ren: &FxHashMap<Atom, Atom>) -> Lit {
+    let term = |t: &Term| match t {
+        Term::Atom(a) => Term::Atom(ren.get(a).cloned().unwrap_or_else(|| a.clone())),
+        _ => t.clone(),
+    };
+    match l {
+        Lit::Eq(a, b) => Lit::Eq(term(a), term(b)),
+        Lit::Ne(a, b) => Lit::Ne(term(a), term(b)),
+        Lit::Arith(lin, rel) => {
+            let mut out = Lin::constant(lin.k);
+            for (a, c) in &lin.terms {
+                let a2 = ren.get(a).cloned().unwrap_or_else(|| a.clone());
+                out = out.add_scaled(&Lin::atom(a2), *c);
+            }
+            Lit::Arith(out, *rel)
+        }
+    }
+}
+
+/// The events of a root cube (`unsafe`): one group per thread with its `p @ X` reads.
+pub fn root_events(lits: &[Lit]) -> Events {
+    let mut atoms = Vec::new();
+    for l in lits {
+        l.atoms(&mut atoms);
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for a in atoms {
+        if let Atom::Read(g, idx, p, k) = a {
+            let i = match groups.iter().position(|x| x.thread == p) {
+                Some(i) => i,
+                None => {
+                    groups.push(Group {
+                        thread: p,
+                        reads: Vec::new(),
+                        writes: Vec::new(),
+                        fence: false,
+                    });
+                    groups.len() - 1
+                }
+            };
+            let r = (g, idx, k);
+            if !groups[i].reads.contains(&r) {
+                groups[i].reads.push(r);
+            }
+        }
+    }
+    for g in &mut groups {
+        g.reads.sort();
+    }
+    let reach = vec![0; groups.len()];
+    Events { groups, reach }
+}
+
+/// The cube's literals with each pending read replaced by its cell: at the initial state
+/// every read sees the initial value.
+pub fn at_init(lits: &[Lit]) -> Vec<Lit> {
+    let mut atoms = Vec::new();
+    for l in lits {
+        l.atoms(&mut atoms);
+    }
+    let ren: FxHashMap<Atom, Atom> = atoms
+        .into_iter()
+        .filter_map(|a| match &a {
+            Atom::Read(g, idx, _, _) => Some((a.clone(), Atom::Cell(*g, idx.clone()))),
+            _ => None,
+        })
+        .collect();
+    lits.iter().map(|l| rename_lit(l, &ren)).collect()
+}
+
+/// The pre-images of a cube under TSO by one transition instance: the SC pre-image of its
+/// non-weak part (`conjs`, from [`crate::pre::pre_image`]) completed with the choice of
+/// which pending reads the instance's writes satisfy. Each result is a conjunction (with
+/// fresh atoms still in) and the events of the new cube; cyclic choices are left out.
+/// `Err` when a cube would keep more groups than [`MAX_GROUPS`].
+pub fn complete(
+    sys: &System,
+    t: &Transition,
+    cube: &Cube,
+    sigma: &[ProcRef],
+    conjs: Vec<Vec<Lit>>,
+    fresh: &mut u32,
+) -> Result<Vec<(Vec<Lit>, Events)>, ()> {
+    let k = t.params as usize;
+    let env = |p: ProcRef| match p {
+        ProcRef::Var(i) if (i as usize) < k => sigma[i as usize],
+        c => c,
+    };
+    let Some(slot) = t.thread else {
+        // No weak access (lowering refuses weak accesses without a thread).
+        return Ok(conjs.into_iter().map(|c| (c, cube.ev.clone())).collect());
+    };
+    let p = sigma[slot as usize];
+    // The instance's writes: cell and value, in the pre-state.
+    let mut writes: Vec<((u32, Vec<ProcRef>), Rhs)> = Vec::new();
+    for u in &t.updates {
+        if !sys.globals[u.global as usize].weak {
+            continue;
+        }
+        let Some((idx, rhs)) = weak_write(sys, t, u) else {
+            return Err(());
+        };
+        let idx: Vec<ProcRef> = idx.iter().map(|q| env(*q)).collect();
+        let v = match rhs {
+            Rhs::Term(x) => Rhs::Term(crate::formula::map_term(x, &env)),
+            Rhs::Lin(l) => Rhs::Lin(crate::formula::map_lin(l, &env)),
+            Rhs::Nondet => {
+                *fresh += 1;
+                let a = Atom::Fresh(u.global, *fresh);
+                if sys.globals[u.global as usize].sort.arith() {
+                    Rhs::Lin(Lin::atom(a))
+                } else {
+                    Rhs::Term(Term::Atom(a))
+                }
+            }
+        };
+        writes.push(((u.global, idx), v));
+    }
+    let rmw = is_rmw(sys, t);
+    // Pending reads the writes must or may satisfy: (group, read index, write index).
+    let mut must = Vec::new();
+    let mut may = Vec::new();
+    for (gi, g) in cube.ev.groups.iter().enumerate() {
+        for (ri, r) in g.reads.iter().enumerate() {
+            if let Some(wi) = writes.iter().position(|w| w.0 .0 == r.0 && w.0 .1 == r.1) {
+                if g.thread == p {
+                    must.push((gi, ri, wi));
+                } else {
+                    may.push((gi, ri, wi));
+                }
+            }
+        }
+    }
+    if may.len() > 16 {
+        return Err(());
+    }
+    let mut out = Vec::new();
+    for conj in &conjs {
+        'choice: for mask in 0u32..(1 << may.len()) {
+            let chosen: Vec<(usize, usize, usize)> = must
+                .iter()
+                .copied()
+                .chain(
+                    may.iter()
+                        .enumerate()
+                        .filter(|(i, _)| mask & (1 << i) != 0)
+                        .map(|(_, x)| *x),
+                )
+                .collect();
+            // Satisfied reads take the written values.
+            let mut sub: FxHashMap<Atom, Rhs> = FxHashMap::default();
+            for &(gi, ri, wi) in &chosen {
+                let g = &cube.ev.groups[gi];
+                let r = &g.reads[ri];
+                sub.insert(
+                    Atom::Read(r.0, r.1.clone(), g.thread, r.2),
+                    writes[wi].1.clone(),
+                );
+            }
+            let mut lits = Vec::with_capacity(conj.len());
+            for l in conj {
+                match subst_lit(sys, l, &sub) {
+                    Norm::True => {}
+                    Norm::False => continue 'choice,
+                    Norm::Lit(l) => lits.push(l),
+                }
+            }
+            // The new group's reads: those its guard and values still mention.
+            let mut atoms = Vec::new();
+            for l in &lits {
+                l.atoms(&mut atoms);
+            }
+            let mut new_reads: Vec<(u32, Vec<ProcRef>)> = atoms
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Read(g, idx, _, NEW) => Some((*g, idx.clone())),
+                    _ => None,
+                })
+                .collect();
+            new_reads.sort();
+            new_reads.dedup();
+            let satisfied: FxHashSet<(usize, usize)> =
+                chosen.iter().map(|&(g, r, _)| (g, r)).collect();
+            let n_old = cube.ev.groups.len();
+            // Old groups with their satisfied reads removed, and the new one last.
+            let mut groups: Vec<Group> = cube
+                .ev
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(gi, g)| Group {
+                    thread: g.thread,
+                    reads: g
+                        .reads
+                        .iter()
+                        .enumerate()
+                        .filter(|(ri, _)| !satisfied.contains(&(gi, *ri)))
+                        .map(|(_, r)| r.clone())
+                        .collect(),
+                    writes: g.writes.clone(),
+                    fence: g.fence,
+                })
+                .collect();
+            let new = Group {
+                thread: p,
+                reads: new_reads.iter().map(|(g, i)| (*g, i.clone(), NEW)).collect(),
+                writes: writes.iter().map(|w| w.0.clone()).collect(),
+                fence: t.fence || rmw,
+            };
+            let mut reach = cube.ev.reach.clone();
+            let active = !new.reads.is_empty() || !new.writes.is_empty() || new.fence;
+            if active {
+                if n_old >= MAX_GROUPS {
+                    return Err(());
+                }
+                // Direct edges of the new group.
+                let mut succ = 0u64;
+                let mut pred = 0u64;
+                let has_reads = !new.reads.is_empty();
+                let has_writes = !new.writes.is_empty();
+                for (hi, h) in cube.ev.groups.iter().enumerate() {
+                    let bit = 1u64 << hi;
+                    if h.thread == p {
+                        let ordered = has_reads
+                            || (new.fence && !has_writes)
+                            || (has_writes && (!h.writes.is_empty() || h.fence));
+                        if ordered {
+                            succ |= bit;
+                        }
+                        continue;
+                    }
+                    if h.writes.iter().any(|c| new.writes.contains(c)) {
+                        succ |= bit; // co
+                    }
+                    // fr: a new read sees a value older than every later write.
+                    if h
+                        .writes
+                        .iter()
+                        .any(|c| new.reads.iter().any(|r| r.0 == c.0 && r.1 == c.1))
+                    {
+                        succ |= bit;
+                    }
+                    for (ri, r) in h.reads.iter().enumerate() {
+                        if !writes.iter().any(|w| w.0 .0 == r.0 && w.0 .1 == r.1) {
+                            continue;
+                        }
+                        if satisfied.contains(&(hi, ri)) {
+                            succ |= bit; // rfe
+                        } else {
+                            pred |= bit; // fr
+                        }
+                    }
+                }
+                let mut out_set = succ;
+                for (hi, r) in reach.iter().enumerate() {
+                    if succ & (1 << hi) != 0 {
+                        out_set |= r;
+                    }
+                }
+                let mut in_set = pred;
+                for (hi, r) in reach.iter().enumerate() {
+                    if r & pred != 0 {
+                        in_set |= 1 << hi;
+                    }
+                }
+                if in_set & out_set != 0 {
+                    continue 'choice;
+                }
+                let me = 1u64 << n_old;
+                for (hi, r) in reach.iter_mut().enumerate() {
+                    if in_set & (1 << hi) != 0 {
+                        *r |= me | out_set;
+                    }
+                }
+                reach.push(out_set);
+                groups.push(new);
+            }
+            // Keep the groups with pending reads and those ghb-before one.
+            let pending: u64 = groups
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| !g.reads.is_empty())
+                .fold(0, |m, (i, _)| m | 1 << i);
+            let keep: Vec<usize> = (0..groups.len())
+                .filter(|&i| pending & (1 << i) != 0 || reach[i] & pending != 0)
+                .collect();
+            let mut kept_groups = Vec::with_capacity(keep.len());
+            let mut kept_reach = Vec::with_capacity(keep.len());
+            for &i in &keep {
+                let mut r = 0u64;
+                for (j, &kj) in keep.iter().enumerate() {
+                    if reach[i] & (1 << kj) != 0 {
+                        r |= 1 << j;
+                    }
+                }
+                kept_groups.push(groups[i].clone());
+                kept_reach.push(r);
+            }
+            // Ordinals renumbered: per thread and cell, from the latest read (the new
+            // group's reads are the earliest).
+            let mut ren: FxHashMap<Atom, Atom> = FxHashMap::default();
+            let mut count: FxHashMap<(ProcRef, u32, Vec<ProcRef>), u8> = FxHashMap::default();
+            let mut order: Vec<(ProcRef, u32, Vec<ProcRef>, u8, usize, usize)> = Vec::new();
+            for (gi, g) in kept_groups.iter().enumerate() {
+                for (ri, r) in g.reads.iter().enumerate() {
+                    order.push((g.thread, r.0, r.1.clone(), r.2, gi, ri));
+                }
+            }
+            order.sort_by(|a, b| (&a.0, a.1, &a.2, a.3).cmp(&(&b.0, b.1, &b.2, b.3)));
+            for (th, g, idx, k_old, gi, ri) in order {
+                let c = count.entry((th, g, idx.clone())).or_insert(0);
+                let k_new = *c;
+                *c += 1;
+                if k_new != k_old {
+                    ren.insert(
+                        Atom::Read(g, idx.clone(), th, k_old),
+                        Atom::Read(g, idx, th, k_new),
+                    );
+                    kept_groups[gi].reads[ri].2 = k_new;
+                }
+            }
+            for g in &mut kept_groups {
+                g.reads.sort();
+            }
+            let lits: Vec<Lit> = if ren.is_empty() {
+                lits
+            } else {
+                lits.iter().map(|l| rename_lit(l, &ren)).collect()
+            };
+            out.push((
+                lits,
+                Events {
+                    groups: kept_groups,
+                    reach: kept_reach,
+                },
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the events of a visited cube `a`, its processes renamed by `f`, are implied by
+/// those of `b`: an injective map of `a`'s groups to `b`'s with the same thread, at least
+/// the same pending reads (same ordinals), writes and fence, and every ghb pair of `a`
+/// also one of `b`. Then every run that satisfies `b`'s constraints satisfies `a`'s.
+pub fn covers(a: &Events, b: &Events, f: &dyn Fn(ProcRef) -> ProcRef) -> bool {
+    if a.groups.is_empty() {
+        return true;
+    }
+    if a.groups.len() > b.groups.len() {
+        return false;
+    }
+    let ar = a.map_procs(f);
+    let cand: Vec<Vec<usize>> = ar
+        .groups
+        .iter()
+        .map(|g| {
+            (0..b.groups.len())
+                .filter(|&j| {
+                    let h = &b.groups[j];
+                    h.thread == g.thread
+                        && (!g.fence || h.fence)
+                        && g.reads.iter().all(|r| h.reads.contains(r))
+                        && g.writes.iter().all(|w| h.writes.contains(w))
+                })
+                .collect()
+        })
+        .collect();
+    if cand.iter().any(|c| c.is_empty()) {
+        return false;
+    }
+    fn go(i: usize, ar: &Events, b: &Events, cand: &[Vec<usize>], m: &mut Vec<usize>) -> bool {
+        if i == cand.len() {
+            return true;
+        }
+        for &j in &cand[i] {
+            if m.contains(&j) {
+                continue;
+            }
+            // Pairs with the groups mapped so far.
+            let ok = m.iter().enumerate().all(|(x, &mx)| {
+                let ab = ar.reach[x] & (1 << i) != 0;
+                let ba = ar.reach[i] & (1 << x) != 0;
+                (!ab || b.reach[mx] & (1 << j) != 0) && (!ba || b.reach[j] & (1 << mx) != 0)
+            });
+            if !ok {
+                continue;
+            }
+            m.push(j);
+            if go(i + 1, ar, b, cand, m) {
+                return true;
+            }
+            m.pop();
+        }
+        false
+    }
+    go(0, &ar, b, &cand, &mut Vec::new())
+}
+
+/// A concrete TSO state: memory, and each thread's FIFO buffer of write groups.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Machine {
+    pub mem: State,
+    pub bufs: Vec<Vec<Vec<(usize, i64)>>>,
+}
+
+impl Machine {
+    /// Memory followed by every thread's view (memory overlaid with its buffer, newest
+    /// entry last): how [`Instance`] evaluates [`Atom::Read`].
+    pub fn ext(&self, inst: &Instance) -> State {
+        let mut s = self.mem.clone();
+        for b in &self.bufs {
+            let mut v = self.mem.clone();
+            for entry in b {
+                for &(c, x) in entry {
+                    v[c] = x;
+                }
+            }
+            s.extend(v);
+        }
+        debug_assert_eq!(s.len(), inst.width * (1 + self.bufs.len()));
+        s
+    }
+}
+
+/// The weak cells an instance writes.
+fn written_cells(inst: &Instance, t: &Transition, args: &[u8]) -> Vec<usize> {
+    let sys = inst.sys;
+    let mut out = Vec::new();
+    for u in &t.updates {
+        if !sys.globals[u.global as usize].weak {
+            continue;
+        }
+        if let Some((idx, _)) = weak_write(sys, t, u) {
+            let idx: Vec<u8> = idx
+                .iter()
+                .map(|p| match p {
+                    ProcRef::Var(i) => args[*i as usize],
+                    ProcRef::Const(c) => *c,
+                })
+                .collect();
+            out.push(inst.cell(u.global, &idx));
+        }
+    }
+    out
+}
+
+/// The successors of a TSO state by one transition instance (empty if it cannot run): it
+/// reads its thread's view; its weak writes go to the thread's buffer as one group, or to
+/// memory for an atomic read-modify-write; `fence()` and read-modify-writes wait for an
+/// empty buffer.
+pub fn fire(inst: &Instance, m: &Machine, t: &Transition, args: &[u8]) -> Vec<Machine> {
+    let sys = inst.sys;
+    let thread = t.thread.map(|s| args[s as usize] as usize);
+    let rmw = is_rmw(sys, t);
+    if let Some(p) = thread {
+        if (t.fence || rmw) && !m.bufs[p].is_empty() {
+            return Vec::new();
+        }
+    }
+    let ext = m.ext(inst);
+    if !inst.enabled(&ext, t, args) {
+        return Vec::new();
+    }
+    let cells = written_cells(inst, t, args);
+    let mut out = Vec::new();
+    for s in inst.fire(&ext, t, args) {
+        let mut n = m.clone();
+        n.mem.copy_from_slice(&s[..inst.width]);
+        match thread {
+            Some(p) if !cells.is_empty() && !rmw => {
+                let entry: Vec<(usize, i64)> = cells.iter().map(|&c| (c, s[c])).collect();
+                for &c in &cells {
+                    n.mem[c] = m.mem[c];
+                }
+                n.bufs[p].push(entry);
+            }
+            _ => {}
+        }
+        out.push(n);
+    }
+    out
+}
+
+/// The oldest buffered group of thread `p` written to memory.
+pub fn flush(m: &Machine, p: usize) -> Option<Machine> {
+    if m.bufs[p].is_empty() {
+        return None;
+    }
+    let mut n = m.clone();
+    let entry = n.bufs[p].remove(0);
+    for (c, x) in entry {
+        n.mem[c] = x;
+    }
+    Some(n)
+}
+
+/// Runs the backward search's trace (transitions in the order they are issued) on the
+/// TSO machine from `s0`, choosing when buffers flush (breadth-first over flushes, at
+/// most `max` states): the steps, flushes included, and the memory after each, up to a
+/// state satisfying `unsafe`.
+pub fn replay(
+    inst: &Instance,
+    s0: &State,
+    trace: &[Step],
+    max: usize,
+) -> Option<(Vec<Step>, Vec<State>)> {
+    let n = inst.procs as usize;
+    let start = Machine {
+        mem: s0.clone(),
+        bufs: vec![Vec::new(); n],
+    };
+    // Node: (position in trace, machine); parent and the step that led here.
+    let mut nodes: Vec<(usize, Machine, Option<(usize, Step)>)> = vec![(0, start.clone(), None)];
+    let mut seen: FxHashSet<(usize, Machine)> = FxHashSet::default();
+    seen.insert((0, start));
+    let mut head = 0;
+    while head < nodes.len() {
+        let (pos, m, _) = nodes[head].clone();
+        if pos == trace.len() && inst.is_unsafe(&m.ext(inst)) {
+            let mut steps = Vec::new();
+            let mut states = vec![m.mem.clone()];
+            let mut at = head;
+            while let Some((parent, step)) = nodes[at].2.clone() {
+                steps.push(step);
+                at = parent;
+                states.push(nodes[at].1.mem.clone());
+            }
+            steps.reverse();
+            states.reverse();
+            return Some((steps, states));
+        }
+        let mut next: Vec<(usize, Machine, Step)> = Vec::new();
+        for p in 0..n {
+            if let Some(f) = flush(&m, p) {
+                next.push((
+                    pos,
+                    f,
+                    Step {
+                        transition: FLUSH,
+                        args: vec![p as u8],
+                    },
+                ));
+            }
+        }
+        if let Some(step) = trace.get(pos) {
+            let t = &inst.sys.transitions[step.transition];
+            for f in fire(inst, &m, t, &step.args) {
+                next.push((pos + 1, f, step.clone()));
+            }
+        }
+        for (pos2, m2, step) in next {
+            if seen.insert((pos2, m2.clone())) {
+                if nodes.len() >= max {
+                    return None;
+                }
+                nodes.push((pos2, m2, Some((head, step))));
+            }
+        }
+        head += 1;
+    }
+    None
+}
+
+/// Every state of the TSO instance reachable from `inits` with at most `max_buf` groups
+/// in each buffer: `Ok(None)` if none is unsafe, `Ok(Some(trace))` if one is, `Err` past
+/// `max_states`. Bounding the buffers under-approximates: an unsafe state found here is
+/// reachable on the real machine.
+pub fn explore(
+    inst: &Instance,
+    inits: Vec<State>,
+    max_buf: usize,
+    max_states: usize,
+) -> Result<Option<Vec<Step>>, String> {
+    let n = inst.procs as usize;
+    let mut nodes: Vec<(Machine, Option<(usize, Step)>)> = Vec::new();
+    let mut seen: FxHashSet<Machine> = FxHashSet::default();
+    for s in inits {
+        let m = Machine {
+            mem: s,
+            bufs: vec![Vec::new(); n],
+        };
+        if seen.insert(m.clone()) {
+            nodes.push((m, None));
+        }
+    }
+    let mut head = 0;
+    while head < nodes.len() {
+        let m = nodes[head].0.clone();
+        if inst.is_unsafe(&m.ext(inst)) {
+            let mut steps = Vec::new();
+            let mut at = head;
+            while let Some((parent, step)) = nodes[at].1.clone() {
+                steps.push(step);
+                at = parent;
+            }
+            steps.reverse();
+            return Ok(Some(steps));
+        }
+        let mut next = Vec::new();
+        for p in 0..n {
+            if let Some(f) = flush(&m, p) {
+                next.push((
+                    f,
+                    Step {
+                        transition: FLUSH,
+                        args: vec![p as u8],
+                    },
+                ));
+            }
+        }
+        for (ti, t) in inst.sys.transitions.iter().enumerate() {
+            let mut maps = Vec::new();
+            crate::search::const_maps(t.params as usize, inst.procs, &mut maps, &mut Vec::new());
+            for a in maps {
+                let args: Vec<u8> = a
+                    .iter()
+                    .map(|p| match p {
+                        ProcRef::Const(c) | ProcRef::Var(c) => *c,
+                    })
+                    .collect();
+                for f in fire(inst, &m, t, &args) {
+                    if f.bufs.iter().any(|b| b.len() > max_buf) {
+                        continue;
+                    }
+                    next.push((
+                        f,
+                        Step {
+                            transition: ti,
+                            args: args.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+        for (m2, step) in next {
+            if seen.insert(m2.clone()) {
+                if nodes.len() >= max_states {
+                    return Err(format!("more than {max_states} states"));
+                }
+                nodes.push((m2, Some((head, step))));
+            }
+        }
+        head += 1;
+    }
+    Ok(None)
+}
