@@ -180,6 +180,10 @@ fn step_text(sys: &System, s: &fencer_param::Step) -> String {
         let p = s.args.first().map(|a| a + 1).unwrap_or(0);
         return format!("flush(#{p}): the oldest writes in #{p}'s store buffer reach memory");
     }
+    if s.transition == fencer_param::tso::READ {
+        let p = s.args.first().map(|a| a + 1).unwrap_or(0);
+        return format!("#{p} reads weak memory for `unsafe`");
+    }
     let t = &sys.transitions[s.transition];
     let args: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();
     format!("{}({})", t.name, args.join(", "))
@@ -221,8 +225,8 @@ fn counterexample(
             "an unsafe state is reached with {procs} processes (the trace was run forward on that instance)"
         ),
         file: Some(path.to_string()),
-        line: events.last().map(|e| e.line),
-        column: events.last().map(|e| e.column),
+        line: events.iter().rev().find(|e| e.line != 0).map(|e| e.line),
+        column: events.iter().rev().find(|e| e.line != 0).map(|e| e.column),
         events,
         final_state: None,
         schedule: Vec::new(),

@@ -614,21 +614,31 @@ pub fn covers(a: &Events, b: &Events, f: &dyn Fn(ProcRef) -> ProcRef) -> bool {
 pub struct Machine {
     pub mem: State,
     pub bufs: Vec<Vec<Vec<(usize, i64)>>>,
+    /// The view each thread had when it performed the reads of `unsafe`, once it has.
+    pub seen: Vec<Option<State>>,
 }
 
 impl Machine {
-    /// Memory followed by every thread's view (memory overlaid with its buffer, newest
-    /// entry last): how [`Instance`] evaluates [`Atom::Read`].
+    /// Thread `p`'s view: memory overlaid with its buffer, newest entry last.
+    pub fn view(&self, p: usize) -> State {
+        let mut v = self.mem.clone();
+        for entry in &self.bufs[p] {
+            for &(c, x) in entry {
+                v[c] = x;
+            }
+        }
+        v
+    }
+
+    /// Memory followed by every thread's view (the one it read `unsafe` with, if it has):
+    /// how [`Instance`] evaluates [`Atom::Read`].
     pub fn ext(&self, inst: &Instance) -> State {
         let mut s = self.mem.clone();
-        for b in &self.bufs {
-            let mut v = self.mem.clone();
-            for entry in b {
-                for &(c, x) in entry {
-                    v[c] = x;
-                }
+        for p in 0..self.bufs.len() {
+            match &self.seen[p] {
+                Some(v) => s.extend(v.iter().copied()),
+                None => s.extend(self.view(p)),
             }
-            s.extend(v);
         }
         debug_assert_eq!(s.len(), inst.width * (1 + self.bufs.len()));
         s
@@ -707,10 +717,20 @@ pub fn flush(m: &Machine, p: usize) -> Option<Machine> {
     Some(n)
 }
 
-/// Runs the backward search's trace (transitions in the order they are issued) on the
-/// TSO machine from `s0`, choosing when buffers flush (breadth-first over flushes, at
-/// most `max` states): the steps, flushes included, and the memory after each, up to a
-/// state satisfying `unsafe`.
+/// The step of a concrete TSO trace where a thread performs the reads of `unsafe`
+/// (`p @ X`): its one argument is the thread, which has run its last transition.
+pub const READ: usize = usize::MAX - 1;
+
+/// Runs the backward search's trace on the TSO machine from `s0` (breadth-first, at most
+/// `max` states): the steps, buffer flushes included, and the memory after each, up to a
+/// state satisfying `unsafe`. Each thread runs its own transitions of the trace in their
+/// order, but the threads interleave freely: the axiomatic model orders events only by
+/// ghb, so the order the backward search issued them in need not be a TSO schedule (a
+/// read may have to run before another thread's earlier-issued one).
+///
+/// The `p @ X` reads of `unsafe` are events of thread `p` as in Cubicle-W: `p` performs
+/// them at some point after its last transition (a [`READ`] step), not necessarily at
+/// the very end; the other conditions hold at the end.
 pub fn replay(
     inst: &Instance,
     s0: &State,
@@ -718,18 +738,35 @@ pub fn replay(
     max: usize,
 ) -> Option<(Vec<Step>, Vec<State>)> {
     let n = inst.procs as usize;
+    let readers: Vec<bool> = (0..n as u8).map(|p| unsafe_reads_of(inst, p)).collect();
+    // The steps of each thread in order; transitions without a thread form one more.
+    let mut own: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+    for (i, s) in trace.iter().enumerate() {
+        let th = inst
+            .sys
+            .transitions
+            .get(s.transition)
+            .and_then(|t| t.thread)
+            .and_then(|k| s.args.get(k as usize))
+            .map_or(n, |&p| p as usize);
+        own[th].push(i);
+    }
     let start = Machine {
         mem: s0.clone(),
         bufs: vec![Vec::new(); n],
+        seen: vec![None; n],
     };
-    // Node: (position in trace, machine); parent and the step that led here.
-    let mut nodes: Vec<(usize, Machine, Option<(usize, Step)>)> = vec![(0, start.clone(), None)];
-    let mut seen: FxHashSet<(usize, Machine)> = FxHashSet::default();
-    seen.insert((0, start));
+    type Key = (Vec<usize>, Machine);
+    let mut nodes: Vec<(Vec<usize>, Machine, Option<(usize, Step)>)> =
+        vec![(vec![0; n + 1], start.clone(), None)];
+    let mut seen: FxHashSet<Key> = FxHashSet::default();
+    seen.insert((vec![0; n + 1], start));
     let mut head = 0;
     while head < nodes.len() {
         let (pos, m, _) = nodes[head].clone();
-        if pos == trace.len() && inst.is_unsafe(&m.ext(inst)) {
+        let finished = (0..=n).all(|t| pos[t] == own[t].len());
+        let done = (0..n).all(|p| !readers[p] || m.seen[p].is_some());
+        if finished && done && inst.is_unsafe(&m.ext(inst)) {
             let mut steps = Vec::new();
             let mut states = vec![m.mem.clone()];
             let mut at = head;
@@ -742,11 +779,11 @@ pub fn replay(
             states.reverse();
             return Some((steps, states));
         }
-        let mut next: Vec<(usize, Machine, Step)> = Vec::new();
+        let mut next: Vec<(Vec<usize>, Machine, Step)> = Vec::new();
         for p in 0..n {
             if let Some(f) = flush(&m, p) {
                 next.push((
-                    pos,
+                    pos.clone(),
                     f,
                     Step {
                         transition: FLUSH,
@@ -754,15 +791,33 @@ pub fn replay(
                     },
                 ));
             }
+            if readers[p] && m.seen[p].is_none() && pos[p] == own[p].len() {
+                let mut r = m.clone();
+                r.seen[p] = Some(m.view(p));
+                next.push((
+                    pos.clone(),
+                    r,
+                    Step {
+                        transition: READ,
+                        args: vec![p as u8],
+                    },
+                ));
+            }
         }
-        if let Some(step) = trace.get(pos) {
+        for th in 0..=n {
+            let Some(&i) = own[th].get(pos[th]) else {
+                continue;
+            };
+            let step = &trace[i];
             let t = &inst.sys.transitions[step.transition];
             for f in fire(inst, &m, t, &step.args) {
-                next.push((pos + 1, f, step.clone()));
+                let mut p2 = pos.clone();
+                p2[th] += 1;
+                next.push((p2, f, step.clone()));
             }
         }
         for (pos2, m2, step) in next {
-            if seen.insert((pos2, m2.clone())) {
+            if seen.insert((pos2.clone(), m2.clone())) {
                 if nodes.len() >= max {
                     return None;
                 }
@@ -791,6 +846,7 @@ pub fn explore(
         let m = Machine {
             mem: s,
             bufs: vec![Vec::new(); n],
+            seen: vec![None; n],
         };
         if seen.insert(m.clone()) {
             nodes.push((m, None));
@@ -856,4 +912,18 @@ pub fn explore(
         head += 1;
     }
     Ok(None)
+}
+
+/// Whether some `unsafe` formula reads weak memory as thread `p` (a constant `#p+1`, or
+/// any thread when it reads through a process variable).
+fn unsafe_reads_of(inst: &Instance, p: u8) -> bool {
+    inst.sys.unsafe_.iter().any(|u| {
+        let mut atoms = Vec::new();
+        walk_atoms_formula(&u.formula, &mut atoms);
+        atoms.iter().any(|a| match a {
+            Atom::Read(_, _, ProcRef::Const(c), _) => *c == p,
+            Atom::Read(_, _, ProcRef::Var(_), _) => true,
+            _ => false,
+        })
+    })
 }
