@@ -43,6 +43,19 @@ pub const SLOW: &[&str] = &[
     "classic/distrib_channels_int1.cub",
 ];
 
+/// TSO rows left to `--ignored` runs (a minute in a debug build, seconds in release).
+pub const SLOW_TSO: &[&str] = &["tso/cubtso/arbiter_v2_N.cub"];
+
+/// TSO rows fencer refuses (exit 2), with the reason.
+pub const REFUSED_TSO: &[(&str, &str)] = &[(
+    "tso/cubtso/moesi_N.cub",
+    "a weak array update over every cell (`A[j] := case ...`) reading each cell: a universally quantified read-modify-write",
+)];
+
+pub fn is_slow(row: &Row) -> bool {
+    SLOW.contains(&row.file.as_str()) || (row.mode == "tso" && SLOW_TSO.contains(&row.file.as_str()))
+}
+
 pub fn load(dir: &Path, row: &Row) -> Result<fencer_param::System, String> {
     let path = dir.join(&row.file);
     let src = std::fs::read_to_string(&path).unwrap();
