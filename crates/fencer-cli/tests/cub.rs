@@ -111,10 +111,15 @@ fn tso_flags_and_fence() {
         .iter()
         .map(|e| e["op"].as_str().unwrap())
         .collect();
-    assert_eq!(ops.iter().filter(|o| o.starts_with("enter(")).count(), 2, "{ops:?}");
+    assert_eq!(
+        ops.iter().filter(|o| o.starts_with("enter(")).count(),
+        2,
+        "{ops:?}"
+    );
     let o = fencer(&["check", "examples/cub/flags_tso.cub", "--model", "sc"]);
     assert_eq!(o.status.code(), Some(0));
     let o = fencer(&["check", "examples/cub/flags_tso_fence.cub"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("tso, backward reachability): SAFE for any number of processes"));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("tso, backward reachability): SAFE for any number of processes"));
 }

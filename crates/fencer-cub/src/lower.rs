@@ -372,7 +372,11 @@ impl Cx<'_> {
                     ));
                 }
                 if !matches!(&**x, Expr::Upper(..) | Expr::Index(..)) {
-                    return Err(self.err(x.span(), "`p @ X` reads a weak variable or array cell", "not a variable"));
+                    return Err(self.err(
+                        x.span(),
+                        "`p @ X` reads a weak variable or array cell",
+                        "not a variable",
+                    ));
                 }
                 self.weak = WeakCx::At(p);
                 let r = self.term(x, scope);
@@ -381,7 +385,11 @@ impl Cx<'_> {
                 let is_read = matches!(&r, T::V(Term::Atom(Atom::Read(..)), _))
                     || matches!(&r, T::N(l, _) if matches!(l.terms.first(), Some((Atom::Read(..), _))));
                 if !is_read {
-                    return Err(self.err(x.span(), "`p @ X` reads a weak variable or array cell", "not weak"));
+                    return Err(self.err(
+                        x.span(),
+                        "`p @ X` reads a weak variable or array cell",
+                        "not weak",
+                    ));
                 }
                 Ok(r)
             }
@@ -582,7 +590,11 @@ impl Cx<'_> {
         let thread = if self.mode == Mode::Tso {
             let marked: Vec<usize> = (0..t.params.len()).filter(|&i| t.params[i].1).collect();
             if marked.len() > 1 {
-                return Err(self.err(t.params[marked[1]].2, "a transition has one thread `[p]`", "a second one"));
+                return Err(self.err(
+                    t.params[marked[1]].2,
+                    "a transition has one thread `[p]`",
+                    "a second one",
+                ));
             }
             marked.first().map(|&i| i as u8)
         } else {
@@ -730,7 +742,10 @@ impl Cx<'_> {
                     types: Vec::new(),
                     globals: self.globals.clone(),
                     procs: self.procs,
-                    init: Quantified { vars: 0, formula: Formula::True },
+                    init: Quantified {
+                        vars: 0,
+                        formula: Formula::True,
+                    },
                     unsafe_: Vec::new(),
                     invariants: Vec::new(),
                     transitions: Vec::new(),
@@ -765,7 +780,11 @@ impl Cx<'_> {
             for c in &conjuncts {
                 if let (Expr::Fence(s), Mode::Tso) = (c, self.mode) {
                     if thread.is_none() {
-                        return Err(self.err(*s, "under TSO, `fence()` needs the transition's thread `[p]`", "whose fence?"));
+                        return Err(self.err(
+                            *s,
+                            "under TSO, `fence()` needs the transition's thread `[p]`",
+                            "whose fence?",
+                        ));
                     }
                     fence = true;
                     continue;
@@ -782,12 +801,22 @@ impl Cx<'_> {
                     inner.push((v.clone(), ProcRef::Var(k)));
                     // `forall_other q. ... && fence()`: the fence does not depend on `q`.
                     let body = match (&**body, self.mode) {
-                        (Expr::And(v, s), Mode::Tso) if v.iter().any(|x| matches!(x, Expr::Fence(_))) => {
+                        (Expr::And(v, s), Mode::Tso)
+                            if v.iter().any(|x| matches!(x, Expr::Fence(_))) =>
+                        {
                             if thread.is_none() {
-                                return Err(self.err(*s, "under TSO, `fence()` needs the transition's thread `[p]`", "whose fence?"));
+                                return Err(self.err(
+                                    *s,
+                                    "under TSO, `fence()` needs the transition's thread `[p]`",
+                                    "whose fence?",
+                                ));
                             }
                             fence = true;
-                            let rest: Vec<Expr> = v.iter().filter(|x| !matches!(x, Expr::Fence(_))).cloned().collect();
+                            let rest: Vec<Expr> = v
+                                .iter()
+                                .filter(|x| !matches!(x, Expr::Fence(_)))
+                                .cloned()
+                                .collect();
                             Expr::And(rest, *s)
                         }
                         (b, _) => b.clone(),

@@ -53,7 +53,8 @@ pub const REFUSED_TSO: &[(&str, &str)] = &[(
 )];
 
 pub fn is_slow(row: &Row) -> bool {
-    SLOW.contains(&row.file.as_str()) || (row.mode == "tso" && SLOW_TSO.contains(&row.file.as_str()))
+    SLOW.contains(&row.file.as_str())
+        || (row.mode == "tso" && SLOW_TSO.contains(&row.file.as_str()))
 }
 
 pub fn load(dir: &Path, row: &Row) -> Result<fencer_param::System, String> {

@@ -71,7 +71,10 @@ fn tso_small_instances_agree() {
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     eprintln!("{decided} instances decided, {unsafe_found} unsafe");
-    assert!(decided >= 20 && unsafe_found >= 5, "{decided} decided, {unsafe_found} unsafe");
+    assert!(
+        decided >= 20 && unsafe_found >= 5,
+        "{decided} decided, {unsafe_found} unsafe"
+    );
 }
 
 /// The TSO/SC differential rows: UNSAFE under TSO (with a trace that needs a store buffer),
@@ -95,8 +98,7 @@ fn tso_differs_from_sc() {
         let tso_sys = fencer_cub::load(f, &src, fencer_cub::Mode::Tso).unwrap();
         match check(&tso_sys, &opts).outcome {
             Outcome::Unsafe { trace, .. } => assert!(
-                trace.iter().any(|s| s.transition == tso::FLUSH)
-                    || trace.len() >= 2,
+                trace.iter().any(|s| s.transition == tso::FLUSH) || trace.len() >= 2,
                 "{f}: {trace:?}"
             ),
             o => panic!("{f} under TSO: {o:?}"),

@@ -385,7 +385,11 @@ pub fn atom_text(sys: &System, a: &Atom) -> String {
         Atom::Pid(p) => proc_name(*p),
         Atom::Read(g, idx, p, k) => {
             let cell = atom_text(sys, &Atom::Cell(*g, idx.clone()));
-            let age = if *k == 0 { String::new() } else { format!("'{k}") };
+            let age = if *k == 0 {
+                String::new()
+            } else {
+                format!("'{k}")
+            };
             format!("{} @ {cell}{age}", proc_name(*p))
         }
     }

@@ -349,7 +349,7 @@ impl Search<'_> {
                 let results = if sys.tso {
                     match crate::tso::complete(sys, t, &cube, &sigma, conjs, &mut self.fresh) {
                         Ok(r) => r,
-                        Err(()) => {
+                        Err(crate::tso::TooManyEvents) => {
                             self.too_many_events = true;
                             return out;
                         }

@@ -28,6 +28,11 @@ use crate::search::Step;
 use crate::{Atom, ProcRef, Rhs, System, Transition, Update};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+/// A cube would hold more events than the engine represents: the search stops (a limit,
+/// never a verdict).
+#[derive(Debug)]
+pub struct TooManyEvents;
+
 /// The ordinal of a read made by the transition being applied (renumbered in the cube).
 pub const NEW: u8 = u8::MAX;
 
@@ -127,7 +132,10 @@ pub fn weak_write<'a>(
             _ => return None,
         }
     }
-    let same = Atom::Cell(u.global, (0..g.arity).map(|i| ProcRef::Var(k + i)).collect());
+    let same = Atom::Cell(
+        u.global,
+        (0..g.arity).map(|i| ProcRef::Var(k + i)).collect(),
+    );
     let keeps = match &u.default {
         Rhs::Term(Term::Atom(a)) => a == &same,
         Rhs::Lin(l) => l.k == 0 && l.terms.len() == 1 && l.terms[0] == (same, 1),
@@ -284,7 +292,8 @@ pub fn at_init(lits: &[Lit]) -> Vec<Lit> {
 /// non-weak part (`conjs`, from [`crate::pre::pre_image`]) completed with the choice of
 /// which pending reads the instance's writes satisfy. Each result is a conjunction (with
 /// fresh atoms still in) and the events of the new cube; cyclic choices are left out.
-/// `Err` when a cube would keep more groups than [`MAX_GROUPS`].
+/// `Err` when a cube would keep more groups than [`MAX_GROUPS`], or a write could satisfy
+/// too many reads to enumerate the choices.
 pub fn complete(
     sys: &System,
     t: &Transition,
@@ -292,7 +301,7 @@ pub fn complete(
     sigma: &[ProcRef],
     conjs: Vec<Vec<Lit>>,
     fresh: &mut u32,
-) -> Result<Vec<(Vec<Lit>, Events)>, ()> {
+) -> Result<Vec<(Vec<Lit>, Events)>, TooManyEvents> {
     let k = t.params as usize;
     let env = |p: ProcRef| match p {
         ProcRef::Var(i) if (i as usize) < k => sigma[i as usize],
@@ -310,7 +319,7 @@ pub fn complete(
             continue;
         }
         let Some((idx, rhs)) = weak_write(sys, t, u) else {
-            return Err(());
+            return Err(TooManyEvents);
         };
         let idx: Vec<ProcRef> = idx.iter().map(|q| env(*q)).collect();
         let v = match rhs {
@@ -344,7 +353,7 @@ pub fn complete(
         }
     }
     if may.len() > 16 {
-        return Err(());
+        return Err(TooManyEvents);
     }
     let mut out = Vec::new();
     for conj in &conjs {
@@ -415,7 +424,10 @@ pub fn complete(
                 .collect();
             let new = Group {
                 thread: p,
-                reads: new_reads.iter().map(|(g, i)| (*g, i.clone(), NEW)).collect(),
+                reads: new_reads
+                    .iter()
+                    .map(|(g, i)| (*g, i.clone(), NEW))
+                    .collect(),
                 writes: writes.iter().map(|w| w.0.clone()).collect(),
                 fence: t.fence || rmw,
             };
@@ -423,7 +435,7 @@ pub fn complete(
             let active = !new.reads.is_empty() || !new.writes.is_empty() || new.fence;
             if active {
                 if n_old >= MAX_GROUPS {
-                    return Err(());
+                    return Err(TooManyEvents);
                 }
                 // Direct edges of the new group.
                 let mut succ = 0u64;
@@ -445,8 +457,7 @@ pub fn complete(
                         succ |= bit; // co
                     }
                     // fr: a new read sees a value older than every later write.
-                    if h
-                        .writes
+                    if h.writes
                         .iter()
                         .any(|c| new.reads.iter().any(|r| r.0 == c.0 && r.1 == c.1))
                     {
@@ -757,8 +768,8 @@ pub fn replay(
         seen: vec![None; n],
     };
     type Key = (Vec<usize>, Machine);
-    let mut nodes: Vec<(Vec<usize>, Machine, Option<(usize, Step)>)> =
-        vec![(vec![0; n + 1], start.clone(), None)];
+    type Node = (Vec<usize>, Machine, Option<(usize, Step)>);
+    let mut nodes: Vec<Node> = vec![(vec![0; n + 1], start.clone(), None)];
     let mut seen: FxHashSet<Key> = FxHashSet::default();
     seen.insert((vec![0; n + 1], start));
     let mut head = 0;
