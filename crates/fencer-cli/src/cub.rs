@@ -221,9 +221,15 @@ fn counterexample(
         .collect();
     Counterexample {
         kind: "unsafe".into(),
-        message: format!(
-            "an unsafe state is reached with {procs} processes (the trace was run forward on that instance)"
-        ),
+        message: if sys.tso {
+            format!(
+                "an unsafe state is reached with {procs} processes (the trace was run forward on that instance's TSO machine: a write stays in its thread's store buffer until a flush step)"
+            )
+        } else {
+            format!(
+                "an unsafe state is reached with {procs} processes (the trace was run forward on that instance)"
+            )
+        },
         file: Some(path.to_string()),
         line: events.iter().rev().find(|e| e.line != 0).map(|e| e.line),
         column: events.iter().rev().find(|e| e.line != 0).map(|e| e.column),
