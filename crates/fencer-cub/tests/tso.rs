@@ -9,8 +9,54 @@
 mod common;
 
 use fencer_param::concrete::{initial_states, Instance};
-use fencer_param::{check, tso, Options, Outcome};
+use fencer_param::{check, tso, Formula, Options, Outcome, System};
 use std::time::Duration;
+
+/// The parameterized verdict against the explicit TSO machine on small instances; whether
+/// some instance was decided, and whether one was unsafe.
+fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> (bool, bool) {
+    let r = check(
+        sys,
+        &Options {
+            max_nodes: Some(5000),
+            timeout: Some(Duration::from_secs(10)),
+        },
+    );
+    let sizes: Vec<u8> = match sys.procs {
+        Some(n) => vec![n],
+        None => vec![2, 3],
+    };
+    let (mut decided, mut unsafe_found) = (false, false);
+    for n in sizes {
+        let inst = Instance::new(sys, n);
+        let Ok(mut inits) = initial_states(&inst, 10_000) else {
+            continue;
+        };
+        // The file's invariants are assumptions (cubes asserted unreachable); those in
+        // the corpus are about constants, so they only rule out initial states.
+        let mut assumed = sys.clone();
+        assumed.unsafe_ = sys.invariants.clone();
+        let ainst = Instance::new(&assumed, n);
+        inits.retain(|s| !ainst.is_unsafe(s));
+        let e = tso::explore(&inst, inits, 2, 200_000);
+        match (&r.outcome, &e) {
+            (Outcome::Spurious { why, .. }, _) => {
+                errors.push(format!("{name}: spurious trace: {why}"))
+            }
+            (Outcome::Safe { .. }, Ok(Some(trace))) => errors.push(format!(
+                "{name}: SAFE under TSO, but {n} processes reach an unsafe state in {} steps",
+                trace.len()
+            )),
+            (Outcome::Unsafe { .. }, Ok(Some(_))) => {
+                decided = true;
+                unsafe_found = true;
+            }
+            (Outcome::Safe { .. }, Ok(None)) => decided = true,
+            _ => {}
+        }
+    }
+    (decided, unsafe_found)
+}
 
 #[test]
 fn tso_small_instances_agree() {
@@ -19,8 +65,7 @@ fn tso_small_instances_agree() {
         return;
     };
     let mut errors = Vec::new();
-    let mut decided = 0;
-    let mut unsafe_found = 0;
+    let (mut decided, mut unsafe_found) = (0, 0);
     for row in common::rows(&dir) {
         if row.mode != "tso" || common::is_slow(&row) {
             continue;
@@ -28,51 +73,63 @@ fn tso_small_instances_agree() {
         let Ok(sys) = common::load(&dir, &row) else {
             continue;
         };
-        let r = check(
-            &sys,
-            &Options {
-                max_nodes: Some(5000),
-                timeout: Some(Duration::from_secs(20)),
-            },
-        );
-        let sizes: Vec<u8> = match sys.procs {
-            Some(n) => vec![n],
-            None => vec![2, 3],
+        let (d, u) = compare(&row.file, &sys, &mut errors);
+        decided += d as u32;
+        unsafe_found += u as u32;
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    eprintln!("{decided} files decided, {unsafe_found} unsafe");
+    assert!(
+        decided >= 20 && unsafe_found >= 5,
+        "{decided} decided, {unsafe_found} unsafe"
+    );
+}
+
+/// Mutants that weak memory makes unsafe more often: each `fence()` removed in turn, and
+/// each transition's guard dropped. The verdicts must still agree with the machine.
+#[test]
+fn tso_mutants_agree() {
+    let Some(dir) = common::corpus() else {
+        eprintln!("skipped: ../shared/cubicle is not here");
+        return;
+    };
+    let mut errors = Vec::new();
+    let (mut decided, mut unsafe_found) = (0, 0);
+    for row in common::rows(&dir) {
+        if row.mode != "tso" || common::is_slow(&row) {
+            continue;
+        }
+        let Ok(sys) = common::load(&dir, &row) else {
+            continue;
         };
-        for n in sizes {
-            let inst = Instance::new(&sys, n);
-            let Ok(mut inits) = initial_states(&inst, 10_000) else {
-                continue;
-            };
-            // The file's invariants are assumptions (cubes asserted unreachable); those in
-            // the corpus are about constants, so they only rule out initial states.
-            let mut assumed = sys.clone();
-            assumed.unsafe_ = sys.invariants.clone();
-            let ainst = Instance::new(&assumed, n);
-            inits.retain(|s| !ainst.is_unsafe(s));
-            let e = tso::explore(&inst, inits, 2, 200_000);
-            match (&r.outcome, &e) {
-                (Outcome::Spurious { why, .. }, _) => {
-                    errors.push(format!("{}: spurious trace: {why}", row.file))
-                }
-                (Outcome::Safe { .. }, Ok(Some(trace))) => errors.push(format!(
-                    "{}: SAFE under TSO, but {n} processes reach an unsafe state in {} steps",
-                    row.file,
-                    trace.len()
-                )),
-                (Outcome::Unsafe { .. }, Ok(Some(_))) => {
-                    decided += 1;
-                    unsafe_found += 1;
-                }
-                (Outcome::Safe { .. }, Ok(None)) => decided += 1,
-                _ => {}
+        for ti in 0..sys.transitions.len() {
+            let mut variants = Vec::new();
+            if sys.transitions[ti].fence {
+                let mut m = sys.clone();
+                m.transitions[ti].fence = false;
+                variants.push(("fence", m));
+            }
+            if sys.transitions.len() <= 8 {
+                let mut m = sys.clone();
+                m.transitions[ti].guard = Formula::True;
+                m.transitions[ti].forall_other.clear();
+                variants.push(("guard", m));
+            }
+            for (what, m) in variants {
+                let name = format!(
+                    "{} without the {what} of {}",
+                    row.file, m.transitions[ti].name
+                );
+                let (d, u) = compare(&name, &m, &mut errors);
+                decided += d as u32;
+                unsafe_found += u as u32;
             }
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    eprintln!("{decided} instances decided, {unsafe_found} unsafe");
+    eprintln!("{decided} mutants decided, {unsafe_found} unsafe");
     assert!(
-        decided >= 20 && unsafe_found >= 5,
+        decided >= 40 && unsafe_found >= 20,
         "{decided} decided, {unsafe_found} unsafe"
     );
 }
