@@ -461,23 +461,12 @@ impl Search<'_> {
             if sys.procs.is_some() {
                 // Constants are not renamed.
                 m.map = (0..vc.procs).collect();
-                if !crate::tso::covers(&vc.ev, &c.ev, &|p| p) {
-                    continue;
-                }
                 let mut syntactic = true;
-                for g in groups {
-                    if !m.check(g, &mut syntactic) {
-                        syntactic = false;
-                        m.out.clear();
-                        break;
-                    }
-                }
-                if !m.out.is_empty() || vc.lits.is_empty() {
-                    if syntactic {
+                if groups.iter().all(|g| m.check(g, &mut syntactic)) {
+                    m.leaf(syntactic);
+                    if m.found {
                         return true;
                     }
-                    let o = std::mem::take(&mut m.out);
-                    m.candidates.push(o);
                 }
                 continue;
             }
@@ -580,6 +569,12 @@ impl Search<'_> {
     }
 }
 
+fn has_read(l: &Lit) -> bool {
+    let mut atoms = Vec::new();
+    l.atoms(&mut atoms);
+    atoms.iter().any(|a| matches!(a, crate::Atom::Read(..)))
+}
+
 fn is_value(t: &Term) -> bool {
     matches!(t, Term::Val(_) | Term::Proc(_))
 }
@@ -667,12 +662,28 @@ impl Match<'_, '_> {
                 crate::formula::Norm::True => continue,
                 crate::formula::Norm::False => return false,
             };
+            // Reads are matched at the leaf, where their ranks are mapped too.
+            if self.a_ev.has_reads() && has_read(&r) {
+                self.out.push(r);
+                continue;
+            }
             if self.have.contains(&r) {
                 self.out.push(r);
                 continue;
             }
             *syntactic = false;
-            let contradicts = match &r {
+            if self.contradicts(&r) {
+                return false;
+            }
+            self.out.push(r);
+        }
+        true
+    }
+
+    /// Whether a literal contradicts an equality of the cube with a value.
+    fn contradicts(&self, r: &Lit) -> bool {
+        {
+            let contradicts = match r {
                 Lit::Eq(a, b) => {
                     let clash = |x: &Term, y: &Term| {
                         is_value(y) && self.facts.get(x).is_some_and(|v| *v != y)
@@ -685,12 +696,113 @@ impl Match<'_, '_> {
                 }
                 _ => false,
             };
-            if contradicts {
-                return false;
-            }
-            self.out.push(r);
+            contradicts
         }
-        true
+    }
+
+    /// A complete renaming of processes: under TSO, also a map of the visited cube's
+    /// pending reads to the cube's (same thread and cell, any rank: ranks only name reads,
+    /// their order is in the ghb pairs `covers` compares); then the literals are in the cube
+    /// (found), or kept as a candidate for the disjunctive query.
+    fn leaf(&mut self, syn: bool) {
+        let map = self.map.clone();
+        let f = |p: ProcRef| match p {
+            ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
+            c => c,
+        };
+        if !self.a_ev.has_reads() {
+            if !crate::tso::covers(self.a_ev, self.b_ev, &f, &Default::default()) {
+                return;
+            }
+            if syn {
+                self.found = true;
+            } else {
+                self.candidates.push(self.out.clone());
+            }
+            return;
+        }
+        let a_reads: Vec<crate::tso::ReadKey> = self
+            .a_ev
+            .groups
+            .iter()
+            .flat_map(|g| {
+                g.reads
+                    .iter()
+                    .map(|r| (f(g.thread), r.0, r.1.iter().map(|p| f(*p)).collect(), r.2))
+            })
+            .collect();
+        let choices: Vec<Vec<u8>> = a_reads
+            .iter()
+            .map(|a| {
+                self.b_ev
+                    .groups
+                    .iter()
+                    .filter(|g| g.thread == a.0)
+                    .flat_map(|g| g.reads.iter())
+                    .filter(|r| r.0 == a.1 && r.1 == a.2)
+                    .map(|r| r.2)
+                    .collect()
+            })
+            .collect();
+        let mut combos: Vec<Vec<u8>> = Vec::new();
+        fn go(
+            i: usize,
+            keys: &[crate::tso::ReadKey],
+            choices: &[Vec<u8>],
+            cur: &mut Vec<u8>,
+            out: &mut Vec<Vec<u8>>,
+        ) {
+            if out.len() >= 64 {
+                return;
+            }
+            if i == choices.len() {
+                out.push(cur.clone());
+                return;
+            }
+            for &c in &choices[i] {
+                let taken = (0..i).any(|j| {
+                    cur[j] == c
+                        && keys[j].0 == keys[i].0
+                        && keys[j].1 == keys[i].1
+                        && keys[j].2 == keys[i].2
+                });
+                if taken {
+                    continue;
+                }
+                cur.push(c);
+                go(i + 1, keys, choices, cur, out);
+                cur.pop();
+            }
+        }
+        go(0, &a_reads, &choices, &mut Vec::new(), &mut combos);
+        'combo: for combo in combos {
+            let ord: rustc_hash::FxHashMap<crate::tso::ReadKey, u8> =
+                a_reads.iter().cloned().zip(combo.iter().copied()).collect();
+            if !crate::tso::covers(self.a_ev, self.b_ev, &f, &ord) {
+                continue;
+            }
+            let mut syntactic = syn;
+            let mut out = Vec::with_capacity(self.out.len());
+            for l in &self.out {
+                if !has_read(l) {
+                    out.push(l.clone());
+                    continue;
+                }
+                let r = crate::tso::rename_ranks(l, &ord);
+                if !self.have.contains(&r) {
+                    syntactic = false;
+                    if self.contradicts(&r) {
+                        continue 'combo;
+                    }
+                }
+                out.push(r);
+            }
+            if syntactic {
+                self.found = true;
+                return;
+            }
+            self.candidates.push(out);
+        }
     }
 
     fn extend(&mut self, syntactic: bool) {
@@ -703,19 +815,7 @@ impl Match<'_, '_> {
             return;
         }
         if k + 1 == self.groups.len() {
-            let map = &self.map;
-            if !crate::tso::covers(self.a_ev, self.b_ev, &|p| match p {
-                ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
-                c => c,
-            }) {
-                self.out.truncate(before);
-                return;
-            }
-            if syn {
-                self.found = true;
-            } else {
-                self.candidates.push(self.out.clone());
-            }
+            self.leaf(syn);
             self.out.truncate(before);
             return;
         }

@@ -59,11 +59,42 @@ pub struct Group {
     /// The thread's earlier writes are ghb-before this group (a fence before it, or an
     /// atomic read-modify-write).
     pub fence: bool,
+    /// The group is ghb-before every later group of its thread (it reads, satisfied reads
+    /// included, or it is a lone fence).
+    pub before_all: bool,
+}
+
+/// A pending read: thread, cell and rank.
+pub type ReadKey = (ProcRef, u32, Vec<ProcRef>, u8);
+
+/// The literal with the ranks of its reads mapped (reads not in `ord` keep theirs).
+pub fn rename_ranks(l: &Lit, ord: &FxHashMap<ReadKey, u8>) -> Lit {
+    let mut atoms = Vec::new();
+    l.atoms(&mut atoms);
+    let ren: FxHashMap<Atom, Atom> = atoms
+        .into_iter()
+        .filter_map(|a| match &a {
+            Atom::Read(g, idx, p, k) => ord
+                .get(&(*p, *g, idx.clone(), *k))
+                .filter(|k2| *k2 != k)
+                .map(|k2| (a.clone(), Atom::Read(*g, idx.clone(), *p, *k2))),
+            _ => None,
+        })
+        .collect();
+    if ren.is_empty() {
+        l.clone()
+    } else {
+        rename_lit(l, &ren)
+    }
 }
 
 impl Events {
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
+    }
+
+    pub fn has_reads(&self) -> bool {
+        self.groups.iter().any(|g| !g.reads.is_empty())
     }
 
     pub fn map_procs(&self, f: &dyn Fn(ProcRef) -> ProcRef) -> Events {
@@ -84,6 +115,7 @@ impl Events {
                         .map(|(x, idx)| (*x, idx.iter().map(|p| f(*p)).collect()))
                         .collect(),
                     fence: g.fence,
+                    before_all: g.before_all,
                 })
                 .collect(),
             reach: self.reach.clone(),
@@ -254,6 +286,7 @@ pub fn root_events(lits: &[Lit]) -> Events {
                         reads: Vec::new(),
                         writes: Vec::new(),
                         fence: false,
+                        before_all: true,
                     });
                     groups.len() - 1
                 }
@@ -420,6 +453,7 @@ pub fn complete(
                         .collect(),
                     writes: g.writes.clone(),
                     fence: g.fence,
+                    before_all: g.before_all,
                 })
                 .collect();
             let new = Group {
@@ -430,6 +464,7 @@ pub fn complete(
                     .collect(),
                 writes: writes.iter().map(|w| w.0.clone()).collect(),
                 fence: t.fence || rmw,
+                before_all: !new_reads.is_empty() || ((t.fence || rmw) && writes.is_empty()),
             };
             let mut reach = cube.ev.reach.clone();
             let active = !new.reads.is_empty() || !new.writes.is_empty() || new.fence;
@@ -498,14 +533,36 @@ pub fn complete(
                 reach.push(out_set);
                 groups.push(new);
             }
-            // Keep the groups with pending reads and those ghb-before one.
+            // Keep the groups with pending reads, and of those ghb-before one the entry
+            // points: the groups a new (earlier) group can have an edge to, whose reach
+            // covers that of the others (groups are stored latest first). For each cell
+            // its earliest writer (co and fr go to every later write, and the earliest
+            // is co-before the rest); for each thread its earliest group ordered before
+            // all later ones and its earliest group with writes or a fence (ppo).
             let pending: u64 = groups
                 .iter()
                 .enumerate()
                 .filter(|(_, g)| !g.reads.is_empty())
                 .fold(0, |m, (i, _)| m | 1 << i);
+            let mut entry = vec![false; groups.len()];
+            let mut first_all: FxHashSet<ProcRef> = FxHashSet::default();
+            let mut first_write: FxHashSet<ProcRef> = FxHashSet::default();
+            let mut first_cell: FxHashSet<&(u32, Vec<ProcRef>)> = FxHashSet::default();
+            for (i, g) in groups.iter().enumerate().rev() {
+                if g.before_all && first_all.insert(g.thread) {
+                    entry[i] = true;
+                }
+                if (!g.writes.is_empty() || g.fence) && first_write.insert(g.thread) {
+                    entry[i] = true;
+                }
+                for c in &g.writes {
+                    if first_cell.insert(c) {
+                        entry[i] = true;
+                    }
+                }
+            }
             let keep: Vec<usize> = (0..groups.len())
-                .filter(|&i| pending & (1 << i) != 0 || reach[i] & pending != 0)
+                .filter(|&i| pending & (1 << i) != 0 || (entry[i] && reach[i] & pending != 0))
                 .collect();
             let mut kept_groups = Vec::with_capacity(keep.len());
             let mut kept_reach = Vec::with_capacity(keep.len());
@@ -562,18 +619,31 @@ pub fn complete(
     Ok(out)
 }
 
-/// Whether the events of a visited cube `a`, its processes renamed by `f`, are implied by
-/// those of `b`: an injective map of `a`'s groups to `b`'s with the same thread, at least
-/// the same pending reads (same ordinals), writes and fence, and every ghb pair of `a`
+/// Whether the events of a visited cube `a`, its processes renamed by `f` and the ranks of
+/// its reads by `ord`, are implied by those of `b`: an injective map of `a`'s groups to
+/// `b`'s with the same thread, at least the same pending reads, writes and fence, and every ghb pair of `a`
 /// also one of `b`. Then every run that satisfies `b`'s constraints satisfies `a`'s.
-pub fn covers(a: &Events, b: &Events, f: &dyn Fn(ProcRef) -> ProcRef) -> bool {
+pub fn covers(
+    a: &Events,
+    b: &Events,
+    f: &dyn Fn(ProcRef) -> ProcRef,
+    ord: &FxHashMap<ReadKey, u8>,
+) -> bool {
     if a.groups.is_empty() {
         return true;
     }
     if a.groups.len() > b.groups.len() {
         return false;
     }
-    let ar = a.map_procs(f);
+    let mut ar = a.map_procs(f);
+    for g in &mut ar.groups {
+        let th = g.thread;
+        for r in &mut g.reads {
+            if let Some(k) = ord.get(&(th, r.0, r.1.clone(), r.2)) {
+                r.2 = *k;
+            }
+        }
+    }
     let cand: Vec<Vec<usize>> = ar
         .groups
         .iter()
