@@ -18,8 +18,8 @@ fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> (bool, bool) {
     let r = check(
         sys,
         &Options {
-            max_nodes: Some(5000),
-            timeout: Some(Duration::from_secs(10)),
+            max_nodes: Some(3000),
+            timeout: Some(Duration::from_secs(5)),
         },
     );
     let sizes: Vec<u8> = match sys.procs {
@@ -38,7 +38,7 @@ fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> (bool, bool) {
         assumed.unsafe_ = sys.invariants.clone();
         let ainst = Instance::new(&assumed, n);
         inits.retain(|s| !ainst.is_unsafe(s));
-        let e = tso::explore(&inst, inits, 2, 200_000);
+        let e = tso::explore(&inst, inits, 2, 60_000);
         match (&r.outcome, &e) {
             (Outcome::Spurious { why, .. }, _) => {
                 errors.push(format!("{name}: spurious trace: {why}"))

@@ -79,7 +79,7 @@ fn corpus_verdicts() {
 /// The slowest rows (seconds to minutes in a release build):
 /// `cargo test --release -p fencer-cub --test verdicts -- --ignored`. Known to fail today:
 /// `germanish4` does not converge within its limit (fencer visits more cubes than Cubicle's
-/// 677), see ARCHITECTURE.md's parameterized section. Also `arbiter_v2_N` under TSO.
+/// 677), see ARCHITECTURE.md's parameterized section.
 #[test]
 #[ignore]
 fn corpus_verdicts_slow() {
