@@ -157,7 +157,11 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             text.push_str(&fencer_report::render_counterexample(c));
         }
         if args.invariant && verdict == Verdict::Safe {
-            text.push_str("\ninductive invariant (every reachable state satisfies each line):\n");
+            text.push_str(if sys.tso {
+                "\ninductive invariant (no execution ends with these values and pending reads `#k @ X`, for any line):\n"
+            } else {
+                "\ninductive invariant (every reachable state satisfies each line):\n"
+            });
             for i in &invariant {
                 text.push_str(&format!("  {i}\n"));
             }
