@@ -185,8 +185,8 @@ fn step_text(sys: &System, s: &fencer_param::Step) -> String {
         return format!("flush(#{p}): the oldest writes in #{p}'s store buffer reach memory");
     }
     if s.transition == fencer_param::tso::READ {
-        let p = s.args.first().map(|a| a + 1).unwrap_or(0);
-        return format!("#{p} reads weak memory for `unsafe`");
+        let who: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();
+        return format!("{} read weak memory for `unsafe`", who.join(", "));
     }
     let t = &sys.transitions[s.transition];
     let args: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();

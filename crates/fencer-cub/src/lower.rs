@@ -728,36 +728,6 @@ impl Cx<'_> {
                         .err(a.span, format!("under TSO, the weak `{}` is written by a transition without a thread", a.target), "which thread writes it?")
                         .with_help("mark the thread that runs the transition: `transition t ([p] ...)`"));
                 }
-                let probe = Transition {
-                    name: String::new(),
-                    params: k,
-                    guard: Formula::True,
-                    forall_other: Vec::new(),
-                    updates: Vec::new(),
-                    line,
-                    thread,
-                    fence: false,
-                };
-                let sys_probe = System {
-                    types: Vec::new(),
-                    globals: self.globals.clone(),
-                    procs: self.procs,
-                    init: Quantified {
-                        vars: 0,
-                        formula: Formula::True,
-                    },
-                    unsafe_: Vec::new(),
-                    invariants: Vec::new(),
-                    transitions: Vec::new(),
-                    tso: true,
-                };
-                if fencer_param::tso::weak_write(&sys_probe, &probe, &u).is_none() {
-                    return Err(self.err(
-                        a.span,
-                        "under TSO, a weak write sets one cell at named processes (`X := v`, `X[p] := v`), without `case`",
-                        "unsupported weak write",
-                    ));
-                }
             }
             updates.push(u);
         }

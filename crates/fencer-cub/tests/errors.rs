@@ -169,7 +169,6 @@ fn tso_error_messages() {
         ("unsafe (i) { i @ X = 1 }\ntransition t ([i]) requires { i @ X = 0 } { X := 1 }", "only supported in `unsafe`", 5, 31),
         ("unsafe (i) { i @ P[i] = True }", "reads a weak variable", 4, 18),
         ("unsafe (i) { i @ X = 1 }\ninvariant () { X = 2 }", "invariants over weak", 5, 16),
-        ("unsafe (i) { i @ A[i] = True }\ntransition t ([i]) { A[j] := case | j = i : True | _ : False }", "one cell at named processes", 5, 22),
     ];
     for (body, msg, line, col) in cases {
         let src = format!("{head}{body}\n");

@@ -300,12 +300,14 @@ pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
 /// searching over the values of nondeterministic assignments; the last state must be
 /// unsafe. The states of the run, or why it fails.
 /// Under TSO (`sys.tso`) the trace is run on the store-buffer machine ([`crate::tso`]) and
-/// the steps returned include its buffer flushes.
+/// the steps returned include its buffer flushes; `readers` are the processes whose
+/// `p @ X` reads the unsafe cube has.
 pub fn replay(
     sys: &System,
     procs: u8,
     lits: &[Lit],
     trace: &[Step],
+    readers: &[u8],
 ) -> Result<(Vec<Step>, Vec<State>), String> {
     let inst = Instance::new(sys, procs);
     // Ordered processes (`i < j`): the backward search does not say which concrete
@@ -333,7 +335,8 @@ pub fn replay(
                     args: s.args.iter().map(|&a| pi(a)).collect(),
                 })
                 .collect();
-            if let Some(p) = run_from_some_initial(&inst, &lits2, &trace2) {
+            let readers2: Vec<u8> = readers.iter().map(|&r| pi(r)).collect();
+            if let Some(p) = run_from_some_initial(&inst, &lits2, &trace2, &readers2) {
                 return Ok(p);
             }
             if !uses_order(sys) {
@@ -342,7 +345,7 @@ pub fn replay(
         }
         return Err("the trace does not run forward to an unsafe state".into());
     }
-    run_from_some_initial(&inst, lits, trace)
+    run_from_some_initial(&inst, lits, trace, readers)
         .ok_or_else(|| "the trace does not run forward to an unsafe state".to_string())
 }
 
@@ -352,10 +355,11 @@ fn run_from_some_initial(
     inst: &Instance,
     lits: &[Lit],
     trace: &[Step],
+    readers: &[u8],
 ) -> Option<(Vec<Step>, Vec<State>)> {
     let run = |s0: State| -> Option<(Vec<Step>, Vec<State>)> {
         if inst.sys.tso {
-            return crate::tso::replay(inst, &s0, trace, 200_000);
+            return crate::tso::replay(inst, &s0, trace, readers, 200_000);
         }
         let mut path = vec![s0];
         run(inst, trace, &mut path).then(|| (trace.to_vec(), path))

@@ -107,14 +107,14 @@ pub fn model(
 
 /// A value of a cell after a transition: a term, or a linear expression for numbers.
 #[derive(Clone, Debug)]
-enum Val {
+pub(crate) enum Val {
     T(Term),
     L(Lin),
 }
 
 /// What one cell holds after the transition, as the pre-state sees it: alternatives with
 /// their conditions (a `case` gives one per branch).
-fn cell_after(
+pub(crate) fn cell_after(
     sys: &System,
     t: &Transition,
     atom: &Atom,

@@ -347,7 +347,10 @@ impl Search<'_> {
                 };
                 let conjs = pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh);
                 let results = if sys.tso {
-                    match crate::tso::complete(sys, t, &cube, &sigma, conjs, &mut self.fresh) {
+                    let mut all = sigma.clone();
+                    all.extend(others.iter().copied());
+                    match crate::tso::complete(sys, t, &cube, &sigma, &all, conjs, &mut self.fresh)
+                    {
                         Ok(r) => r,
                         Err(crate::tso::TooManyEvents) => {
                             self.too_many_events = true;
@@ -558,7 +561,19 @@ impl Search<'_> {
         } else {
             next_id.max(1)
         };
-        match concrete::replay(sys, procs, &init_lits, &trace) {
+        // `at` is the unsafe cube: the threads of its reads, as concrete processes.
+        let readers: Vec<u8> = self.nodes[at]
+            .cube
+            .ev
+            .groups
+            .iter()
+            .filter(|g| !g.reads.is_empty())
+            .map(|g| match g.thread {
+                ProcRef::Var(v) => conc[v as usize],
+                ProcRef::Const(c) => c,
+            })
+            .collect();
+        match concrete::replay(sys, procs, &init_lits, &trace, &readers) {
             Ok((trace, states)) => Outcome::Unsafe {
                 trace,
                 procs,

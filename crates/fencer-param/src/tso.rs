@@ -48,6 +48,10 @@ pub struct Events {
     pub groups: Vec<Group>,
     /// `reach[i]` bit `j`: group `i` is ghb-before group `j` (transitively closed).
     pub reach: Vec<u64>,
+    /// The groups of `unsafe`'s reads, one per thread, which happen at one point of ghb
+    /// (the paper's ghb-equal): a group ghb-before one of them is before all, and they
+    /// share their successors. Never in `reach` of each other.
+    pub sync: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -119,6 +123,7 @@ impl Events {
                 })
                 .collect(),
             reach: self.reach.clone(),
+            sync: self.sync,
         }
     }
 
@@ -135,8 +140,9 @@ impl Events {
     }
 }
 
-/// The cell and value of a weak update, which lowering restricts to a global (`X := v`)
-/// or one cell at given processes (`X[p] := v`). `None` for any other shape.
+/// The cell and value of a weak point update: a global (`X := v`) or one cell at given
+/// processes (`X[p] := v`). `None` for any other shape (an update over every cell, or a
+/// `case` on a global), which writes every cell.
 pub fn weak_write<'a>(
     sys: &System,
     t: &Transition,
@@ -301,7 +307,16 @@ pub fn root_events(lits: &[Lit]) -> Events {
         g.reads.sort();
     }
     let reach = vec![0; groups.len()];
-    Events { groups, reach }
+    let sync = if groups.len() >= 2 {
+        (1u64 << groups.len()) - 1
+    } else {
+        0
+    };
+    Events {
+        groups,
+        reach,
+        sync,
+    }
 }
 
 /// The cube's literals with each pending read replaced by its cell: at the initial state
@@ -332,6 +347,7 @@ pub fn complete(
     t: &Transition,
     cube: &Cube,
     sigma: &[ProcRef],
+    all: &[ProcRef],
     conjs: Vec<Vec<Lit>>,
     fresh: &mut u32,
 ) -> Result<Vec<(Vec<Lit>, Events)>, TooManyEvents> {
@@ -345,30 +361,61 @@ pub fn complete(
         return Ok(conjs.into_iter().map(|c| (c, cube.ev.clone())).collect());
     };
     let p = sigma[slot as usize];
-    // The instance's writes: cell and value, in the pre-state.
-    let mut writes: Vec<((u32, Vec<ProcRef>), Rhs)> = Vec::new();
+    // The instance's writes: cell, and the value as alternatives with their conditions,
+    // in the pre-state. A point update writes one cell; an update over every cell
+    // (`A[j] := case ...`) writes each cell of the processes the cube knows (what it
+    // writes to the others no cube mentions).
+    let mut writes: Vec<((u32, Vec<ProcRef>), Vec<(Formula, Rhs)>)> = Vec::new();
     for u in &t.updates {
-        if !sys.globals[u.global as usize].weak {
+        let glob = &sys.globals[u.global as usize];
+        if !glob.weak {
             continue;
         }
-        let Some((idx, rhs)) = weak_write(sys, t, u) else {
-            return Err(TooManyEvents);
-        };
-        let idx: Vec<ProcRef> = idx.iter().map(|q| env(*q)).collect();
-        let v = match rhs {
-            Rhs::Term(x) => Rhs::Term(crate::formula::map_term(x, &env)),
-            Rhs::Lin(l) => Rhs::Lin(crate::formula::map_lin(l, &env)),
-            Rhs::Nondet => {
-                *fresh += 1;
-                let a = Atom::Fresh(u.global, *fresh);
-                if sys.globals[u.global as usize].sort.arith() {
-                    Rhs::Lin(Lin::atom(a))
-                } else {
-                    Rhs::Term(Term::Atom(a))
+        if let Some((idx, rhs)) = weak_write(sys, t, u) {
+            let idx: Vec<ProcRef> = idx.iter().map(|q| env(*q)).collect();
+            let v = match rhs {
+                Rhs::Term(x) => Rhs::Term(crate::formula::map_term(x, &env)),
+                Rhs::Lin(l) => Rhs::Lin(crate::formula::map_lin(l, &env)),
+                Rhs::Nondet => {
+                    *fresh += 1;
+                    let a = Atom::Fresh(u.global, *fresh);
+                    if glob.sort.arith() {
+                        Rhs::Lin(Lin::atom(a))
+                    } else {
+                        Rhs::Term(Term::Atom(a))
+                    }
                 }
-            }
-        };
-        writes.push(((u.global, idx), v));
+            };
+            writes.push(((u.global, idx), vec![(Formula::True, v)]));
+            continue;
+        }
+        let mut idxs: Vec<Vec<ProcRef>> = vec![Vec::new()];
+        for _ in 0..glob.arity {
+            idxs = idxs
+                .into_iter()
+                .flat_map(|i| {
+                    all.iter().map(move |q| {
+                        let mut j = i.clone();
+                        j.push(*q);
+                        j
+                    })
+                })
+                .collect();
+        }
+        for idx in idxs {
+            let alts =
+                crate::pre::cell_after(sys, t, &Atom::Cell(u.global, idx.clone()), sigma, fresh)
+                    .into_iter()
+                    .map(|(c, v)| {
+                        let r = match v {
+                            crate::pre::Val::T(x) => Rhs::Term(x),
+                            crate::pre::Val::L(l) => Rhs::Lin(l),
+                        };
+                        (c, r)
+                    })
+                    .collect();
+            writes.push(((u.global, idx), alts));
+        }
     }
     let rmw = is_rmw(sys, t);
     // Pending reads the writes must or may satisfy: (group, read index, write index).
@@ -390,7 +437,7 @@ pub fn complete(
     }
     let mut out = Vec::new();
     for conj in &conjs {
-        'choice: for mask in 0u32..(1 << may.len()) {
+        for mask in 0u32..(1 << may.len()) {
             let chosen: Vec<(usize, usize, usize)> = must
                 .iter()
                 .copied()
@@ -401,219 +448,272 @@ pub fn complete(
                         .map(|(_, x)| *x),
                 )
                 .collect();
-            // Satisfied reads take the written values.
-            let mut sub: FxHashMap<Atom, Rhs> = FxHashMap::default();
-            for &(gi, ri, wi) in &chosen {
-                let g = &cube.ev.groups[gi];
-                let r = &g.reads[ri];
-                sub.insert(
-                    Atom::Read(r.0, r.1.clone(), g.thread, r.2),
-                    writes[wi].1.clone(),
-                );
-            }
-            let mut lits = Vec::with_capacity(conj.len());
-            for l in conj {
-                match subst_lit(sys, l, &sub) {
-                    Norm::True => {}
-                    Norm::False => continue 'choice,
-                    Norm::Lit(l) => lits.push(l),
+            // Satisfied reads take the written values: one alternative of each write's
+            // value, with its condition.
+            let mut alt = vec![0usize; chosen.len()];
+            let mut variants: Vec<Vec<Lit>> = Vec::new();
+            'alt: loop {
+                let mut sub: FxHashMap<Atom, Rhs> = FxHashMap::default();
+                let mut conds = Vec::new();
+                for (ci, &(gi, ri, wi)) in chosen.iter().enumerate() {
+                    let g = &cube.ev.groups[gi];
+                    let r = &g.reads[ri];
+                    let (c, v) = &writes[wi].1[alt[ci]];
+                    sub.insert(Atom::Read(r.0, r.1.clone(), g.thread, r.2), v.clone());
+                    conds.push(c.clone());
                 }
-            }
-            // The new group's reads: those its guard and values still mention.
-            let mut atoms = Vec::new();
-            for l in &lits {
-                l.atoms(&mut atoms);
-            }
-            let mut new_reads: Vec<(u32, Vec<ProcRef>)> = atoms
-                .iter()
-                .filter_map(|a| match a {
-                    Atom::Read(g, idx, _, NEW) => Some((*g, idx.clone())),
-                    _ => None,
-                })
-                .collect();
-            new_reads.sort();
-            new_reads.dedup();
-            let satisfied: FxHashSet<(usize, usize)> =
-                chosen.iter().map(|&(g, r, _)| (g, r)).collect();
-            let n_old = cube.ev.groups.len();
-            // Old groups with their satisfied reads removed, and the new one last.
-            let mut groups: Vec<Group> = cube
-                .ev
-                .groups
-                .iter()
-                .enumerate()
-                .map(|(gi, g)| Group {
-                    thread: g.thread,
-                    reads: g
-                        .reads
-                        .iter()
-                        .enumerate()
-                        .filter(|(ri, _)| !satisfied.contains(&(gi, *ri)))
-                        .map(|(_, r)| r.clone())
-                        .collect(),
-                    writes: g.writes.clone(),
-                    fence: g.fence,
-                    before_all: g.before_all,
-                })
-                .collect();
-            let new = Group {
-                thread: p,
-                reads: new_reads
-                    .iter()
-                    .map(|(g, i)| (*g, i.clone(), NEW))
-                    .collect(),
-                writes: writes.iter().map(|w| w.0.clone()).collect(),
-                fence: t.fence || rmw,
-                before_all: !new_reads.is_empty() || ((t.fence || rmw) && writes.is_empty()),
-            };
-            let mut reach = cube.ev.reach.clone();
-            let active = !new.reads.is_empty() || !new.writes.is_empty() || new.fence;
-            if active {
-                if n_old >= MAX_GROUPS {
-                    return Err(TooManyEvents);
-                }
-                // Direct edges of the new group.
-                let mut succ = 0u64;
-                let mut pred = 0u64;
-                let has_reads = !new.reads.is_empty();
-                let has_writes = !new.writes.is_empty();
-                for (hi, h) in cube.ev.groups.iter().enumerate() {
-                    let bit = 1u64 << hi;
-                    if h.thread == p {
-                        let ordered = has_reads
-                            || (new.fence && !has_writes)
-                            || (has_writes && (!h.writes.is_empty() || h.fence));
-                        if ordered {
-                            succ |= bit;
+                let mut base = Vec::with_capacity(conj.len());
+                let mut ok = true;
+                for l in conj {
+                    match subst_lit(sys, l, &sub) {
+                        Norm::True => {}
+                        Norm::False => {
+                            ok = false;
+                            break;
                         }
-                        continue;
+                        Norm::Lit(l) => base.push(l),
                     }
-                    if h.writes.iter().any(|c| new.writes.contains(c)) {
-                        succ |= bit; // co
+                }
+                if ok {
+                    for d in Formula::And(conds).dnf(sys) {
+                        let mut v = base.clone();
+                        v.extend(d);
+                        variants.push(v);
                     }
-                    // fr: a new read sees a value older than every later write.
-                    if h.writes
+                }
+                let mut i = 0;
+                loop {
+                    if i == alt.len() {
+                        break 'alt;
+                    }
+                    alt[i] += 1;
+                    if alt[i] < writes[chosen[i].2].1.len() {
+                        break;
+                    }
+                    alt[i] = 0;
+                    i += 1;
+                }
+            }
+            'variant: for lits in variants {
+                // The new group's reads: those its guard and values still mention.
+                let mut atoms = Vec::new();
+                for l in &lits {
+                    l.atoms(&mut atoms);
+                }
+                let mut new_reads: Vec<(u32, Vec<ProcRef>)> = atoms
+                    .iter()
+                    .filter_map(|a| match a {
+                        Atom::Read(g, idx, _, NEW) => Some((*g, idx.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                new_reads.sort();
+                new_reads.dedup();
+                let satisfied: FxHashSet<(usize, usize)> =
+                    chosen.iter().map(|&(g, r, _)| (g, r)).collect();
+                let n_old = cube.ev.groups.len();
+                // Old groups with their satisfied reads removed, and the new one last.
+                let mut groups: Vec<Group> = cube
+                    .ev
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .map(|(gi, g)| Group {
+                        thread: g.thread,
+                        reads: g
+                            .reads
+                            .iter()
+                            .enumerate()
+                            .filter(|(ri, _)| !satisfied.contains(&(gi, *ri)))
+                            .map(|(_, r)| r.clone())
+                            .collect(),
+                        writes: g.writes.clone(),
+                        fence: g.fence,
+                        before_all: g.before_all,
+                    })
+                    .collect();
+                let new = Group {
+                    thread: p,
+                    reads: new_reads
                         .iter()
-                        .any(|c| new.reads.iter().any(|r| r.0 == c.0 && r.1 == c.1))
-                    {
-                        succ |= bit;
+                        .map(|(g, i)| (*g, i.clone(), NEW))
+                        .collect(),
+                    writes: writes.iter().map(|w| w.0.clone()).collect(),
+                    fence: t.fence || rmw,
+                    before_all: !new_reads.is_empty() || ((t.fence || rmw) && writes.is_empty()),
+                };
+                let mut reach = cube.ev.reach.clone();
+                let active = !new.reads.is_empty() || !new.writes.is_empty() || new.fence;
+                if active {
+                    if n_old >= MAX_GROUPS {
+                        return Err(TooManyEvents);
                     }
-                    for (ri, r) in h.reads.iter().enumerate() {
-                        if !writes.iter().any(|w| w.0 .0 == r.0 && w.0 .1 == r.1) {
+                    // Direct edges of the new group.
+                    let mut succ = 0u64;
+                    let mut pred = 0u64;
+                    let has_reads = !new.reads.is_empty();
+                    let has_writes = !new.writes.is_empty();
+                    for (hi, h) in cube.ev.groups.iter().enumerate() {
+                        let bit = 1u64 << hi;
+                        if h.thread == p {
+                            let ordered = has_reads
+                                || (new.fence && !has_writes)
+                                || (has_writes && (!h.writes.is_empty() || h.fence));
+                            if ordered {
+                                succ |= bit;
+                            }
                             continue;
                         }
-                        if satisfied.contains(&(hi, ri)) {
-                            succ |= bit; // rfe
-                        } else {
-                            pred |= bit; // fr
+                        if h.writes.iter().any(|c| new.writes.contains(c)) {
+                            succ |= bit; // co
+                        }
+                        // fr: a new read sees a value older than every later write.
+                        if h.writes
+                            .iter()
+                            .any(|c| new.reads.iter().any(|r| r.0 == c.0 && r.1 == c.1))
+                        {
+                            succ |= bit;
+                        }
+                        for (ri, r) in h.reads.iter().enumerate() {
+                            if !writes.iter().any(|w| w.0 .0 == r.0 && w.0 .1 == r.1) {
+                                continue;
+                            }
+                            if satisfied.contains(&(hi, ri)) {
+                                succ |= bit; // rfe
+                            } else {
+                                pred |= bit; // fr
+                            }
+                        }
+                    }
+                    let sync = cube.ev.sync;
+                    let sync_reach = reach
+                        .iter()
+                        .enumerate()
+                        .filter(|(hi, _)| sync & (1 << hi) != 0)
+                        .fold(0, |m, (_, r)| m | r);
+                    let mut out_set = succ;
+                    for (hi, r) in reach.iter().enumerate() {
+                        if succ & (1 << hi) != 0 {
+                            out_set |= r;
+                        }
+                    }
+                    if out_set & sync != 0 {
+                        out_set |= sync | sync_reach;
+                    }
+                    if pred & sync != 0 {
+                        pred |= sync;
+                    }
+                    let mut in_set = pred;
+                    for (hi, r) in reach.iter().enumerate() {
+                        if r & pred != 0 {
+                            in_set |= 1 << hi;
+                        }
+                    }
+                    if in_set & out_set != 0 {
+                        continue 'variant;
+                    }
+                    let me = 1u64 << n_old;
+                    for (hi, r) in reach.iter_mut().enumerate() {
+                        if in_set & (1 << hi) != 0 {
+                            *r |= me | out_set;
+                        }
+                    }
+                    reach.push(out_set);
+                    groups.push(new);
+                }
+                // Keep the groups with pending reads, and of those ghb-before one the entry
+                // points: the groups a new (earlier) group can have an edge to, whose reach
+                // covers that of the others (groups are stored latest first). For each cell
+                // its earliest writer (co and fr go to every later write, and the earliest
+                // is co-before the rest); for each thread its earliest group ordered before
+                // all later ones and its earliest group with writes or a fence (ppo).
+                let pending: u64 = groups
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| !g.reads.is_empty())
+                    .fold(0, |m, (i, _)| m | 1 << i);
+                let mut entry = vec![false; groups.len()];
+                let mut first_all: FxHashSet<ProcRef> = FxHashSet::default();
+                let mut first_write: FxHashSet<ProcRef> = FxHashSet::default();
+                let mut first_cell: FxHashSet<&(u32, Vec<ProcRef>)> = FxHashSet::default();
+                for (i, g) in groups.iter().enumerate().rev() {
+                    if g.before_all && first_all.insert(g.thread) {
+                        entry[i] = true;
+                    }
+                    if (!g.writes.is_empty() || g.fence) && first_write.insert(g.thread) {
+                        entry[i] = true;
+                    }
+                    for c in &g.writes {
+                        if first_cell.insert(c) {
+                            entry[i] = true;
                         }
                     }
                 }
-                let mut out_set = succ;
-                for (hi, r) in reach.iter().enumerate() {
-                    if succ & (1 << hi) != 0 {
-                        out_set |= r;
+                let keep: Vec<usize> = (0..groups.len())
+                    .filter(|&i| pending & (1 << i) != 0 || (entry[i] && reach[i] & pending != 0))
+                    .collect();
+                let mut kept_groups = Vec::with_capacity(keep.len());
+                let mut kept_reach = Vec::with_capacity(keep.len());
+                let mut kept_sync = 0u64;
+                for (j, &i) in keep.iter().enumerate() {
+                    if cube.ev.sync & (1 << i) != 0 {
+                        kept_sync |= 1 << j;
                     }
                 }
-                let mut in_set = pred;
-                for (hi, r) in reach.iter().enumerate() {
-                    if r & pred != 0 {
-                        in_set |= 1 << hi;
+                for &i in &keep {
+                    let mut r = 0u64;
+                    for (j, &kj) in keep.iter().enumerate() {
+                        if reach[i] & (1 << kj) != 0 {
+                            r |= 1 << j;
+                        }
+                    }
+                    kept_groups.push(groups[i].clone());
+                    kept_reach.push(r);
+                }
+                // Ordinals renumbered: per thread and cell, from the latest read (the new
+                // group's reads are the earliest).
+                let mut ren: FxHashMap<Atom, Atom> = FxHashMap::default();
+                let mut count: FxHashMap<(ProcRef, u32, Vec<ProcRef>), u8> = FxHashMap::default();
+                let mut order: Vec<(ProcRef, u32, Vec<ProcRef>, u8, usize, usize)> = Vec::new();
+                for (gi, g) in kept_groups.iter().enumerate() {
+                    for (ri, r) in g.reads.iter().enumerate() {
+                        order.push((g.thread, r.0, r.1.clone(), r.2, gi, ri));
                     }
                 }
-                if in_set & out_set != 0 {
-                    continue 'choice;
-                }
-                let me = 1u64 << n_old;
-                for (hi, r) in reach.iter_mut().enumerate() {
-                    if in_set & (1 << hi) != 0 {
-                        *r |= me | out_set;
+                order.sort_by(|a, b| (&a.0, a.1, &a.2, a.3).cmp(&(&b.0, b.1, &b.2, b.3)));
+                for (th, g, idx, k_old, gi, ri) in order {
+                    let c = count.entry((th, g, idx.clone())).or_insert(0);
+                    let k_new = *c;
+                    *c += 1;
+                    if k_new != k_old {
+                        ren.insert(
+                            Atom::Read(g, idx.clone(), th, k_old),
+                            Atom::Read(g, idx, th, k_new),
+                        );
+                        kept_groups[gi].reads[ri].2 = k_new;
                     }
                 }
-                reach.push(out_set);
-                groups.push(new);
-            }
-            // Keep the groups with pending reads, and of those ghb-before one the entry
-            // points: the groups a new (earlier) group can have an edge to, whose reach
-            // covers that of the others (groups are stored latest first). For each cell
-            // its earliest writer (co and fr go to every later write, and the earliest
-            // is co-before the rest); for each thread its earliest group ordered before
-            // all later ones and its earliest group with writes or a fence (ppo).
-            let pending: u64 = groups
-                .iter()
-                .enumerate()
-                .filter(|(_, g)| !g.reads.is_empty())
-                .fold(0, |m, (i, _)| m | 1 << i);
-            let mut entry = vec![false; groups.len()];
-            let mut first_all: FxHashSet<ProcRef> = FxHashSet::default();
-            let mut first_write: FxHashSet<ProcRef> = FxHashSet::default();
-            let mut first_cell: FxHashSet<&(u32, Vec<ProcRef>)> = FxHashSet::default();
-            for (i, g) in groups.iter().enumerate().rev() {
-                if g.before_all && first_all.insert(g.thread) {
-                    entry[i] = true;
+                for g in &mut kept_groups {
+                    g.reads.sort();
                 }
-                if (!g.writes.is_empty() || g.fence) && first_write.insert(g.thread) {
-                    entry[i] = true;
-                }
-                for c in &g.writes {
-                    if first_cell.insert(c) {
-                        entry[i] = true;
-                    }
-                }
+                let lits: Vec<Lit> = if ren.is_empty() {
+                    lits
+                } else {
+                    lits.iter().map(|l| rename_lit(l, &ren)).collect()
+                };
+                out.push((
+                    lits,
+                    Events {
+                        groups: kept_groups,
+                        reach: kept_reach,
+                        sync: if kept_sync.count_ones() >= 2 {
+                            kept_sync
+                        } else {
+                            0
+                        },
+                    },
+                ));
             }
-            let keep: Vec<usize> = (0..groups.len())
-                .filter(|&i| pending & (1 << i) != 0 || (entry[i] && reach[i] & pending != 0))
-                .collect();
-            let mut kept_groups = Vec::with_capacity(keep.len());
-            let mut kept_reach = Vec::with_capacity(keep.len());
-            for &i in &keep {
-                let mut r = 0u64;
-                for (j, &kj) in keep.iter().enumerate() {
-                    if reach[i] & (1 << kj) != 0 {
-                        r |= 1 << j;
-                    }
-                }
-                kept_groups.push(groups[i].clone());
-                kept_reach.push(r);
-            }
-            // Ordinals renumbered: per thread and cell, from the latest read (the new
-            // group's reads are the earliest).
-            let mut ren: FxHashMap<Atom, Atom> = FxHashMap::default();
-            let mut count: FxHashMap<(ProcRef, u32, Vec<ProcRef>), u8> = FxHashMap::default();
-            let mut order: Vec<(ProcRef, u32, Vec<ProcRef>, u8, usize, usize)> = Vec::new();
-            for (gi, g) in kept_groups.iter().enumerate() {
-                for (ri, r) in g.reads.iter().enumerate() {
-                    order.push((g.thread, r.0, r.1.clone(), r.2, gi, ri));
-                }
-            }
-            order.sort_by(|a, b| (&a.0, a.1, &a.2, a.3).cmp(&(&b.0, b.1, &b.2, b.3)));
-            for (th, g, idx, k_old, gi, ri) in order {
-                let c = count.entry((th, g, idx.clone())).or_insert(0);
-                let k_new = *c;
-                *c += 1;
-                if k_new != k_old {
-                    ren.insert(
-                        Atom::Read(g, idx.clone(), th, k_old),
-                        Atom::Read(g, idx, th, k_new),
-                    );
-                    kept_groups[gi].reads[ri].2 = k_new;
-                }
-            }
-            for g in &mut kept_groups {
-                g.reads.sort();
-            }
-            let lits: Vec<Lit> = if ren.is_empty() {
-                lits
-            } else {
-                lits.iter().map(|l| rename_lit(l, &ren)).collect()
-            };
-            out.push((
-                lits,
-                Events {
-                    groups: kept_groups,
-                    reach: kept_reach,
-                },
-            ));
         }
     }
     Ok(out)
@@ -668,6 +768,9 @@ pub fn covers(
         }
         for &j in &cand[i] {
             if m.contains(&j) {
+                continue;
+            }
+            if ar.sync & (1 << i) != 0 && b.sync & (1 << j) == 0 {
                 continue;
             }
             // Pairs with the groups mapped so far.
@@ -743,6 +846,14 @@ fn written_cells(inst: &Instance, t: &Transition, args: &[u8]) -> Vec<usize> {
                 })
                 .collect();
             out.push(inst.cell(u.global, &idx));
+        } else {
+            // An update over every cell writes each of them.
+            let n = (inst.procs as usize).pow(sys.globals[u.global as usize].arity as u32);
+            let base = inst.cell(
+                u.global,
+                &vec![0; sys.globals[u.global as usize].arity as usize],
+            );
+            out.extend(base..base + n);
         }
     }
     out
@@ -798,8 +909,8 @@ pub fn flush(m: &Machine, p: usize) -> Option<Machine> {
     Some(n)
 }
 
-/// The step of a concrete TSO trace where a thread performs the reads of `unsafe`
-/// (`p @ X`): its one argument is the thread, which has run its last transition.
+/// The step of a concrete TSO trace where the threads that are its arguments perform the
+/// reads of `unsafe` (`p @ X`), at one instant, each after its last transition.
 pub const READ: usize = usize::MAX - 1;
 
 /// Runs the backward search's trace on the TSO machine from `s0` (breadth-first, at most
@@ -809,17 +920,18 @@ pub const READ: usize = usize::MAX - 1;
 /// ghb, so the order the backward search issued them in need not be a TSO schedule (a
 /// read may have to run before another thread's earlier-issued one).
 ///
-/// The `p @ X` reads of `unsafe` are events of thread `p` as in Cubicle-W: `p` performs
-/// them at some point after its last transition (a [`READ`] step), not necessarily at
-/// the very end; the other conditions hold at the end.
+/// The `p @ X` reads of `unsafe` are events as in Cubicle-W: the readers perform them at
+/// one instant after their last transitions (a [`READ`] step), not necessarily at the very
+/// end (other threads may still run); the other conditions hold at the end.
 pub fn replay(
     inst: &Instance,
     s0: &State,
     trace: &[Step],
+    readers: &[u8],
     max: usize,
 ) -> Option<(Vec<Step>, Vec<State>)> {
     let n = inst.procs as usize;
-    let readers: Vec<bool> = (0..n as u8).map(|p| unsafe_reads_of(inst, p)).collect();
+    let readers: Vec<bool> = (0..n as u8).map(|p| readers.contains(&p)).collect();
     // The steps of each thread in order; transitions without a thread form one more.
     let mut own: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
     for (i, s) in trace.iter().enumerate() {
@@ -872,18 +984,26 @@ pub fn replay(
                     },
                 ));
             }
-            if readers[p] && m.seen[p].is_none() && pos[p] == own[p].len() {
-                let mut r = m.clone();
-                r.seen[p] = Some(m.view(p));
-                next.push((
-                    pos.clone(),
-                    r,
-                    Step {
-                        transition: READ,
-                        args: vec![p as u8],
-                    },
-                ));
+        }
+        // The reads of `unsafe` happen at one instant, once every reader is done.
+        let all_done = (0..n).all(|p| !readers[p] || pos[p] == own[p].len());
+        if all_done && (0..n).any(|p| readers[p] && m.seen[p].is_none()) {
+            let mut r = m.clone();
+            let mut who = Vec::new();
+            for p in 0..n {
+                if readers[p] {
+                    r.seen[p] = Some(m.view(p));
+                    who.push(p as u8);
+                }
             }
+            next.push((
+                pos.clone(),
+                r,
+                Step {
+                    transition: READ,
+                    args: who,
+                },
+            ));
         }
         for th in 0..=n {
             let Some(&i) = own[th].get(pos[th]) else {
@@ -993,18 +1113,4 @@ pub fn explore(
         head += 1;
     }
     Ok(None)
-}
-
-/// Whether some `unsafe` formula reads weak memory as thread `p` (a constant `#p+1`, or
-/// any thread when it reads through a process variable).
-fn unsafe_reads_of(inst: &Instance, p: u8) -> bool {
-    inst.sys.unsafe_.iter().any(|u| {
-        let mut atoms = Vec::new();
-        walk_atoms_formula(&u.formula, &mut atoms);
-        atoms.iter().any(|a| match a {
-            Atom::Read(_, _, ProcRef::Const(c), _) => *c == p,
-            Atom::Read(_, _, ProcRef::Var(_), _) => true,
-            _ => false,
-        })
-    })
 }
