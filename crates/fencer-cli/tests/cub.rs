@@ -92,7 +92,12 @@ fn limits_and_errors() {
     )
     .unwrap();
     let o = fencer(&["check", case.to_str().unwrap(), "--json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

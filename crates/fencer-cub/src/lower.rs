@@ -722,12 +722,19 @@ impl Cx<'_> {
                 cases,
                 default,
             };
-            if self.globals[g as usize].weak {
-                if thread.is_none() {
-                    return Err(self
-                        .err(a.span, format!("under TSO, the weak `{}` is written by a transition without a thread", a.target), "which thread writes it?")
-                        .with_help("mark the thread that runs the transition: `transition t ([p] ...)`"));
-                }
+            if self.globals[g as usize].weak && thread.is_none() {
+                return Err(self
+                    .err(
+                        a.span,
+                        format!(
+                            "under TSO, the weak `{}` is written by a transition without a thread",
+                            a.target
+                        ),
+                        "which thread writes it?",
+                    )
+                    .with_help(
+                        "mark the thread that runs the transition: `transition t ([p] ...)`",
+                    ));
             }
             updates.push(u);
         }

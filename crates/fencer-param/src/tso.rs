@@ -68,6 +68,9 @@ pub struct Group {
     pub before_all: bool,
 }
 
+/// A cell: a global and its indices.
+type Cell = (u32, Vec<ProcRef>);
+
 /// A pending read: thread, cell and rank.
 pub type ReadKey = (ProcRef, u32, Vec<ProcRef>, u8);
 
@@ -365,7 +368,7 @@ pub fn complete(
     // in the pre-state. A point update writes one cell; an update over every cell
     // (`A[j] := case ...`) writes each cell of the processes the cube knows (what it
     // writes to the others no cube mentions).
-    let mut writes: Vec<((u32, Vec<ProcRef>), Vec<(Formula, Rhs)>)> = Vec::new();
+    let mut writes: Vec<(Cell, Vec<(Formula, Rhs)>)> = Vec::new();
     for u in &t.updates {
         let glob = &sys.globals[u.global as usize];
         if !glob.weak {
@@ -402,18 +405,32 @@ pub fn complete(
                 })
                 .collect();
         }
+        // A cell the `case` leaves as it is gets the value the thread reads there.
+        let as_read = |a: &Atom| match a {
+            Atom::Cell(g, idx) if sys.globals[*g as usize].weak => {
+                Atom::Read(*g, idx.clone(), p, NEW)
+            }
+            _ => a.clone(),
+        };
         for idx in idxs {
-            let alts =
-                crate::pre::cell_after(sys, t, &Atom::Cell(u.global, idx.clone()), sigma, fresh)
-                    .into_iter()
-                    .map(|(c, v)| {
-                        let r = match v {
-                            crate::pre::Val::T(x) => Rhs::Term(x),
-                            crate::pre::Val::L(l) => Rhs::Lin(l),
-                        };
-                        (c, r)
-                    })
-                    .collect();
+            let cell = Atom::Cell(u.global, idx.clone());
+            let alts = crate::pre::cell_after(sys, t, &cell, sigma, fresh)
+                .into_iter()
+                .map(|(c, v)| {
+                    let r = match v {
+                        crate::pre::Val::T(Term::Atom(a)) => Rhs::Term(Term::Atom(as_read(&a))),
+                        crate::pre::Val::T(x) => Rhs::Term(x),
+                        crate::pre::Val::L(l) => {
+                            let mut out = Lin::constant(l.k);
+                            for (a, k) in &l.terms {
+                                out = out.add_scaled(&Lin::atom(as_read(a)), *k);
+                            }
+                            Rhs::Lin(out)
+                        }
+                    };
+                    (c, r)
+                })
+                .collect();
             writes.push(((u.global, idx), alts));
         }
     }
@@ -872,24 +889,41 @@ pub fn fire(inst: &Instance, m: &Machine, t: &Transition, args: &[u8]) -> Vec<Ma
             return Vec::new();
         }
     }
-    let ext = m.ext(inst);
+    // The transition sees memory through its thread's view (a weak cell an update over
+    // every cell leaves as it is gets the value the thread sees).
+    let mut ext = m.ext(inst);
+    if let Some(p) = thread {
+        ext[..inst.width].copy_from_slice(&m.view(p));
+    }
     if !inst.enabled(&ext, t, args) {
         return Vec::new();
     }
     let cells = written_cells(inst, t, args);
+    let mut weak = vec![false; inst.width];
+    for (g, glob) in sys.globals.iter().enumerate() {
+        if glob.weak {
+            let base = inst.cell(g as u32, &vec![0; glob.arity as usize]);
+            let n = (inst.procs as usize).pow(glob.arity as u32);
+            weak[base..base + n].iter_mut().for_each(|w| *w = true);
+        }
+    }
     let mut out = Vec::new();
     for s in inst.fire(&ext, t, args) {
         let mut n = m.clone();
-        n.mem.copy_from_slice(&s[..inst.width]);
+        for (c, w) in weak.iter().enumerate() {
+            if !w {
+                n.mem[c] = s[c];
+            }
+        }
         match thread {
             Some(p) if !cells.is_empty() && !rmw => {
-                let entry: Vec<(usize, i64)> = cells.iter().map(|&c| (c, s[c])).collect();
-                for &c in &cells {
-                    n.mem[c] = m.mem[c];
-                }
-                n.bufs[p].push(entry);
+                n.bufs[p].push(cells.iter().map(|&c| (c, s[c])).collect());
             }
-            _ => {}
+            _ => {
+                for &c in &cells {
+                    n.mem[c] = s[c];
+                }
+            }
         }
         out.push(n);
     }
@@ -990,11 +1024,9 @@ pub fn replay(
         if all_done && (0..n).any(|p| readers[p] && m.seen[p].is_none()) {
             let mut r = m.clone();
             let mut who = Vec::new();
-            for p in 0..n {
-                if readers[p] {
-                    r.seen[p] = Some(m.view(p));
-                    who.push(p as u8);
-                }
+            for (p, _) in readers.iter().enumerate().filter(|x| *x.1) {
+                r.seen[p] = Some(m.view(p));
+                who.push(p as u8);
             }
             next.push((
                 pos.clone(),
