@@ -557,7 +557,9 @@ pub fn complete(
                         .collect(),
                     writes: writes.iter().map(|w| w.0.clone()).collect(),
                     fence: t.fence || rmw,
-                    before_all: !new_reads.is_empty() || ((t.fence || rmw) && writes.is_empty()),
+                    // A read-modify-write writes memory at once (locked), even when this
+                    // instance reads nothing (a `forall_other` over no other process).
+                    before_all: !new_reads.is_empty() || rmw || (t.fence && writes.is_empty()),
                 };
                 let mut reach = cube.ev.reach.clone();
                 let active = !new.reads.is_empty() || !new.writes.is_empty() || new.fence;
@@ -568,14 +570,12 @@ pub fn complete(
                     // Direct edges of the new group.
                     let mut succ = 0u64;
                     let mut pred = 0u64;
-                    let has_reads = !new.reads.is_empty();
                     let has_writes = !new.writes.is_empty();
                     for (hi, h) in cube.ev.groups.iter().enumerate() {
                         let bit = 1u64 << hi;
                         if h.thread == p {
-                            let ordered = has_reads
-                                || (new.fence && !has_writes)
-                                || (has_writes && (!h.writes.is_empty() || h.fence));
+                            let ordered =
+                                new.before_all || (has_writes && (!h.writes.is_empty() || h.fence));
                             if ordered {
                                 succ |= bit;
                             }
@@ -666,6 +666,14 @@ pub fn complete(
                         }
                     }
                 }
+                // The reads of `unsafe` are one point: while one is pending, every
+                // reader's group stands for where its thread was at that point.
+                let sync = cube.ev.sync;
+                let pending = if pending & sync != 0 {
+                    pending | sync
+                } else {
+                    pending
+                };
                 let keep: Vec<usize> = (0..groups.len())
                     .filter(|&i| pending & (1 << i) != 0 || (entry[i] && reach[i] & pending != 0))
                     .collect();
