@@ -228,9 +228,15 @@ pub fn writes_weak(sys: &System, t: &Transition) -> bool {
         .any(|u| sys.globals[u.global as usize].weak)
 }
 
-/// An atomic read-modify-write: it reads and writes weak memory.
+/// An atomic read-modify-write: it reads and writes weak memory. An update over every
+/// cell counts as one: the cells it leaves as they are are written back with the value
+/// it read there, at the same point of ghb, which only a locked instruction gives.
 pub fn is_rmw(sys: &System, t: &Transition) -> bool {
-    reads_weak(t) && writes_weak(sys, t)
+    let over_every_cell = t
+        .updates
+        .iter()
+        .any(|u| sys.globals[u.global as usize].weak && weak_write(sys, t, u).is_none());
+    writes_weak(sys, t) && (reads_weak(t) || over_every_cell)
 }
 
 /// A literal with some atoms replaced by values (terms or linear expressions).
