@@ -34,9 +34,14 @@ fn program(seed: u64) -> String {
     );
     let locs = ["A", "B", "C"];
     let target = locs[r.below(3) as usize];
-    if r.below(2) == 0 {
+    if r.below(3) == 0 {
         s.push_str(&format!(
             "unsafe (i j) {{ PC[i] = {target} && PC[j] = {target} }}\n"
+        ));
+    } else if r.below(2) == 0 {
+        s.push_str(&format!(
+            "unsafe (i j) {{ PC[i] = {target} && i @ F[i] = False && j @ X = {} }}\n",
+            r.below(3)
         ));
     } else {
         s.push_str(&format!(
@@ -60,7 +65,7 @@ fn program(seed: u64) -> String {
             guard.insert(1, "fence()".to_string());
         }
         let mut acts = vec![format!("PC[p] := {to}")];
-        match r.below(5) {
+        match r.below(8) {
             0 => acts.push(format!("X := {}", r.below(3))),
             1 => acts.push("X := X + 1".to_string()),
             2 => acts.push(format!(
@@ -68,6 +73,9 @@ fn program(seed: u64) -> String {
                 ["False", "True"][r.below(2) as usize]
             )),
             3 => acts.push("F[p] := True; X := 1".to_string()),
+            4 if two => acts.push("F[q] := True".to_string()),
+            5 => acts.push("F[j] := case | j = p : True | _ : False".to_string()),
+            6 => acts.push("F[j] := case | j = p : False | F[j] = True : False".to_string()),
             _ => {}
         }
         // `forall_other` must be the last conjunct (its body runs to the end).
