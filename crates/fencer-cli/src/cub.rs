@@ -145,6 +145,8 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
                     "the --timeout ran out"
                 } else if *l == "max-nodes" {
                     "--max-nodes was reached"
+                } else if *l == "events" {
+                    "a cube has too many weak-memory events"
                 } else {
                     "a cube has too many process variables"
                 }
@@ -155,7 +157,11 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             text.push_str(&fencer_report::render_counterexample(c));
         }
         if args.invariant && verdict == Verdict::Safe {
-            text.push_str("\ninductive invariant (every reachable state satisfies each line):\n");
+            text.push_str(if sys.tso {
+                "\ninductive invariant (no execution ends with these values and pending reads `#k @ X`, for any line):\n"
+            } else {
+                "\ninductive invariant (every reachable state satisfies each line):\n"
+            });
             for i in &invariant {
                 text.push_str(&format!("  {i}\n"));
             }
@@ -174,6 +180,14 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
 }
 
 fn step_text(sys: &System, s: &fencer_param::Step) -> String {
+    if s.transition == fencer_param::tso::FLUSH {
+        let p = s.args.first().map(|a| a + 1).unwrap_or(0);
+        return format!("flush(#{p}): the oldest writes in #{p}'s store buffer reach memory");
+    }
+    if s.transition == fencer_param::tso::READ {
+        let who: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();
+        return format!("{} read weak memory for `unsafe`", who.join(", "));
+    }
     let t = &sys.transitions[s.transition];
     let args: Vec<String> = s.args.iter().map(|a| format!("#{}", a + 1)).collect();
     format!("{}({})", t.name, args.join(", "))
@@ -191,29 +205,38 @@ fn counterexample(
         .enumerate()
         .map(|(i, s)| TraceLine {
             step: i + 1,
-            thread: s
-                .args
-                .first()
+            thread: sys
+                .transitions
+                .get(s.transition)
+                .and_then(|t| t.thread)
+                .and_then(|k| s.args.get(k as usize))
+                .or(s.args.first())
                 .map(|a| format!("#{}", a + 1))
                 .unwrap_or_else(|| "-".into()),
             file: path.to_string(),
-            line: sys.transitions[s.transition].line,
+            line: sys.transitions.get(s.transition).map_or(0, |t| t.line),
             column: 1,
             function: None,
             op: step_text(sys, s),
             location: None,
             value: None,
-            buffer_update: false,
+            buffer_update: s.transition == fencer_param::tso::FLUSH,
         })
         .collect();
     Counterexample {
         kind: "unsafe".into(),
-        message: format!(
-            "an unsafe state is reached with {procs} processes (the trace was run forward on that instance)"
-        ),
+        message: if sys.tso {
+            format!(
+                "an unsafe state is reached with {procs} processes (the trace was run forward on that instance's TSO machine: a write stays in its thread's store buffer until a flush step)"
+            )
+        } else {
+            format!(
+                "an unsafe state is reached with {procs} processes (the trace was run forward on that instance)"
+            )
+        },
         file: Some(path.to_string()),
-        line: events.last().map(|e| e.line),
-        column: events.last().map(|e| e.column),
+        line: events.iter().rev().find(|e| e.line != 0).map(|e| e.line),
+        column: events.iter().rev().find(|e| e.line != 0).map(|e| e.column),
         events,
         final_state: None,
         schedule: Vec::new(),

@@ -32,6 +32,20 @@ struct Cx<'a> {
     gids: HashMap<String, u32>,
     procs: Option<u8>,
     depth: u32,
+    mode: Mode,
+    /// Under TSO, what an access to a weak global means where it is being lowered.
+    weak: WeakCx,
+}
+
+/// Where weak memory is being accessed (TSO only): `init` sets memory itself, `unsafe`
+/// reads it through a named thread (`p @ X`), a transition through its thread `[p]`.
+#[derive(Clone, Copy, PartialEq)]
+enum WeakCx {
+    Memory,
+    Unsafe,
+    At(ProcRef),
+    Thread(Option<ProcRef>),
+    Invariant,
 }
 
 /// A lowered term: a value of a non-arithmetic sort, or a number.
@@ -54,14 +68,9 @@ pub fn lower(path: &str, src: &str, file: &File, mode: Mode) -> R<System> {
         gids: HashMap::new(),
         procs: file.number_procs.map(|(n, _)| n as u8),
         depth: 0,
+        mode,
+        weak: WeakCx::Memory,
     };
-    if mode == Mode::Tso {
-        if let Some(g) = file.globals.iter().find(|g| g.weak) {
-            return Err(cx
-                .err(g.span, "Cubicle-W's TSO semantics (the event encoding) is not implemented yet", "a weak variable")
-                .with_help("check it under sequential consistency with `--model sc` (Cubicle-W's `-model SC`)"));
-        }
-    }
     cx.sorts.insert("bool".into(), Sort::Enum(0));
     cx.ctors.insert("False".into(), (0, 0));
     cx.ctors.insert("True".into(), (0, 1));
@@ -115,6 +124,7 @@ pub fn lower(path: &str, src: &str, file: &File, mode: Mode) -> R<System> {
             name: g.name.clone(),
             sort,
             arity: g.arity,
+            weak: g.weak && mode == Mode::Tso,
         });
     }
     let mut sys = System {
@@ -128,6 +138,7 @@ pub fn lower(path: &str, src: &str, file: &File, mode: Mode) -> R<System> {
         unsafe_: Vec::new(),
         invariants: Vec::new(),
         transitions: Vec::new(),
+        tso: mode == Mode::Tso && file.has_weak(),
     };
     // Several `init`s are one conjunction; their variables are all universal.
     let mut parts = Vec::new();
@@ -157,9 +168,11 @@ pub fn lower(path: &str, src: &str, file: &File, mode: Mode) -> R<System> {
             "no unsafe formula",
         ));
     }
+    cx.weak = WeakCx::Unsafe;
     for q in &file.unsafes {
         sys.unsafe_.push(cx.quant(q)?);
     }
+    cx.weak = WeakCx::Invariant;
     for q in &file.invariants {
         sys.invariants.push(cx.quant(q)?);
     }
@@ -269,7 +282,32 @@ impl Cx<'_> {
                 .iter()
                 .map(|a| cx.proc(a, scope))
                 .collect::<R<Vec<_>>>()?;
-            let a = Atom::Cell(g, idx);
+            let a = if glob.weak {
+                match cx.weak {
+                    WeakCx::Memory => Atom::Cell(g, idx),
+                    WeakCx::At(p) => Atom::Read(g, idx, p, 0),
+                    WeakCx::Thread(Some(p)) => Atom::Read(g, idx, p, fencer_param::tso::NEW),
+                    WeakCx::Thread(None) => {
+                        return Err(cx
+                            .err(span, format!("under TSO, the weak `{name}` is read by a transition without a thread"), "which thread reads it?")
+                            .with_help("mark the thread that runs the transition: `transition t ([p] ...)`"))
+                    }
+                    WeakCx::Unsafe => {
+                        return Err(cx
+                            .err(span, format!("under TSO, `unsafe` reads the weak `{name}` through a thread"), "whose view?")
+                            .with_help(format!("write `p @ {name}` for the value thread `p` sees")))
+                    }
+                    WeakCx::Invariant => {
+                        return Err(cx.err(
+                            span,
+                            "invariants over weak variables are not supported under TSO",
+                            "a weak variable",
+                        ))
+                    }
+                }
+            } else {
+                Atom::Cell(g, idx)
+            };
             Ok(if glob.sort.arith() {
                 T::N(Lin::atom(a), glob.sort)
             } else {
@@ -320,10 +358,40 @@ impl Cx<'_> {
                 }
                 Ok(T::N(Lin::default().add_scaled(&x, *k), sx))
             }
-            Expr::At(p, x, _) => {
-                // Under SC a read by `p` is the variable's value.
-                self.proc(p, scope)?;
-                self.term(x, scope)
+            Expr::At(p, x, s) => {
+                let p = self.proc(p, scope)?;
+                if self.mode == Mode::Sc || self.weak == WeakCx::At(p) {
+                    // Under SC a read by `p` is the variable's value.
+                    return self.term(x, scope);
+                }
+                if self.weak != WeakCx::Unsafe {
+                    return Err(self.err(
+                        *s,
+                        "`p @ X` reads are only supported in `unsafe` formulas",
+                        "not allowed here",
+                    ));
+                }
+                if !matches!(&**x, Expr::Upper(..) | Expr::Index(..)) {
+                    return Err(self.err(
+                        x.span(),
+                        "`p @ X` reads a weak variable or array cell",
+                        "not a variable",
+                    ));
+                }
+                self.weak = WeakCx::At(p);
+                let r = self.term(x, scope);
+                self.weak = WeakCx::Unsafe;
+                let r = r?;
+                let is_read = matches!(&r, T::V(Term::Atom(Atom::Read(..)), _))
+                    || matches!(&r, T::N(l, _) if matches!(l.terms.first(), Some((Atom::Read(..), _))));
+                if !is_read {
+                    return Err(self.err(
+                        x.span(),
+                        "`p @ X` reads a weak variable or array cell",
+                        "not weak",
+                    ));
+                }
+                Ok(r)
             }
             _ => Err(self.err(
                 e.span(),
@@ -390,7 +458,16 @@ impl Cx<'_> {
                 v.iter().map(|x| self.formula(x, scope)).collect::<R<_>>()?,
             )),
             Expr::Not(x, _) => Ok(self.formula(x, scope)?.negate()),
-            Expr::Fence(_) => Ok(Formula::True),
+            Expr::Fence(s) => {
+                if self.mode == Mode::Tso {
+                    return Err(self.err(
+                        *s,
+                        "under TSO, `fence()` may only be a conjunct of a transition's `requires`",
+                        "not allowed here",
+                    ));
+                }
+                Ok(Formula::True)
+            }
             Expr::ForallOther(_, _, s) => Err(self.err(
                 *s,
                 "`forall_other` may only be a conjunct of a transition's `requires`",
@@ -510,6 +587,35 @@ impl Cx<'_> {
         let line = fencer_text::diag::LineIndex::new(self.src)
             .line_col(self.src, t.span.start)
             .0;
+        let thread = if self.mode == Mode::Tso {
+            let marked: Vec<usize> = (0..t.params.len()).filter(|&i| t.params[i].1).collect();
+            if marked.len() > 1 {
+                return Err(self.err(
+                    t.params[marked[1]].2,
+                    "a transition has one thread `[p]`",
+                    "a second one",
+                ));
+            }
+            marked.first().map(|&i| i as u8)
+        } else {
+            None
+        };
+        self.weak = WeakCx::Thread(thread.map(ProcRef::Var));
+        let r = self.transition_body(t, out, k, &scope, line, thread);
+        self.weak = WeakCx::Memory;
+        r
+    }
+
+    fn transition_body(
+        &mut self,
+        t: &TransitionDecl,
+        out: &mut Vec<Transition>,
+        k: u8,
+        scope: &[(String, ProcRef)],
+        line: u32,
+        thread: Option<u8>,
+    ) -> R<()> {
+        let scope = scope.to_vec();
         // Updates, shared by every disjunct of the guard.
         let mut updates: Vec<Update> = Vec::new();
         for a in &t.actions {
@@ -611,11 +717,26 @@ impl Cx<'_> {
                     }
                 }
             }
-            updates.push(Update {
+            let u = Update {
                 global: g,
                 cases,
                 default,
-            });
+            };
+            if self.globals[g as usize].weak && thread.is_none() {
+                return Err(self
+                    .err(
+                        a.span,
+                        format!(
+                            "under TSO, the weak `{}` is written by a transition without a thread",
+                            a.target
+                        ),
+                        "which thread writes it?",
+                    )
+                    .with_help(
+                        "mark the thread that runs the transition: `transition t ([p] ...)`",
+                    ));
+            }
+            updates.push(u);
         }
         let guard = match &t.requires {
             Some(g) => g.clone(),
@@ -632,7 +753,19 @@ impl Cx<'_> {
             };
             let mut parts = Vec::new();
             let mut foralls = Vec::new();
+            let mut fence = false;
             for c in &conjuncts {
+                if let (Expr::Fence(s), Mode::Tso) = (c, self.mode) {
+                    if thread.is_none() {
+                        return Err(self.err(
+                            *s,
+                            "under TSO, `fence()` needs the transition's thread `[p]`",
+                            "whose fence?",
+                        ));
+                    }
+                    fence = true;
+                    continue;
+                }
                 if let Expr::ForallOther(v, body, s) = c {
                     if scope.iter().any(|x| &x.0 == v) {
                         return Err(self.err(
@@ -643,7 +776,29 @@ impl Cx<'_> {
                     }
                     let mut inner = scope.clone();
                     inner.push((v.clone(), ProcRef::Var(k)));
-                    foralls.push(self.formula(body, &inner)?);
+                    // `forall_other q. ... && fence()`: the fence does not depend on `q`.
+                    let body = match (&**body, self.mode) {
+                        (Expr::And(v, s), Mode::Tso)
+                            if v.iter().any(|x| matches!(x, Expr::Fence(_))) =>
+                        {
+                            if thread.is_none() {
+                                return Err(self.err(
+                                    *s,
+                                    "under TSO, `fence()` needs the transition's thread `[p]`",
+                                    "whose fence?",
+                                ));
+                            }
+                            fence = true;
+                            let rest: Vec<Expr> = v
+                                .iter()
+                                .filter(|x| !matches!(x, Expr::Fence(_)))
+                                .cloned()
+                                .collect();
+                            Expr::And(rest, *s)
+                        }
+                        (b, _) => b.clone(),
+                    };
+                    foralls.push(self.formula(&body, &inner)?);
                 } else {
                     parts.push(self.formula(c, &scope)?);
                 }
@@ -655,6 +810,8 @@ impl Cx<'_> {
                 forall_other: foralls,
                 updates: updates.clone(),
                 line,
+                thread,
+                fence,
             });
         }
         Ok(())

@@ -154,3 +154,33 @@ proptest! {
         }
     }
 }
+
+/// Every construct the TSO layer refuses, with its position.
+#[test]
+fn tso_error_messages() {
+    let head = "weak var X : int\nweak array A[proc] : bool\narray P[proc] : bool\n";
+    let cases: &[(&str, &str, u32, u32)] = &[
+        ("unsafe () { X = 1 }", "through a thread", 4, 13),
+        ("unsafe (i) { i @ X = 1 }\ntransition t (i) requires { X = 0 } { P[i] := True }", "without a thread", 5, 29),
+        ("unsafe (i) { i @ X = 1 }\ntransition t (i) { X := 1 }", "without a thread", 5, 20),
+        ("unsafe (i) { i @ X = 1 }\ntransition t ([i] [j]) { X := 1 }", "one thread", 5, 20),
+        ("unsafe (i) { i @ X = 1 }\ntransition t ([i]) requires { X = 0 && (fence() || X = 1) } { X := 1 }", "`fence()` may only be", 5, 41),
+        ("unsafe (i) { i @ X = 1 }\ntransition t (i) requires { fence() } { P[i] := True }", "needs the transition's thread", 5, 29),
+        ("unsafe (i) { i @ X = 1 }\ntransition t ([i]) requires { i @ X = 0 } { X := 1 }", "only supported in `unsafe`", 5, 31),
+        ("unsafe (i) { i @ P[i] = True }", "reads a weak variable", 4, 18),
+        ("unsafe (i) { i @ X = 1 }\ninvariant () { X = 2 }", "invariants over weak", 5, 16),
+    ];
+    for (body, msg, line, col) in cases {
+        let src = format!("{head}{body}\n");
+        let d = match fencer_cub::load("t.cub", &src, fencer_cub::Mode::Tso) {
+            Ok(_) => panic!("{src:?}: accepted under TSO"),
+            Err(d) => d,
+        };
+        assert!(
+            d.message.contains(msg),
+            "{src:?}: expected {msg:?}, got {:?}",
+            d.message
+        );
+        assert_eq!((d.line, d.col), (*line, *col), "{src:?}: {}", d.message);
+    }
+}

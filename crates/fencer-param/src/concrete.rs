@@ -57,6 +57,13 @@ impl<'a> Instance<'a> {
                 s[self.cell(*g, &idx)]
             }
             Atom::Pid(p) => Self::proc(env, *p) as i64,
+            // A TSO state (see `tso`) holds each thread's view of memory after memory.
+            Atom::Read(g, idx, p, _) => {
+                let idx: Vec<u8> = idx.iter().map(|q| Self::proc(env, *q)).collect();
+                let cell = self.cell(*g, &idx);
+                let view = self.width * (1 + Self::proc(env, *p) as usize) + cell;
+                s.get(view).copied().unwrap_or(s[cell])
+            }
             Atom::Fresh(..) => {
                 unreachable!("transitions and cubes given to run have no fresh atoms")
             }
@@ -292,7 +299,16 @@ pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
 /// Runs `trace` forward on `procs` processes from an initial state satisfying `lits`,
 /// searching over the values of nondeterministic assignments; the last state must be
 /// unsafe. The states of the run, or why it fails.
-pub fn replay(sys: &System, procs: u8, lits: &[Lit], trace: &[Step]) -> Result<Vec<State>, String> {
+/// Under TSO (`sys.tso`) the trace is run on the store-buffer machine ([`crate::tso`]) and
+/// the steps returned include its buffer flushes; `readers` are the processes whose
+/// `p @ X` reads the unsafe cube has.
+pub fn replay(
+    sys: &System,
+    procs: u8,
+    lits: &[Lit],
+    trace: &[Step],
+    readers: &[u8],
+) -> Result<(Vec<Step>, Vec<State>), String> {
     let inst = Instance::new(sys, procs);
     // Ordered processes (`i < j`): the backward search does not say which concrete
     // process each variable is, so every numbering is tried (instances are small).
@@ -319,7 +335,8 @@ pub fn replay(sys: &System, procs: u8, lits: &[Lit], trace: &[Step]) -> Result<V
                     args: s.args.iter().map(|&a| pi(a)).collect(),
                 })
                 .collect();
-            if let Some(p) = run_from_some_initial(&inst, &lits2, &trace2) {
+            let readers2: Vec<u8> = readers.iter().map(|&r| pi(r)).collect();
+            if let Some(p) = run_from_some_initial(&inst, &lits2, &trace2, &readers2) {
                 return Ok(p);
             }
             if !uses_order(sys) {
@@ -328,17 +345,28 @@ pub fn replay(sys: &System, procs: u8, lits: &[Lit], trace: &[Step]) -> Result<V
         }
         return Err("the trace does not run forward to an unsafe state".into());
     }
-    run_from_some_initial(&inst, lits, trace)
+    run_from_some_initial(&inst, lits, trace, readers)
         .ok_or_else(|| "the trace does not run forward to an unsafe state".to_string())
 }
 
 /// The run of `trace` from the solver's initial state for `lits`, or else from any initial
 /// state satisfying them (when the instance's initial states are few enough to list).
-fn run_from_some_initial(inst: &Instance, lits: &[Lit], trace: &[Step]) -> Option<Vec<State>> {
-    if let Some(s0) = initial_state(inst, lits) {
+fn run_from_some_initial(
+    inst: &Instance,
+    lits: &[Lit],
+    trace: &[Step],
+    readers: &[u8],
+) -> Option<(Vec<Step>, Vec<State>)> {
+    let run = |s0: State| -> Option<(Vec<Step>, Vec<State>)> {
+        if inst.sys.tso {
+            return crate::tso::replay(inst, &s0, trace, readers, 200_000);
+        }
         let mut path = vec![s0];
-        if run(inst, trace, &mut path) {
-            return Some(path);
+        run(inst, trace, &mut path).then(|| (trace.to_vec(), path))
+    };
+    if let Some(s0) = initial_state(inst, lits) {
+        if let Some(r) = run(s0) {
+            return Some(r);
         }
     }
     let all = initial_states(inst, 4096).ok()?;
@@ -353,9 +381,8 @@ fn run_from_some_initial(inst: &Instance, lits: &[Lit], trace: &[Step]) -> Optio
         if !given.iter().all(|l| inst.lit(&s0, &[], l)) {
             continue;
         }
-        let mut path = vec![s0];
-        if run(inst, trace, &mut path) {
-            return Some(path);
+        if let Some(r) = run(s0) {
+            return Some(r);
         }
     }
     None
@@ -444,7 +471,7 @@ pub fn explore(sys: &System, procs: u8, max_states: usize) -> Explicit {
 
 /// Every initial state: cells fixed by `init` take their value, the others every value of
 /// their (finite) sort.
-fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String> {
+pub fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String> {
     let sys = inst.sys;
     let procs: Vec<ProcRef> = (0..inst.procs).map(ProcRef::Const).collect();
     let init = instantiate_all(&sys.init, &procs);

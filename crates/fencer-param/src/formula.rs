@@ -94,6 +94,10 @@ impl Lit {
             Term::Proc(p) => out.push(*p),
             Term::Atom(Atom::Cell(_, idx)) => out.extend(idx.iter().copied()),
             Term::Atom(Atom::Pid(p)) => out.push(*p),
+            Term::Atom(Atom::Read(_, idx, p, _)) => {
+                out.extend(idx.iter().copied());
+                out.push(*p);
+            }
             _ => {}
         };
         match self {
@@ -115,6 +119,7 @@ pub fn map_atom(a: &Atom, f: &dyn Fn(ProcRef) -> ProcRef) -> Atom {
         Atom::Cell(g, idx) => Atom::Cell(*g, idx.iter().map(|p| f(*p)).collect()),
         Atom::Fresh(..) => a.clone(),
         Atom::Pid(p) => Atom::Pid(f(*p)),
+        Atom::Read(g, idx, p, k) => Atom::Read(*g, idx.iter().map(|q| f(*q)).collect(), f(*p), *k),
     }
 }
 
@@ -378,6 +383,15 @@ pub fn atom_text(sys: &System, a: &Atom) -> String {
         }
         Atom::Fresh(g, k) => format!("?{}{k}", sys.globals[*g as usize].name),
         Atom::Pid(p) => proc_name(*p),
+        Atom::Read(g, idx, p, k) => {
+            let cell = atom_text(sys, &Atom::Cell(*g, idx.clone()));
+            let age = if *k == 0 {
+                String::new()
+            } else {
+                format!("'{k}")
+            };
+            format!("{} @ {cell}{age}", proc_name(*p))
+        }
     }
 }
 

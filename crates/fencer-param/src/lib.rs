@@ -11,6 +11,7 @@ pub mod concrete;
 pub mod formula;
 pub mod pre;
 pub mod search;
+pub mod tso;
 
 pub use formula::{Formula, Lin, Lit, Rel, Term};
 pub use search::{check, Options, Outcome, Result, Step};
@@ -31,6 +32,11 @@ pub enum Atom {
     Fresh(u32, u32),
     /// A process's identifier as a number: processes are ordered (`i < j`).
     Pid(ProcRef),
+    /// Under TSO, the value a pending read event sees: the weak cell `.0[.1]` as thread
+    /// `.2` reads it, `.3` counting that thread's pending reads of the cell from the
+    /// latest one. Naming reads by their cell and thread lets process renamings rename
+    /// them too (subsumption needs no separate event renaming).
+    Read(u32, Vec<ProcRef>, ProcRef, u8),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +62,9 @@ pub struct Global {
     pub sort: Sort,
     /// 0 for a variable, k for an array indexed by k processes.
     pub arity: u8,
+    /// Shared memory under TSO (Cubicle-W's `weak`): accessed through read and write
+    /// events, never as a cell of a cube.
+    pub weak: bool,
 }
 
 /// One transition: `params` process parameters (slots `0..params`), a guard over them, the
@@ -70,6 +79,11 @@ pub struct Transition {
     pub updates: Vec<Update>,
     /// Where it is defined (1-based line), for traces.
     pub line: u32,
+    /// Under TSO: the parameter slot of the thread that runs it (`[p]`), whose events its
+    /// weak reads and writes are.
+    pub thread: Option<u8>,
+    /// Under TSO: `fence()` in the guard (the thread's buffer is empty when it runs).
+    pub fence: bool,
 }
 
 /// `G[j1..jk] := case | c1 : r1 | ... | _ : default`, the index slots being
@@ -111,12 +125,16 @@ pub struct System {
     /// Cubes the user asserts unreachable: they prune the search like visited nodes.
     pub invariants: Vec<Quantified>,
     pub transitions: Vec<Transition>,
+    /// Cubicle-W's TSO semantics for the weak globals (else they are ordinary memory).
+    pub tso: bool,
 }
 
 impl System {
     pub fn sort_of(&self, a: &Atom) -> Sort {
         match a {
-            Atom::Cell(g, _) | Atom::Fresh(g, _) => self.globals[*g as usize].sort,
+            Atom::Cell(g, _) | Atom::Fresh(g, _) | Atom::Read(g, ..) => {
+                self.globals[*g as usize].sort
+            }
             Atom::Pid(_) => Sort::Int,
         }
     }

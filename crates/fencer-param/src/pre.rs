@@ -10,6 +10,20 @@ use rustc_hash::FxHashMap;
 pub struct Cube {
     pub procs: u8,
     pub lits: Vec<Lit>,
+    /// Under TSO: the event groups that still matter (see [`crate::tso`]).
+    pub ev: crate::tso::Events,
+}
+
+impl Cube {
+    /// The same cube with other events, their processes renumbered by `map` (from
+    /// [`make_cube`]).
+    pub fn with_events(mut self, ev: &crate::tso::Events, map: &[Option<u8>]) -> Cube {
+        self.ev = ev.map_procs(&|p| match p {
+            ProcRef::Var(i) => ProcRef::Var(map[i as usize].unwrap_or(i)),
+            c => c,
+        });
+        self
+    }
 }
 
 /// The solver's view of a conjunction: atoms become solver variables, processes become
@@ -93,14 +107,14 @@ pub fn model(
 
 /// A value of a cell after a transition: a term, or a linear expression for numbers.
 #[derive(Clone, Debug)]
-enum Val {
+pub(crate) enum Val {
     T(Term),
     L(Lin),
 }
 
 /// What one cell holds after the transition, as the pre-state sees it: alternatives with
 /// their conditions (a `case` gives one per branch).
-fn cell_after(
+pub(crate) fn cell_after(
     sys: &System,
     t: &Transition,
     atom: &Atom,
@@ -117,7 +131,7 @@ fn cell_after(
     };
     let (g, idx) = match atom {
         Atom::Cell(g, idx) => (*g, idx),
-        Atom::Fresh(..) | Atom::Pid(_) => return vec![(Formula::True, same())],
+        Atom::Fresh(..) | Atom::Pid(_) | Atom::Read(..) => return vec![(Formula::True, same())],
     };
     let Some(u) = t.updates.iter().find(|u| u.global == g) else {
         return vec![(Formula::True, same())];
@@ -474,7 +488,14 @@ pub fn make_cube(
     if !sat(sys, procs, &lits) {
         return None;
     }
-    Some((Cube { procs: next, lits }, map))
+    Some((
+        Cube {
+            procs: next,
+            lits,
+            ev: Default::default(),
+        },
+        map,
+    ))
 }
 
 /// Sorted, without duplicates, and without disequalities implied by an equality with a

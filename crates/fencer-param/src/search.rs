@@ -84,6 +84,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
         deadline: opts.timeout.map(|t| started + t),
         spurious: None,
         spurious_count: 0,
+        too_many_events: false,
         groups: Default::default(),
         unary: Default::default(),
     };
@@ -115,6 +116,8 @@ struct Search<'a> {
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
+    /// A TSO cube needed more event groups than the engine keeps.
+    too_many_events: bool,
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -161,6 +164,11 @@ impl Search<'_> {
                 for c in q.formula.dnf(sys) {
                     out.extend(make_cube(sys, None, c, q.vars, true));
                 }
+                if sys.tso {
+                    for (c, _) in &mut out {
+                        c.ev = crate::tso::root_events(&c.lits);
+                    }
+                }
             }
             Some(n) => {
                 let mut maps = Vec::new();
@@ -172,6 +180,11 @@ impl Search<'_> {
                     });
                     for c in f.dnf(sys) {
                         out.extend(make_cube(sys, Some(n), c, 0, true));
+                    }
+                }
+                if sys.tso {
+                    for (c, _) in &mut out {
+                        c.ev = crate::tso::root_events(&c.lits);
                     }
                 }
             }
@@ -253,6 +266,9 @@ impl Search<'_> {
             if self.nodes[i].cube.procs > MAX_PROCS {
                 return Outcome::Limit("process variables");
             }
+            if self.too_many_events {
+                return Outcome::Limit("events");
+            }
         }
         if let Some((trace, procs, why)) = self.spurious.take() {
             return Outcome::Spurious { trace, procs, why };
@@ -329,8 +345,24 @@ impl Search<'_> {
                             .collect(),
                     ),
                 };
-                for conj in pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh) {
+                let conjs = pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh);
+                let results = if sys.tso {
+                    let mut all = sigma.clone();
+                    all.extend(others.iter().copied());
+                    match crate::tso::complete(sys, t, &cube, &sigma, &all, conjs, &mut self.fresh)
+                    {
+                        Ok(r) => r,
+                        Err(crate::tso::TooManyEvents) => {
+                            self.too_many_events = true;
+                            return out;
+                        }
+                    }
+                } else {
+                    conjs.into_iter().map(|c| (c, Default::default())).collect()
+                };
+                for (conj, ev) in results {
                     if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
+                        let c = if sys.tso { c.with_events(&ev, &map) } else { c };
                         self.generated += 1;
                         self.nodes.push(Node {
                             cube: c,
@@ -356,8 +388,13 @@ impl Search<'_> {
             None => (0..c.procs.max(1)).map(ProcRef::Var).collect(),
         };
         let init = instantiate_all(&sys.init, &procs);
+        let lits = if sys.tso {
+            crate::tso::at_init(&c.lits)
+        } else {
+            c.lits.clone()
+        };
         init.dnf(sys).into_iter().any(|mut conj| {
-            conj.extend(c.lits.iter().cloned());
+            conj.extend(lits.iter().cloned());
             sat(sys, sys.procs, &conj)
         })
     }
@@ -412,6 +449,8 @@ impl Search<'_> {
             }
             let groups = &self.groups[&v];
             let mut m = Match {
+                a_ev: &vc.ev,
+                b_ev: &c.ev,
                 sys,
                 have: &have,
                 facts: &facts,
@@ -426,19 +465,11 @@ impl Search<'_> {
                 // Constants are not renamed.
                 m.map = (0..vc.procs).collect();
                 let mut syntactic = true;
-                for g in groups {
-                    if !m.check(g, &mut syntactic) {
-                        syntactic = false;
-                        m.out.clear();
-                        break;
-                    }
-                }
-                if !m.out.is_empty() || vc.lits.is_empty() {
-                    if syntactic {
+                if groups.iter().all(|g| m.check(g, &mut syntactic)) {
+                    m.leaf(syntactic);
+                    if m.found {
                         return true;
                     }
-                    let o = std::mem::take(&mut m.out);
-                    m.candidates.push(o);
                 }
                 continue;
             }
@@ -480,8 +511,12 @@ impl Search<'_> {
         // Concrete process of each variable of the current node.
         let mut conc: Vec<u8> = (0..first.procs).collect();
         let mut next_id = first.procs;
-        let init_lits: Vec<Lit> = first
-            .lits
+        let first_lits = if sys.tso {
+            crate::tso::at_init(&first.lits)
+        } else {
+            first.lits.clone()
+        };
+        let init_lits: Vec<Lit> = first_lits
             .iter()
             .map(|l| {
                 l.map_procs(&|p| match p {
@@ -526,8 +561,20 @@ impl Search<'_> {
         } else {
             next_id.max(1)
         };
-        match concrete::replay(sys, procs, &init_lits, &trace) {
-            Ok(states) => Outcome::Unsafe {
+        // `at` is the unsafe cube: the threads of its reads, as concrete processes.
+        let readers: Vec<u8> = self.nodes[at]
+            .cube
+            .ev
+            .groups
+            .iter()
+            .filter(|g| !g.reads.is_empty())
+            .map(|g| match g.thread {
+                ProcRef::Var(v) => conc[v as usize],
+                ProcRef::Const(c) => c,
+            })
+            .collect();
+        match concrete::replay(sys, procs, &init_lits, &trace, &readers) {
+            Ok((trace, states)) => Outcome::Unsafe {
                 trace,
                 procs,
                 states,
@@ -535,6 +582,12 @@ impl Search<'_> {
             Err(why) => Outcome::Spurious { trace, procs, why },
         }
     }
+}
+
+fn has_read(l: &Lit) -> bool {
+    let mut atoms = Vec::new();
+    l.atoms(&mut atoms);
+    atoms.iter().any(|a| matches!(a, crate::Atom::Read(..)))
 }
 
 fn is_value(t: &Term) -> bool {
@@ -593,6 +646,9 @@ fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
 
 /// The search for renamings of one visited cube into the current one.
 struct Match<'a, 'b> {
+    /// The events of the visited cube and of the current one (TSO).
+    a_ev: &'a crate::tso::Events,
+    b_ev: &'a crate::tso::Events,
     sys: &'a System,
     have: &'a FxHashSet<&'a Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
@@ -621,12 +677,28 @@ impl Match<'_, '_> {
                 crate::formula::Norm::True => continue,
                 crate::formula::Norm::False => return false,
             };
+            // Reads are matched at the leaf, where their ranks are mapped too.
+            if self.a_ev.has_reads() && has_read(&r) {
+                self.out.push(r);
+                continue;
+            }
             if self.have.contains(&r) {
                 self.out.push(r);
                 continue;
             }
             *syntactic = false;
-            let contradicts = match &r {
+            if self.contradicts(&r) {
+                return false;
+            }
+            self.out.push(r);
+        }
+        true
+    }
+
+    /// Whether a literal contradicts an equality of the cube with a value.
+    fn contradicts(&self, r: &Lit) -> bool {
+        {
+            let contradicts = match r {
                 Lit::Eq(a, b) => {
                     let clash = |x: &Term, y: &Term| {
                         is_value(y) && self.facts.get(x).is_some_and(|v| *v != y)
@@ -639,12 +711,113 @@ impl Match<'_, '_> {
                 }
                 _ => false,
             };
-            if contradicts {
-                return false;
-            }
-            self.out.push(r);
+            contradicts
         }
-        true
+    }
+
+    /// A complete renaming of processes: under TSO, also a map of the visited cube's
+    /// pending reads to the cube's (same thread and cell, any rank: ranks only name reads,
+    /// their order is in the ghb pairs `covers` compares); then the literals are in the cube
+    /// (found), or kept as a candidate for the disjunctive query.
+    fn leaf(&mut self, syn: bool) {
+        let map = self.map.clone();
+        let f = |p: ProcRef| match p {
+            ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
+            c => c,
+        };
+        if !self.a_ev.has_reads() {
+            if !crate::tso::covers(self.a_ev, self.b_ev, &f, &Default::default()) {
+                return;
+            }
+            if syn {
+                self.found = true;
+            } else {
+                self.candidates.push(self.out.clone());
+            }
+            return;
+        }
+        let a_reads: Vec<crate::tso::ReadKey> = self
+            .a_ev
+            .groups
+            .iter()
+            .flat_map(|g| {
+                g.reads
+                    .iter()
+                    .map(|r| (f(g.thread), r.0, r.1.iter().map(|p| f(*p)).collect(), r.2))
+            })
+            .collect();
+        let choices: Vec<Vec<u8>> = a_reads
+            .iter()
+            .map(|a| {
+                self.b_ev
+                    .groups
+                    .iter()
+                    .filter(|g| g.thread == a.0)
+                    .flat_map(|g| g.reads.iter())
+                    .filter(|r| r.0 == a.1 && r.1 == a.2)
+                    .map(|r| r.2)
+                    .collect()
+            })
+            .collect();
+        let mut combos: Vec<Vec<u8>> = Vec::new();
+        fn go(
+            i: usize,
+            keys: &[crate::tso::ReadKey],
+            choices: &[Vec<u8>],
+            cur: &mut Vec<u8>,
+            out: &mut Vec<Vec<u8>>,
+        ) {
+            if out.len() >= 64 {
+                return;
+            }
+            if i == choices.len() {
+                out.push(cur.clone());
+                return;
+            }
+            for &c in &choices[i] {
+                let taken = (0..i).any(|j| {
+                    cur[j] == c
+                        && keys[j].0 == keys[i].0
+                        && keys[j].1 == keys[i].1
+                        && keys[j].2 == keys[i].2
+                });
+                if taken {
+                    continue;
+                }
+                cur.push(c);
+                go(i + 1, keys, choices, cur, out);
+                cur.pop();
+            }
+        }
+        go(0, &a_reads, &choices, &mut Vec::new(), &mut combos);
+        'combo: for combo in combos {
+            let ord: rustc_hash::FxHashMap<crate::tso::ReadKey, u8> =
+                a_reads.iter().cloned().zip(combo.iter().copied()).collect();
+            if !crate::tso::covers(self.a_ev, self.b_ev, &f, &ord) {
+                continue;
+            }
+            let mut syntactic = syn;
+            let mut out = Vec::with_capacity(self.out.len());
+            for l in &self.out {
+                if !has_read(l) {
+                    out.push(l.clone());
+                    continue;
+                }
+                let r = crate::tso::rename_ranks(l, &ord);
+                if !self.have.contains(&r) {
+                    syntactic = false;
+                    if self.contradicts(&r) {
+                        continue 'combo;
+                    }
+                }
+                out.push(r);
+            }
+            if syntactic {
+                self.found = true;
+                return;
+            }
+            self.candidates.push(out);
+        }
     }
 
     fn extend(&mut self, syntactic: bool) {
@@ -657,11 +830,7 @@ impl Match<'_, '_> {
             return;
         }
         if k + 1 == self.groups.len() {
-            if syn {
-                self.found = true;
-            } else {
-                self.candidates.push(self.out.clone());
-            }
+            self.leaf(syn);
             self.out.truncate(before);
             return;
         }
