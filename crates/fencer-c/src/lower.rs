@@ -259,8 +259,14 @@ pub fn lower_with(
         atomic_mutex: None,
         stubs: HashMap::new(),
         tls: HashMap::new(),
+        // For the symbolic engine, older SV-COMP programs (which call `__VERIFIER_error`)
+        // follow the same conventions: `abort()` discards an execution there too.
         svcomp: m.functions.iter().any(|f| f.name == "reach_error")
-            || m.func_declarations.iter().any(|f| f.name == "reach_error"),
+            || m.func_declarations.iter().any(|f| f.name == "reach_error")
+            || (inputs
+                && m.func_declarations
+                    .iter()
+                    .any(|f| f.name == "__VERIFIER_error")),
         inputs,
         join_results: joins_with_results(m),
         results: None,

@@ -141,6 +141,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             why = Some(match i {
                 Incomplete::Timeout => "the --timeout ran out".to_string(),
                 Incomplete::MaxNodes => "--max-nodes was reached".to_string(),
+                Incomplete::Memory => "the tree outgrew the memory limit (6 GiB)".to_string(),
                 Incomplete::Unknown(m) | Incomplete::Unsupported(m) => m.clone(),
             });
             (Verdict::Incomplete, None, Some(limit))

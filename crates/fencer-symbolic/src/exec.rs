@@ -215,10 +215,10 @@ pub enum End {
 /// The cost of the machine's bounds, mirrored: a step with more local instructions than
 /// this stops the machine's thread (a cut), so the engine refuses to judge it.
 const LOCAL_FUEL: u32 = 100_000;
-/// Unwrapped (64-bit) symbolic results must be proved within half the 64-bit range: a
-/// stronger demand than no wrap-around, with numbers whose negations and sums stay
-/// representable in the solver.
-const WIDE: (i64, i64) = (i64::MIN / 2, i64::MAX / 2);
+/// Unwrapped (64-bit) symbolic results must be proved within +-2^40: a stronger demand
+/// than no wrap-around (a program whose 64-bit values grow beyond it is refused), with
+/// numbers the conjunction checker handles exactly (it gives up above 2^60).
+const WIDE: (i64, i64) = (-(1 << 40), 1 << 40);
 const MAX_FRAMES: usize = 256;
 const MAX_ALLOC: i64 = fencer_ir::MAX_CELLS;
 
@@ -228,6 +228,8 @@ pub struct Exec<'a> {
     pub ops: Vec<Micro>,
     choices: &'a [bool],
     cursor: usize,
+    /// The function and source position of the instruction being executed.
+    cur: (FuncId, SrcLoc),
     /// Interns state variables (shared with the engine).
     pub intern: &'a mut dyn FnMut(SVar) -> u32,
 }
@@ -319,6 +321,7 @@ impl<'a> Exec<'a> {
             ops: Vec::new(),
             choices,
             cursor: 0,
+            cur: (0, SrcLoc::NONE),
             intern,
         }
     }
@@ -616,9 +619,30 @@ impl<'a> Exec<'a> {
                 return Ok((V::B(f), Bk::B(g)));
             }
             BinOp::ULt | BinOp::ULe | BinOp::UGt | BinOp::UGe => {
-                // On values known non-negative, unsigned order is the signed one.
-                self.require_range(&a, 0, WIDE.1)?;
-                self.require_range(&b, 0, WIDE.1)?;
+                // Unsigned order is the signed one between values of the same sign, and
+                // every negative value (a large unsigned one) is above every other: split
+                // on the signs not known.
+                let mut neg = [false; 2];
+                for (i, (v, bk)) in [(&a.0, &ba), (&b.0, &bb)].into_iter().enumerate() {
+                    neg[i] = match v {
+                        V::C(c) => *c < 0,
+                        V::S(l) => {
+                            let f = Lit::Arith(l.clone(), Rel::Lt);
+                            let g = Lit::Arith(bk.clone(), Rel::Lt);
+                            self.decide(f, g, Kind::Split)?
+                        }
+                        V::B(_) => false,
+                    };
+                }
+                if neg[0] != neg[1] {
+                    // The negative one is the larger.
+                    let a_larger = neg[0];
+                    let v = match op {
+                        BinOp::ULt | BinOp::ULe => !a_larger,
+                        _ => a_larger,
+                    } as Value;
+                    return Ok((V::S(Lin::constant(v)), Bk::C(v)));
+                }
                 let (Some(f), Some(g)) = (cmp_lit(op, &fa, &fb), cmp_lit(op, &ba, &bb)) else {
                     return Err(ovf());
                 };
@@ -842,6 +866,15 @@ impl<'a> Exec<'a> {
     pub fn run(mut self, t: Option<u32>) -> (Result<End, Stop>, Vec<Micro>, Vec<Lit>) {
         let end = match self.run_inner(t) {
             Err(Stop::Fault(f)) => Ok(End::Fault(self.st.clone(), f)),
+            Err(Stop::Unsupported(m)) => {
+                let (f, src) = self.cur;
+                Err(Stop::Unsupported(format!(
+                    "{}:{} (in `{}`): {m}",
+                    self.prog.file_name(src),
+                    src.line,
+                    self.prog.functions.get(f as usize).map_or("?", |f| &f.name)
+                )))
+            }
             other => other,
         };
         (end, self.ops, self.st.pc)
@@ -874,6 +907,7 @@ impl<'a> Exec<'a> {
         };
         let ins = &self.prog.functions[func as usize].body[pc as usize];
         let src = ins.loc;
+        self.cur = (func, src);
         let mut advance = true;
         match &ins.op {
             Op::Load { dst, addr, copy } => {
@@ -1175,6 +1209,7 @@ impl<'a> Exec<'a> {
                 continue;
             };
             let src = ins.loc;
+            self.cur = (fr.func, src);
             let body_len = f.body.len() as u32;
             macro_rules! fr {
                 () => {

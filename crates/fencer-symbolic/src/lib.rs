@@ -45,6 +45,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Theory checks one label implication may take before it counts as "not proved".
     pub cover_budget: u64,
+    /// Resident memory (bytes) at which the search stops (`incomplete`), checked now and
+    /// then: the tree keeps every node's state.
+    pub max_memory: u64,
 }
 
 impl Default for Options {
@@ -53,6 +56,7 @@ impl Default for Options {
             max_nodes: 2_000_000,
             timeout: None,
             cover_budget: 200,
+            max_memory: 6 << 30,
         }
     }
 }
@@ -83,6 +87,7 @@ pub struct Trace {
 pub enum Incomplete {
     Timeout,
     MaxNodes,
+    Memory,
     /// The program does something the engine does not model; the answer would not be sound.
     Unsupported(String),
     /// The solver could not decide something the answer depends on.
@@ -249,6 +254,9 @@ impl Engine<'_> {
             if self.start.elapsed() >= t {
                 return Err(Abort::Stop(Incomplete::Timeout));
             }
+        }
+        if self.nodes.len() % 4096 == 0 && rss_bytes().is_some_and(|m| m > self.opts.max_memory) {
+            return Err(Abort::Stop(Incomplete::Memory));
         }
         Ok(())
     }
@@ -495,6 +503,9 @@ impl Engine<'_> {
                             continue;
                         }
                         if kind == Kind::Range && !alt {
+                            if std::env::var_os("FENCER_SYMBOLIC_DEBUG").is_some() {
+                                eprintln!("range: {pc2:?}");
+                            }
                             let src = self.where_(&st, t);
                             return Err(Abort::Stop(Incomplete::Unsupported(format!(
                                 "{src}: an arithmetic result may leave the range of its type \
@@ -508,8 +519,7 @@ impl Engine<'_> {
                 }
                 Err(Stop::Fault(f)) => self.violation(u, t, &pc_state(&st, pc), f)?,
                 Err(Stop::Unsupported(m)) => {
-                    let src = self.where_(&st, t);
-                    return Err(Abort::Stop(Incomplete::Unsupported(format!("{src}: {m}"))));
+                    return Err(Abort::Stop(Incomplete::Unsupported(m)));
                 }
             }
         }
@@ -634,6 +644,13 @@ impl Engine<'_> {
         }
         Ok(())
     }
+}
+
+/// The process's resident memory, where `/proc` says it.
+fn rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
 }
 
 fn pc_state(st: &St, pc: Vec<Lit>) -> St {
