@@ -2,11 +2,11 @@
 
 mod bench;
 mod cub;
-mod symbolic;
 mod dve;
 mod dve_relaxed;
 mod repair;
 mod robust;
+mod symbolic;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -867,7 +867,9 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         Err(msg) => return usage_error(args.json, msg, None),
     };
     if matches!(args.engine, EngineArg::Abpress) {
-        eprintln!("error: --engine abpress checks C programs (fencer check FILE.c), not litmus tests");
+        eprintln!(
+            "error: --engine abpress checks C programs (fencer check FILE.c), not litmus tests"
+        );
         return ExitCode::from(EXIT_USAGE);
     }
     let started = Instant::now();

@@ -3,10 +3,10 @@
 //! before it is reported: a trace that does not replay is an internal error (exit 4).
 
 use super::*;
+use fencer_ir::Program;
 use fencer_machine::{collect::Collector, State, Status, Step};
 use fencer_memory::Sc;
 use fencer_report::{Limit, Stats, Verdict};
-use fencer_ir::Program;
 use fencer_symbolic::{Incomplete, Outcome, Trace};
 
 #[cfg(feature = "c")]
@@ -51,9 +51,8 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
     let mut coll = Collector::new(prog);
     let mut path = Vec::new();
     let mut last = status;
-    let same = |f: &fencer_machine::Fault| {
-        f.kind.name() == trace.fault.kind && f.src == trace.fault.src
-    };
+    let same =
+        |f: &fencer_machine::Fault| f.kind.name() == trace.fault.kind && f.src == trace.fault.src;
     for (i, &t) in trace.schedule.iter().enumerate() {
         if let Status::Fault(f) = &last {
             // The engine splits a thread's local instructions at loop back edges and may
@@ -77,7 +76,8 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
     match last {
         Status::Fault(f) if same(&f) => {
             coll.fault(&s, &f, &path);
-            coll.cex.ok_or_else(|| "no counterexample recorded".to_string())
+            coll.cex
+                .ok_or_else(|| "no counterexample recorded".to_string())
         }
         Status::Fault(f) => Err(format!(
             "the machine faults differently: {} at line {}",
@@ -193,7 +193,9 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
     } else {
         let head = format!("{program} (C, sc, abpress)");
         let mut text = match v {
-            Verdict::Safe => format!("{head}: SAFE for every input and interleaving (no loop bound)\n"),
+            Verdict::Safe => {
+                format!("{head}: SAFE for every input and interleaving (no loop bound)\n")
+            }
             Verdict::Violation => format!("{head}: VIOLATION\n"),
             Verdict::Incomplete => format!("{head}: INCOMPLETE\n"),
         };

@@ -19,7 +19,15 @@ fn root() -> PathBuf {
 
 fn abpress(file: &Path) -> (i32, serde_json::Value) {
     let f = file.display().to_string();
-    let o = fencer(&["check", &f, "--engine", "abpress", "--json", "--timeout", "120"]);
+    let o = fencer(&[
+        "check",
+        &f,
+        "--engine",
+        "abpress",
+        "--json",
+        "--timeout",
+        "120",
+    ]);
     let code = o.status.code().unwrap_or(-1);
     let j = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
     assert!(
@@ -220,11 +228,17 @@ fn corpus(cases: &[(&str, bool)]) {
             .lines()
             .find(|l| l.split('\t').next() == Some(file))
             .unwrap_or_else(|| panic!("{file} is not in expected.tsv"));
-        assert_eq!(row.split('\t').nth(2), Some(if safe { "true" } else { "false" }));
+        assert_eq!(
+            row.split('\t').nth(2),
+            Some(if safe { "true" } else { "false" })
+        );
         let (code, j) = abpress(&dir.join(file));
         let want = if safe { 0 } else { 1 };
         if code != want {
-            wrong.push(format!("{file}: exit {code}, expected {want}: {}", j["verdict"]));
+            wrong.push(format!(
+                "{file}: exit {code}, expected {want}: {}",
+                j["verdict"]
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -148,7 +148,7 @@ mod tests {
         let c = vec![lit(0, 0, Rel::Le), ge5.clone()];
         let x3 = lit(0, -3, Rel::Eq);
         assert!(matches!(
-            check_cnf(&int, &[x3], &[c.clone()], &mut b),
+            check_cnf(&int, &[x3], std::slice::from_ref(&c), &mut b),
             Answer::Unsat
         ));
         let x7 = lit(0, -7, Rel::Eq);
@@ -166,7 +166,13 @@ mod tests {
         let le0 = lit(0, 0, Rel::Le);
         let le2 = lit(0, -2, Rel::Le);
         assert_eq!(
-            implies(&int, &[x1.clone()], &[], &[vec![le0.clone(), le2]], &mut b),
+            implies(
+                &int,
+                std::slice::from_ref(&x1),
+                &[],
+                &[vec![le0.clone(), le2]],
+                &mut b
+            ),
             Some(true)
         );
         assert_eq!(implies(&int, &[x1], &[], &[vec![le0]], &mut b), Some(false));

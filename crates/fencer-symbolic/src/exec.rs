@@ -22,8 +22,15 @@ use std::rc::Rc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SVar {
     /// Register `reg` of the frame at call depth `depth` of thread `thread`.
-    Reg { thread: u32, depth: u32, reg: Reg },
-    Cell { obj: u32, index: u32 },
+    Reg {
+        thread: u32,
+        depth: u32,
+        reg: Reg,
+    },
+    Cell {
+        obj: u32,
+        index: u32,
+    },
 }
 
 /// A forward value, over the path's inputs (variable `k` is the `k`-th input read).
@@ -130,13 +137,15 @@ pub fn key_eq(a: &St, b: &St) -> bool {
                 && x.heap == y.heap
                 && (Rc::ptr_eq(&x.cells, &y.cells)
                     || (x.cells.len() == y.cells.len()
-                        && x.cells.iter().zip(y.cells.iter()).all(|(p, q)| match (p, q) {
-                            (Cell::V(p), Cell::V(q)) => same(p, q),
-                            (Cell::Uninit, Cell::Uninit) | (Cell::Destroyed, Cell::Destroyed) => {
-                                true
-                            }
-                            _ => false,
-                        })))
+                        && x.cells
+                            .iter()
+                            .zip(y.cells.iter())
+                            .all(|(p, q)| match (p, q) {
+                                (Cell::V(p), Cell::V(q)) => same(p, q),
+                                (Cell::Uninit, Cell::Uninit)
+                                | (Cell::Destroyed, Cell::Destroyed) => true,
+                                _ => false,
+                            })))
         })
 }
 
@@ -196,7 +205,11 @@ pub struct Fault {
 
 pub enum Stop {
     /// A symbolic decision beyond the choices given: `f` forward, `b` backward.
-    Decide { f: Lit, b: Lit, kind: Kind },
+    Decide {
+        f: Lit,
+        b: Lit,
+        kind: Kind,
+    },
     Fault(Fault),
     /// Something the engine does not model, with where.
     Unsupported(String),
@@ -389,7 +402,7 @@ impl<'a> Exec<'a> {
     }
 
     /// A truth value used as a number: split on it.
-    fn to_int(&mut self, d: D) -> R<D> {
+    fn as_number(&mut self, d: D) -> R<D> {
         match &d.0 {
             V::B(l) => {
                 let lb = truth_bk(&d.1);
@@ -500,17 +513,21 @@ impl<'a> Exec<'a> {
                 let f = safe_neg(&truth(&a.0).expect("symbolic"))?;
                 Ok((V::B(f), Bk::B(safe_neg(&truth_bk(&a.1))?)))
             }
-            UnOp::Zext(n) | UnOp::Sext(n) if matches!(a.0, V::B(_)) && (n >= 2 || matches!(op, UnOp::Zext(_))) => Ok(a),
+            UnOp::Zext(n) | UnOp::Sext(n)
+                if matches!(a.0, V::B(_)) && (n >= 2 || matches!(op, UnOp::Zext(_))) =>
+            {
+                Ok(a)
+            }
             UnOp::Zext(n) if n >= 64 => Ok(a),
             UnOp::Sext(n) if n >= 64 => Ok(a),
             UnOp::Sext(n) => {
-                let a = self.to_int(a)?;
+                let a = self.as_number(a)?;
                 let (lo, hi) = width_range(n).expect("narrow");
                 self.require_range(&a, lo, hi)?;
                 Ok(a)
             }
             UnOp::Zext(n) => {
-                let a = self.to_int(a)?;
+                let a = self.as_number(a)?;
                 let (V::S(l), Some(b)) = (&a.0, lin_of_bk(&a.1)) else {
                     return unsupported("zero extension");
                 };
@@ -534,7 +551,7 @@ impl<'a> Exec<'a> {
                 }
             }
             UnOp::Neg | UnOp::BitNot => {
-                let a = self.to_int(a)?;
+                let a = self.as_number(a)?;
                 let k = if op == UnOp::Neg { 0 } else { -1 };
                 let (V::S(l), Some(b)) = (&a.0, lin_of_bk(&a.1)) else {
                     return unsupported("negation");
@@ -563,7 +580,11 @@ impl<'a> Exec<'a> {
         }
         // Truth values compared with 0 or 1 stay literals (C's `b != 0` on a `_Bool`).
         if let (V::B(_), V::C(k)) | (V::C(k), V::B(_)) = (&a.0, &b.0) {
-            let (bv, bb) = if matches!(a.0, V::B(_)) { (&a.0, &a.1) } else { (&b.0, &b.1) };
+            let (bv, bb) = if matches!(a.0, V::B(_)) {
+                (&a.0, &a.1)
+            } else {
+                (&b.0, &b.1)
+            };
             let positive = match (op, *k) {
                 (BinOp::Ne, 0) | (BinOp::Eq, 1) => Some(true),
                 (BinOp::Eq, 0) | (BinOp::Ne, 1) => Some(false),
@@ -581,12 +602,12 @@ impl<'a> Exec<'a> {
                 });
             }
         }
-        let a = self.to_int(a)?;
-        let b = self.to_int(b)?;
+        let a = self.as_number(a)?;
+        let b = self.as_number(b)?;
         let lf = |v: &V| match v {
             V::C(c) => Lin::constant(*c),
             V::S(l) => l.clone(),
-            V::B(_) => unreachable!("to_int"),
+            V::B(_) => unreachable!("as_number"),
         };
         let (fa, fb) = (lf(&a.0), lf(&b.0));
         let (Some(ba), Some(bb)) = (lin_of_bk(&a.1), lin_of_bk(&b.1)) else {
@@ -821,7 +842,9 @@ impl<'a> Exec<'a> {
                 _ => true,
             },
             Op::Join(e) => match self.concrete(t, e) {
-                Some(Some(c)) if c >= 0 && (c as usize) < self.st.threads.len() && c as u32 != t => {
+                Some(Some(c))
+                    if c >= 0 && (c as usize) < self.st.threads.len() && c as u32 != t =>
+                {
                     self.st.threads[c as usize].finished
                 }
                 _ => true,
@@ -1106,7 +1129,10 @@ impl<'a> Exec<'a> {
                 let p = Ptr { obj, offset: 0 }.encode();
                 self.set_reg(t, *dst, (V::C(p), Bk::C(p)));
                 if *stack {
-                    let fr = self.st.threads[t as usize].frames.last_mut().expect("frame");
+                    let fr = self.st.threads[t as usize]
+                        .frames
+                        .last_mut()
+                        .expect("frame");
                     fr.stack.push(obj);
                 }
             }
@@ -1340,8 +1366,7 @@ impl<'a> Exec<'a> {
                     }
                     let th = &mut self.st.threads[t as usize];
                     let depth = th.frames.len() as u32 - 1;
-                    th.frames.last_mut().expect("frame").regs[*dst as usize] =
-                        V::S(Lin::var(k));
+                    th.frames.last_mut().expect("frame").regs[*dst as usize] = V::S(Lin::var(k));
                     let x = self.svar(SVar::Reg {
                         thread: t,
                         depth,

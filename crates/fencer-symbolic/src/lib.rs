@@ -255,7 +255,7 @@ impl Engine<'_> {
                 return Err(Abort::Stop(Incomplete::Timeout));
             }
         }
-        if self.nodes.len() % 4096 == 0 && rss_bytes().is_some_and(|m| m > self.opts.max_memory) {
+        if self.nodes.len() & 4095 == 0 && rss_bytes().is_some_and(|m| m > self.opts.max_memory) {
             return Err(Abort::Stop(Incomplete::Memory));
         }
         Ok(())
@@ -332,7 +332,11 @@ impl Engine<'_> {
             if w >= v || self.is_covered(w) {
                 continue;
             }
-            if !self.nodes[w].sleep.iter().all(|s| self.nodes[v].sleep.contains(s)) {
+            if !self.nodes[w]
+                .sleep
+                .iter()
+                .all(|s| self.nodes[v].sleep.contains(s))
+            {
                 continue;
             }
             if !key_eq(&self.nodes[v].st, &self.nodes[w].st) {
@@ -597,7 +601,9 @@ impl Engine<'_> {
                 // The initial state is concrete: the precondition must be true there.
                 if !q.is_empty() {
                     if std::env::var_os("FENCER_SYMBOLIC_DEBUG").is_some() {
-                        eprintln!("refinement failed: path {path:?}\nprecondition at the root: {q:?}");
+                        eprintln!(
+                            "refinement failed: path {path:?}\nprecondition at the root: {q:?}"
+                        );
                     }
                     return Err(Abort::Stop(Incomplete::Unknown(
                         "refinement could not express why a path is infeasible (an input's \

@@ -72,7 +72,10 @@ pub fn norm_lit(l: Lit) -> Lit {
             None => Lit::Arith(lin, Rel::Lt),
         },
         Lit::Arith(lin, rel) if !lin.terms.is_empty() => {
-            let g = lin.terms.iter().fold(0i64, |g, t| gcd(g, t.1.unsigned_abs() as i64));
+            let g = lin
+                .terms
+                .iter()
+                .fold(0i64, |g, t| gcd(g, t.1.unsigned_abs() as i64));
             if g <= 1 {
                 return Lit::Arith(lin, rel);
             }
@@ -111,7 +114,6 @@ fn gcd(a: i64, b: i64) -> i64 {
     a
 }
 
-
 /// Simplifies a clause: `None` when it is true.
 pub fn norm_clause(c: Clause) -> Option<Clause> {
     let mut out: Clause = Vec::new();
@@ -147,12 +149,13 @@ fn subst_clause(c: &Clause, x: u32, by: &Lin) -> Clause {
     let mut out = Vec::new();
     for l in c {
         match l {
-            Lit::Arith(lin, rel) => match lin_sub_var(lin, x, by) {
-                Some(n) => out.push(Lit::Arith(n, *rel)),
-                // A coefficient too large: the literal is taken as false, which makes the
-                // clause stronger (still a valid precondition).
-                None => {}
-            },
+            // A coefficient too large: the literal is taken as false, which makes the
+            // clause stronger (still a valid precondition).
+            Lit::Arith(lin, rel) => {
+                if let Some(n) = lin_sub_var(lin, x, by) {
+                    out.push(Lit::Arith(n, *rel))
+                }
+            }
             other => out.push(other.clone()),
         }
     }
@@ -268,7 +271,9 @@ fn split_ne(conj: Vec<Lit>, x: u32) -> Vec<Vec<Lit>> {
     for l in conj {
         match &l {
             Lit::Arith(lin, Rel::Ne) if mentions(&l, x) && cases.len() < 16 => {
-                let Some(m) = lin_scale(lin, -1) else { continue };
+                let Some(m) = lin_scale(lin, -1) else {
+                    continue;
+                };
                 let mut next = Vec::new();
                 for c in &cases {
                     let mut a = c.clone();
@@ -310,17 +315,16 @@ fn project(conj: &[Lit], x: u32) -> Option<Vec<Lit>> {
             if j == i {
                 continue;
             }
+            // A literal whose substitution overflows is left out: the existential is then
+            // over-approximated, the safe side.
             if let Lit::Arith(lin, rel) = l {
-                match lin_sub_var(lin, x, &def) {
-                    Some(n) => {
-                        let n = norm_lit(Lit::Arith(n, *rel));
-                        match ground(&n) {
-                            Some(false) => return None,
-                            Some(true) => {}
-                            None => out.push(n),
-                        }
+                if let Some(n) = lin_sub_var(lin, x, &def) {
+                    let n = norm_lit(Lit::Arith(n, *rel));
+                    match ground(&n) {
+                        Some(false) => return None,
+                        Some(true) => {}
+                        None => out.push(n),
                     }
-                    None => {}
                 }
             }
         }

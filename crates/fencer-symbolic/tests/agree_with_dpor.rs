@@ -32,7 +32,13 @@ fn stmt() -> impl Strategy<Value = S> {
         (var, reg.clone(), k.clone()).prop_map(|(v, r, k)| S::Store(v, r, k)),
         (
             reg.clone(),
-            prop::sample::select(vec![BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Lt, BinOp::Eq]),
+            prop::sample::select(vec![
+                BinOp::Add,
+                BinOp::Sub,
+                BinOp::Mul,
+                BinOp::Lt,
+                BinOp::Eq
+            ]),
             reg.clone(),
             k.clone()
         )
@@ -93,7 +99,11 @@ fn thread(name: &str, body: &[S], input: Option<i64>) -> Function {
             },
             S::Arith(d, op, a, k) => Op::Local {
                 dst: *d,
-                expr: Expr::bin(*op, Expr::Reg(*a), Expr::Reg((*a + k.unsigned_abs() as u32) % REGS)),
+                expr: Expr::bin(
+                    *op,
+                    Expr::Reg(*a),
+                    Expr::Reg((*a + k.unsigned_abs() as u32) % REGS),
+                ),
             },
             S::Skip(r, k, n) => Op::Branch {
                 cond: Expr::bin(BinOp::Lt, Expr::Reg(*r), Expr::Const(*k)),
