@@ -309,8 +309,10 @@ fn truth_bk(b: &Bk) -> Lit {
     }
 }
 
+/// The values a `bits`-wide input takes in the C front-end's canonical form (`i1` as 0 or 1).
 pub fn width_range(bits: u8) -> Option<(i64, i64)> {
     match bits {
+        0 => Some((0, 0)),
         1 => Some((0, 1)),
         b if b >= 64 => None,
         b => Some((-(1i64 << (b - 1)), (1i64 << (b - 1)) - 1)),
@@ -513,6 +515,7 @@ impl<'a> Exec<'a> {
                 let f = safe_neg(&truth(&a.0).expect("symbolic"))?;
                 Ok((V::B(f), Bk::B(safe_neg(&truth_bk(&a.1))?)))
             }
+            UnOp::Zext(0) | UnOp::Sext(0) => unsupported("an extension from zero bits"),
             UnOp::Zext(n) | UnOp::Sext(n)
                 if matches!(a.0, V::B(_)) && (n >= 2 || matches!(op, UnOp::Zext(_))) =>
             {
@@ -520,6 +523,11 @@ impl<'a> Exec<'a> {
             }
             UnOp::Zext(n) if n >= 64 => Ok(a),
             UnOp::Sext(n) if n >= 64 => Ok(a),
+            // Sign extension from one bit makes 1 into -1: not an identity on any range.
+            UnOp::Sext(n) if n < 2 => {
+                unsupported("sign extension of a 1-bit input-dependent value")
+            }
+            UnOp::Zext(n) if n >= 63 => unsupported("zero extension from 63 bits"),
             UnOp::Sext(n) => {
                 let a = self.as_number(a)?;
                 let (lo, hi) = width_range(n).expect("narrow");
