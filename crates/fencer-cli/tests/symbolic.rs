@@ -169,8 +169,8 @@ fn a_node_limit_gives_incomplete() {
 /// The corpus programs the engine decides, with their `unreach_call` verdicts (`true` =
 /// safe). Not here, with the reason (see README "Symbolic engine"):
 /// - `pthread-ext/0*` (01_inc ... 07_rand): `while(1) pthread_create`, unboundedly many
-///   threads; the tree of interleavings never closes (the paper's AbPress does not
-///   prove them either);
+///   threads; the tree of interleavings never closes, and the search stops at the memory
+///   limit (`incomplete`; the paper's Impara needs a thread bound for them too);
 /// - `pthread-ext/09_fmaxsym`, `10_fmaxsym_cas`: `%` on an input (outside the linear
 ///   fragment): refused;
 /// - `fib_bench_longest-1/-2`: more than 2 million nodes (every interleaving of 11
