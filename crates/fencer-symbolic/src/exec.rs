@@ -80,7 +80,8 @@ pub struct Obj {
 pub struct Frame {
     pub func: FuncId,
     pub pc: u32,
-    pub regs: Vec<V>,
+    /// Shared between the nodes whose step did not write them (copy on write).
+    pub regs: Rc<Vec<V>>,
     pub ret: Option<Reg>,
     pub stack: Vec<u32>,
 }
@@ -129,7 +130,7 @@ pub fn key_eq(a: &St, b: &St) -> bool {
                         && f.pc == g.pc
                         && f.ret == g.ret
                         && f.stack == g.stack
-                        && f.regs.iter().zip(&g.regs).all(|(p, q)| same(p, q))
+                        && f.regs.iter().zip(g.regs.iter()).all(|(p, q)| same(p, q))
                 })
         })
         && a.mem.iter().zip(&b.mem).all(|(x, y)| {
@@ -161,7 +162,7 @@ pub fn key_hash(s: &St) -> u64 {
         t.finished.hash(&mut h);
         for f in &t.frames {
             (f.func, f.pc, f.ret, &f.stack).hash(&mut h);
-            for r in &f.regs {
+            for r in f.regs.iter() {
                 v(r, &mut h);
             }
         }
@@ -693,7 +694,7 @@ impl<'a> Exec<'a> {
     fn set_reg(&mut self, t: u32, r: Reg, d: D) {
         let th = &mut self.st.threads[t as usize];
         let depth = th.frames.len() as u32 - 1;
-        th.frames.last_mut().expect("frame").regs[r as usize] = d.0;
+        Rc::make_mut(&mut th.frames.last_mut().expect("frame").regs)[r as usize] = d.0;
         let x = self.svar(SVar::Reg {
             thread: t,
             depth,
@@ -1197,7 +1198,7 @@ impl<'a> Exec<'a> {
             frames: vec![Frame {
                 func,
                 pc: 0,
-                regs,
+                regs: Rc::new(regs),
                 ret: None,
                 stack: Vec::new(),
             }],
@@ -1374,7 +1375,8 @@ impl<'a> Exec<'a> {
                     }
                     let th = &mut self.st.threads[t as usize];
                     let depth = th.frames.len() as u32 - 1;
-                    th.frames.last_mut().expect("frame").regs[*dst as usize] = V::S(Lin::var(k));
+                    Rc::make_mut(&mut th.frames.last_mut().expect("frame").regs)[*dst as usize] =
+                        V::S(Lin::var(k));
                     let x = self.svar(SVar::Reg {
                         thread: t,
                         depth,
@@ -1423,7 +1425,7 @@ impl<'a> Exec<'a> {
         self.st.threads[t as usize].frames.push(Frame {
             func,
             pc: 0,
-            regs,
+            regs: Rc::new(regs),
             ret: dst,
             stack: Vec::new(),
         });

@@ -208,7 +208,7 @@ fn initial(prog: &Program) -> St {
                 frames: vec![Frame {
                     func: t.func,
                     pc: 0,
-                    regs,
+                    regs: Rc::new(regs),
                     ret: None,
                     stack: Vec::new(),
                 }],
@@ -445,7 +445,22 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Once expanded, a node's path condition and inputs are needed no more (covers compare
+    /// keys only, refinement reads labels and edges): dropping them keeps long paths from
+    /// costing their length at every node.
+    fn forget_path(&mut self, u: usize) {
+        let st = &self.nodes[u].st;
+        if st.pc.is_empty() && st.inputs.is_empty() {
+            return;
+        }
+        let mut slim = (**st).clone();
+        slim.pc = Vec::new();
+        slim.inputs = Vec::new();
+        self.nodes[u].st = Rc::new(slim);
+    }
+
     fn push_children(&mut self, u: usize) {
+        self.forget_path(u);
         for &c in self.nodes[u].children.iter().rev() {
             self.work.push(c);
         }
