@@ -199,6 +199,18 @@ pub fn load(path: &Path, opts: &CompileOptions, model: ModelKind) -> Result<Prog
     load_llvm_text(path, &text, model)
 }
 
+/// [`load`] for the symbolic engine: `__VERIFIER_nondet_*()` calls become inputs
+/// ([`fencer_ir::Op::Nondet`]) instead of refusing the program.
+pub fn load_with_inputs(
+    path: &Path,
+    opts: &CompileOptions,
+    model: ModelKind,
+) -> Result<Program, Error> {
+    let text = llvm_text(path, opts)?;
+    let text = link_runtime(path, &text, opts)?;
+    load_llvm_text_with(path, &text, model, true)
+}
+
 /// fencer's C library: POSIX synchronisation (semaphores, read-write locks, barriers,
 /// `pthread_once`, thread-specific data) and string functions, written in the C the
 /// front-end models. Counterexamples name it `fencer_rt.c`.
@@ -391,6 +403,16 @@ fn temp_name(path: &Path) -> String {
 
 /// Lowers textual LLVM 14 IR; `path` names the program in reports and errors.
 pub fn load_llvm_text(path: &Path, text: &str, model: ModelKind) -> Result<Program, Error> {
+    load_llvm_text_with(path, text, model, false)
+}
+
+/// [`load_llvm_text`]; `inputs` as in [`load_with_inputs`].
+pub fn load_llvm_text_with(
+    path: &Path,
+    text: &str,
+    model: ModelKind,
+    inputs: bool,
+) -> Result<Program, Error> {
     let file = path.display().to_string();
     // llvm-ir reads from a file; a private temporary one keeps concurrent runs apart.
     let dir = TempDir::new(&file)?;
@@ -408,5 +430,5 @@ pub fn load_llvm_text(path: &Path, text: &str, model: ModelKind) -> Result<Progr
             Some("fencer reads LLVM 14 IR (typed pointers), as clang-14 writes it".into()),
         )
     })?;
-    lower::lower(&module, text, &file, model)
+    lower::lower_with(&module, text, &file, model, inputs)
 }

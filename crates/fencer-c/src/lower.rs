@@ -80,6 +80,9 @@ struct Ctx<'m> {
     tls: HashMap<String, u64>,
     /// The program follows SV-COMP's conventions (it defines or declares `reach_error`).
     svcomp: bool,
+    /// `__VERIFIER_nondet_*()` becomes [`Op::Nondet`] (for the symbolic engine) instead of
+    /// refusing the program.
+    inputs: bool,
     /// Some `pthread_join` asks for the thread's result: threads then start in a wrapper
     /// that keeps what their function returns (see [`Ctx::thread_entry`]).
     join_results: bool,
@@ -226,6 +229,17 @@ fn unescape(s: &str) -> String {
 }
 
 pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Program, Error> {
+    lower_with(m, text, file, model, false)
+}
+
+/// [`lower`], with `__VERIFIER_nondet_*()` lowered to [`Op::Nondet`] when `inputs` holds.
+pub fn lower_with(
+    m: &Module,
+    text: &str,
+    file: &str,
+    model: ModelKind,
+    inputs: bool,
+) -> Result<Program, Error> {
     let wrappers: Vec<llvm_ir::Function> = m
         .func_declarations
         .iter()
@@ -245,8 +259,15 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
         atomic_mutex: None,
         stubs: HashMap::new(),
         tls: HashMap::new(),
+        // For the symbolic engine, older SV-COMP programs (which call `__VERIFIER_error`)
+        // follow the same conventions: `abort()` discards an execution there too.
         svcomp: m.functions.iter().any(|f| f.name == "reach_error")
-            || m.func_declarations.iter().any(|f| f.name == "reach_error"),
+            || m.func_declarations.iter().any(|f| f.name == "reach_error")
+            || (inputs
+                && m.func_declarations
+                    .iter()
+                    .any(|f| f.name == "__VERIFIER_error")),
+        inputs,
         join_results: joins_with_results(m),
         results: None,
         extra: Vec::new(),
@@ -2445,12 +2466,28 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let p = self.arg(c, 0)?;
                 self.emit(Op::Free(p));
             }
+            n if n.starts_with("__VERIFIER_nondet") && self.cx.inputs => {
+                if let Some(d) = &c.dest {
+                    let bits = match self.cx.m.type_of(c).as_ref() {
+                        Type::IntegerType { bits } => (*bits).min(64) as u8,
+                        _ => {
+                            return Err(self.err(format!(
+                                "`{n}()` does not return an integer: only integer inputs are \
+                                 supported"
+                            )))
+                        }
+                    };
+                    let dst = self.reg(d);
+                    self.emit(Op::Nondet { dst, bits });
+                }
+            }
             n if n.starts_with("__VERIFIER_nondet") => {
                 self.fatal = true;
                 return Err(Error {
                     help: Some(
-                        "fencer explores schedules and memory-model behaviours, not input values: \
-                         give the variable a fixed value (or check each value with -D)"
+                        "use --engine abpress: the symbolic engine treats inputs as unknown \
+                         values; the other engines explore schedules, not input values (or \
+                         give the variable a fixed value, e.g. with -D)"
                             .into(),
                     ),
                     ..self.err(format!("nondeterministic input `{n}()` is not supported"))

@@ -6,6 +6,7 @@ mod dve;
 mod dve_relaxed;
 mod repair;
 mod robust;
+mod symbolic;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -200,6 +201,9 @@ enum EngineArg {
     /// Exhaustive enumeration of every interleaving, buffer updates included; the oracle
     /// other engines are tested against. Exact, but exponential.
     Reference,
+    /// Symbolic (C programs, SC): inputs from `__VERIFIER_nondet_*` and loops without a
+    /// bound, by lazy abstraction with covers and sleep sets (AbPress).
+    Abpress,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -656,6 +660,9 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
     if args.file.extension().is_some_and(|e| e == "cub") {
         return cub::check(&args, timeout);
     }
+    if matches!(args.engine, EngineArg::Abpress) {
+        return symbolic::check(&args, timeout);
+    }
     if args.file.extension().is_some_and(|e| e == "dve") {
         if views.view.is_some()
             || views.html.is_some()
@@ -697,7 +704,7 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
             };
             fencer_reference::explore(&prog, model, &opts).report
         }
-        EngineArg::Dpor => {
+        EngineArg::Dpor | EngineArg::Abpress => {
             let progress = Progress::start();
             let opts = fencer_dpor::Options {
                 algo: match args.algo {
@@ -818,6 +825,7 @@ fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -
         engine: match args.engine {
             EngineArg::Dpor => "dpor".into(),
             EngineArg::Reference => "reference".into(),
+            EngineArg::Abpress => "abpress".into(),
         },
         algo: None,
         program: args
@@ -862,6 +870,12 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    if matches!(args.engine, EngineArg::Abpress) {
+        eprintln!(
+            "error: --engine abpress checks C programs (fencer check FILE.c), not litmus tests"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     let started = Instant::now();
     let mut answers = Vec::new();
     let mut code = 0u8;
@@ -891,7 +905,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
                 };
                 fencer_reference::explore(&lit.program, model, &opts).report
             }
-            EngineArg::Dpor => {
+            EngineArg::Dpor | EngineArg::Abpress => {
                 let opts = fencer_dpor::Options {
                     algo: match args.algo {
                         AlgoArg::Optimal => fencer_dpor::Algo::Optimal,

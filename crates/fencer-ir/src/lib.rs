@@ -499,6 +499,13 @@ pub enum Op {
     Unsupported {
         message: String,
     },
+    /// An input: writes an arbitrary `bits`-wide integer in the C front-end's canonical
+    /// form (sign-extended; `bits == 1` gives 0 or 1). Only the symbolic engine
+    /// (`fencer-symbolic`) gives it meaning; engines that enumerate values refuse it.
+    Nondet {
+        dst: Reg,
+        bits: u8,
+    },
 }
 
 impl Op {
@@ -518,6 +525,7 @@ impl Op {
                 | Op::SpinBack { .. }
                 | Op::CallIndirect { .. }
                 | Op::Unsupported { .. }
+                | Op::Nondet { .. }
         )
     }
 }

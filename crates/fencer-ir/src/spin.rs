@@ -516,6 +516,7 @@ fn dst(op: &Op) -> Option<crate::Reg> {
         | Op::Alloc { dst, .. }
         | Op::Spawn { dst, .. }
         | Op::ThreadId { dst }
+        | Op::Nondet { dst, .. }
         | Op::LoopHead { dst }
         | Op::TryLock { dst, .. }
         | Op::SpawnIndirect { dst, .. }

@@ -438,6 +438,10 @@ pub struct State {
     pub unroll: u32,
     /// Most visible events one thread may execute (`--max-depth`); `u32::MAX` for no bound.
     pub max_events: u32,
+    /// Values [`Op::Nondet`] takes, per thread id, the next one last. Empty unless an
+    /// engine that chooses inputs (the symbolic one) replays a trace: without a value an
+    /// input is refused, since the explicit engines do not enumerate input values.
+    pub inputs: Vec<Vec<Value>>,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -472,6 +476,28 @@ impl State {
     /// `max_events` visible events: a thread that reaches either bound is cut
     /// ([`ThreadState::cut`]) while the others go on.
     pub fn initial_limited(prog: &Program, unroll: u32, max_events: u32) -> (State, Status) {
+        Self::initial_full(prog, unroll, max_events, Vec::new())
+    }
+
+    /// The initial state of a replay with input values: `inputs[t]` are the values thread
+    /// `t`'s inputs ([`Op::Nondet`]) take, in the order it reads them.
+    pub fn initial_with_inputs(prog: &Program, inputs: Vec<Vec<Value>>) -> (State, Status) {
+        let inputs = inputs
+            .into_iter()
+            .map(|mut v| {
+                v.reverse();
+                v
+            })
+            .collect();
+        Self::initial_full(prog, u32::MAX, u32::MAX, inputs)
+    }
+
+    fn initial_full(
+        prog: &Program,
+        unroll: u32,
+        max_events: u32,
+        inputs: Vec<Vec<Value>>,
+    ) -> (State, Status) {
         let mem = prog
             .objects
             .iter()
@@ -498,6 +524,7 @@ impl State {
             bufs: Vec::new(),
             unroll,
             max_events,
+            inputs,
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -1481,6 +1508,7 @@ impl State {
             | Op::LoopHead { .. }
             | Op::SpinBack { .. }
             | Op::CallIndirect { .. }
+            | Op::Nondet { .. }
             | Op::Unsupported { .. } => unreachable!("local instructions run inside run_locals"),
         };
         if !kind.is_pure() {
@@ -1691,6 +1719,25 @@ impl State {
                         t as Value,
                         &mut th.spin.changed,
                     );
+                    fr.pc += 1;
+                }
+                Op::Nondet { dst, bits } => {
+                    let Some(v) = self.inputs.get_mut(t as usize).and_then(|q| q.pop()) else {
+                        return Local::Fault(Fault {
+                            kind: FaultKind::Unsupported,
+                            thread: t,
+                            src,
+                            message: "nondeterministic input: this engine does not choose \
+                                      input values (use --engine abpress)"
+                                .into(),
+                        });
+                    };
+                    let v = match *bits {
+                        1 => v & 1,
+                        b if b >= 64 => v,
+                        b => fencer_ir::UnOp::Sext(b).eval(v),
+                    };
+                    fr.regs[*dst as usize] = v;
                     fr.pc += 1;
                 }
                 Op::LoopHead { dst } => {

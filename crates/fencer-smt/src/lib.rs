@@ -14,6 +14,8 @@
 //! for an integer-infeasible system, which only makes the engine keep a cube it could
 //! have dropped.
 
+pub mod cnf;
+
 use std::collections::HashMap;
 
 pub type Var = u32;
