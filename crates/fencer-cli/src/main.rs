@@ -503,18 +503,24 @@ fn load_text(args: &CheckArgs) -> Result<fencer_ir::Program, ExitCode> {
         .map_err(|d| usage_error(args.json, &d.render(&src), Some(&d)))
 }
 
+/// clang's options from `-D`, `-I`, `--std`, the flags after `--` and `--clang`.
 #[cfg(feature = "c")]
-fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, ExitCode> {
+fn c_options(args: &CheckArgs) -> fencer_c::CompileOptions {
     let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
     flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
     if let Some(std) = &args.std {
         flags.push(format!("-std={std}"));
     }
     flags.extend(args.cflags.iter().cloned());
-    let opts = fencer_c::CompileOptions {
+    fencer_c::CompileOptions {
         clang: args.clang.clone(),
         flags,
-    };
+    }
+}
+
+#[cfg(feature = "c")]
+fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, ExitCode> {
+    let opts = c_options(args);
     if let Some(msg) = llvm_crashes_on(&args.file) {
         return Err(usage_error(args.json, &msg, None));
     }

@@ -1231,16 +1231,7 @@ fn load_quiet(args: &CheckArgs, kind: Input, model: ModelKind) -> Result<Program
 
 #[cfg(feature = "c")]
 fn load_c_quiet(args: &CheckArgs, model: ModelKind) -> Result<Program, String> {
-    let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
-    flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
-    if let Some(std) = &args.std {
-        flags.push(format!("-std={std}"));
-    }
-    flags.extend(args.cflags.iter().cloned());
-    let opts = fencer_c::CompileOptions {
-        clang: args.clang.clone(),
-        flags,
-    };
+    let opts = super::c_options(args);
     fencer_c::load(&args.file, &opts, model).map_err(|e| e.to_string())
 }
 

@@ -21,16 +21,7 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
             None,
         ));
     }
-    let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
-    flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
-    if let Some(std) = &args.std {
-        flags.push(format!("-std={std}"));
-    }
-    flags.extend(args.cflags.iter().cloned());
-    let opts = fencer_c::CompileOptions {
-        clang: args.clang.clone(),
-        flags,
-    };
+    let opts = c_options(args);
     fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
         .map_err(|e| usage_error(args.json, &e.to_string(), None))
 }
