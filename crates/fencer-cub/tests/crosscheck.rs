@@ -16,6 +16,7 @@ fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> bool {
     let opts = Options {
         max_nodes: Some(1000),
         timeout: Some(Duration::from_secs(1)),
+        ..Default::default()
     };
     let r = check(sys, &opts);
     let sizes: Vec<u8> = match sys.procs {
