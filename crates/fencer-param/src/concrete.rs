@@ -535,6 +535,11 @@ fn initial_states_with(
                 let c = inst.base[g] + i;
                 domains.push(match fixed[c] {
                     Some(v) => vec![v],
+                    // BRAB's oracle: a process cell may also hold an identifier of no
+                    // process of the instance (flash's `Home <> p` for every `p`).
+                    None if sample.is_some() && glob.sort == Sort::Proc => {
+                        (0..=inst.procs as i64).collect()
+                    }
                     None => match crate::pre::finite_values(sys, glob.sort, Some(inst.procs)) {
                         Some(k) => (0..k as i64).collect(),
                         None if sample.is_some() => (0..sample.unwrap_or(1)).collect(),

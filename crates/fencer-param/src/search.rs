@@ -189,7 +189,7 @@ fn inj_maps(k: usize, from: &[ProcRef], out: &mut Vec<Vec<ProcRef>>, cur: &mut V
 /// Literals a candidate invariant keeps at most (Cubicle's candidates are small too).
 const CANDIDATE_LITS: usize = 4;
 /// Subsets of a cube's literals tried as candidates, at most.
-const CANDIDATES: usize = 4_000;
+const CANDIDATES: usize = 40_000;
 
 pub fn check(sys: &System, opts: &Options) -> Result {
     let started = Instant::now();
@@ -509,7 +509,9 @@ impl Search<'_> {
                 if mask.count_ones() <= max_procs && (k < n || (mask.count_ones() as u8) < c.procs)
                 {
                     tried += 1;
-                    if tried > CANDIDATES {
+                    if tried > CANDIDATES
+                        || (tried % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() > d))
+                    {
                         return None;
                     }
                     let lits: Vec<Lit> = idx.iter().map(|&j| c.lits[j].clone()).collect();
