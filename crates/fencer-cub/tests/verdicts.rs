@@ -89,3 +89,39 @@ fn corpus_verdicts() {
 fn corpus_verdicts_slow() {
     run(true);
 }
+
+/// Rows plain backward search does not finish in time but Cubicle does (no BRAB in their
+/// options): with `brab: Some(2)` fencer gives their SAFE verdict in milliseconds
+/// (`germanish4`: 20 nodes, `distrib_channels`: 5). `distrib_channels_int1` (UNSAFE) does
+/// not finish either way.
+#[test]
+fn slow_safe_rows_with_brab() {
+    let Some(dir) = common::corpus() else {
+        eprintln!("skipped: ../shared/cubicle is not here");
+        return;
+    };
+    for row in common::rows(&dir) {
+        if !["classic/germanish4.cub", "classic/distrib_channels.cub"].contains(&row.file.as_str())
+        {
+            continue;
+        }
+        let sys = common::load(&dir, &row).unwrap();
+        let r = check(
+            &sys,
+            &Options {
+                max_nodes: Some(2_000),
+                timeout: Some(Duration::from_secs(20)),
+                brab: Some(2),
+                ..Default::default()
+            },
+        );
+        assert!(row.safe, "{}", row.file);
+        assert!(
+            matches!(r.outcome, Outcome::Safe { .. }),
+            "{}: {:?} after {} nodes",
+            row.file,
+            r.outcome,
+            r.nodes
+        );
+    }
+}
