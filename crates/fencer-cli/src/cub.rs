@@ -45,9 +45,18 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         Ok(s) => s,
         Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
     };
+    if args.brab.is_some() && (sys.tso || sys.procs.is_some()) {
+        return usage_error(
+            args.json,
+            "error: --brab needs a model for any number of processes (no `number_procs`) without weak memory (use `--model sc`)",
+            None,
+        );
+    }
     let opts = fencer_param::Options {
         max_nodes: args.max_nodes,
         timeout,
+        brab: args.brab,
+        forward_depth: args.forward_depth,
     };
     let res = fencer_param::check(&sys, &opts);
     let model = match mode {
@@ -96,7 +105,14 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         verdict,
         model: model.into(),
         engine: "param".into(),
-        algo: Some("backward".into()),
+        algo: Some(
+            if args.brab.is_some() {
+                "brab"
+            } else {
+                "backward"
+            }
+            .into(),
+        ),
         program: program.clone(),
         executions: 0,
         blocked: 0,
@@ -170,6 +186,12 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             "\nnodes: {}  subsumed: {}  generated: {}\ntime: {ms} ms",
             res.nodes, res.subsumed, res.generated
         ));
+        if args.brab.is_some() {
+            text.push_str(&format!(
+                "  brab: {} approximations, {} restarts",
+                res.approximations, res.restarts
+            ));
+        }
         if let Some(k) = report.stats.peak_rss_kib {
             text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
         }

@@ -323,6 +323,15 @@ struct CheckArgs {
     /// .cub: print the inductive invariant of a SAFE answer (the negated visited cubes).
     #[arg(long)]
     invariant: bool,
+    /// .cub: Cubicle's BRAB (`-brab N`): explore the instance with N processes forward and
+    /// replace new cubes by candidate invariants no explored state satisfies; a candidate
+    /// reachable from `init` is banned and the search restarts. The verdict stays exact.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
+    brab: Option<u8>,
+    /// .cub with --brab: explore the instance at most this many steps forward (Cubicle's
+    /// `-forward-depth`; default: every reachable state, up to 20,000).
+    #[arg(long, value_name = "D", requires = "brab")]
+    forward_depth: Option<u32>,
     /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
     /// one); default: all cores. The answer and the counterexample do not depend on it.
     #[arg(long, short = 'j', value_name = "N")]

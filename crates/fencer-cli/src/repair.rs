@@ -148,6 +148,8 @@ impl RepairArgs {
             buffer_private: false,
             max_nodes: None,
             invariant: false,
+            brab: None,
+            forward_depth: None,
             jobs: None,
         }
     }

@@ -143,6 +143,8 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         buffer_private: false,
         max_nodes: None,
         invariant: false,
+        brab: None,
+        forward_depth: None,
         jobs: None,
     });
     let mut prog = match load_program(&args, model, timeout) {

@@ -412,6 +412,8 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         buffer_private: false,
         max_nodes: None,
         invariant: false,
+        brab: None,
+        forward_depth: None,
         jobs: None,
     }
 }

@@ -129,3 +129,46 @@ fn tso_flags_and_fence() {
     assert!(String::from_utf8_lossy(&o.stdout)
         .contains("tso, backward reachability): SAFE for any number of processes"));
 }
+
+/// `--brab N`: same verdicts (an UNSAFE answer still comes with a trace run forward),
+/// `algo` says so; refused under TSO; Cubicle's `german` (which plain backward search
+/// does not finish) is SAFE with it.
+#[test]
+fn brab() {
+    let o = fencer(&["check", "examples/cub/lock.cub", "--brab", "2", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = json(&o);
+    assert_eq!(v["verdict"], "safe");
+    assert_eq!(v["algo"], "brab");
+    let o = fencer(&[
+        "check",
+        "examples/cub/lock_bug.cub",
+        "--brab",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["verdict"], "violation");
+    assert!(!v["counterexample"]["events"].as_array().unwrap().is_empty());
+    let o = fencer(&["check", "examples/cub/flags_tso.cub", "--brab", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = fencer(&["check", "examples/cub/lock.cub", "--forward-depth", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let german = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/cubicle/classic/german.cub"
+    );
+    if std::path::Path::new(german).exists() {
+        let o = fencer(&["check", german, "--brab", "2", "--max-nodes", "2000"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let t = String::from_utf8_lossy(&o.stdout);
+        assert!(t.contains("SAFE for any number of processes"), "{t}");
+        assert!(t.contains("brab:"), "{t}");
+    }
+}

@@ -142,6 +142,7 @@ proptest! {
                     let opts = fencer_param::Options {
                         max_nodes: Some(15),
                         timeout: Some(std::time::Duration::from_millis(300)),
+                        ..Default::default()
                     };
                     let r = fencer_param::check(&sys, &opts);
                     prop_assert!(

@@ -20,6 +20,7 @@ fn compare(name: &str, sys: &System, errors: &mut Vec<String>) -> (bool, bool) {
         &Options {
             max_nodes: Some(3000),
             timeout: Some(Duration::from_secs(5)),
+            ..Default::default()
         },
     );
     let sizes: Vec<u8> = match sys.procs {
@@ -151,6 +152,7 @@ fn tso_differs_from_sc() {
         let opts = Options {
             max_nodes: Some(20_000),
             timeout: Some(Duration::from_secs(60)),
+            ..Default::default()
         };
         let tso_sys = fencer_cub::load(f, &src, fencer_cub::Mode::Tso).unwrap();
         let sc_sys = fencer_cub::load(f, &src, fencer_cub::Mode::Sc).unwrap();

@@ -104,6 +104,7 @@ fn run(seeds: std::ops::Range<u64>) -> (u32, u32) {
             &Options {
                 max_nodes: Some(2000),
                 timeout: Some(Duration::from_secs(3)),
+                ..Default::default()
             },
         );
         if let Outcome::Spurious { why, .. } = &r.outcome {

@@ -17,6 +17,9 @@ pub struct Instance<'a> {
     pub procs: u8,
     base: Vec<usize>,
     pub width: usize,
+    /// Nondeterministic assignments of numbers and abstract values choose among 0, 1 and
+    /// 2 only (BRAB's forward exploration: fewer states, all of them reachable).
+    pub small: bool,
 }
 
 impl<'a> Instance<'a> {
@@ -32,6 +35,7 @@ impl<'a> Instance<'a> {
             procs,
             base,
             width: w,
+            small: false,
         }
     }
 
@@ -138,6 +142,7 @@ impl<'a> Instance<'a> {
         match sort {
             Sort::Enum(t) => (0..self.sys.types[t as usize].1.len() as i64).collect(),
             Sort::Proc => (0..self.procs as i64).collect(),
+            Sort::Abstract | Sort::Int | Sort::Real if self.small => vec![0, 1, 2],
             Sort::Abstract | Sort::Int | Sort::Real => {
                 let mut v: Vec<i64> = vec![0];
                 for (g, glob) in self.sys.globals.iter().enumerate() {
@@ -472,6 +477,33 @@ pub fn explore(sys: &System, procs: u8, max_states: usize) -> Explicit {
 /// Every initial state: cells fixed by `init` take their value, the others every value of
 /// their (finite) sort.
 pub fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String> {
+    initial_states_sampled(inst, max, false)
+}
+
+/// [`initial_states`]; with `sample`, a cell `init` leaves free whose sort is infinite
+/// takes the values 0, 1 and 2 only, or fewer when there would be more than `max`
+/// candidates (some of the initial states, for BRAB's oracle).
+pub fn initial_states_sampled(
+    inst: &Instance,
+    max: usize,
+    sample: bool,
+) -> Result<Vec<State>, String> {
+    if sample {
+        // Fewer sampled values until the candidates fit.
+        for k in (1..=3).rev() {
+            if let Ok(v) = initial_states_with(inst, max, Some(k)) {
+                return Ok(v);
+            }
+        }
+    }
+    initial_states_with(inst, max, None)
+}
+
+fn initial_states_with(
+    inst: &Instance,
+    max: usize,
+    sample: Option<i64>,
+) -> Result<Vec<State>, String> {
     let sys = inst.sys;
     let procs: Vec<ProcRef> = (0..inst.procs).map(ProcRef::Const).collect();
     let init = instantiate_all(&sys.init, &procs);
@@ -503,8 +535,14 @@ pub fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String>
                 let c = inst.base[g] + i;
                 domains.push(match fixed[c] {
                     Some(v) => vec![v],
+                    // BRAB's oracle: a process cell may also hold an identifier of no
+                    // process of the instance (flash's `Home <> p` for every `p`).
+                    None if sample.is_some() && glob.sort == Sort::Proc => {
+                        (0..=inst.procs as i64).collect()
+                    }
                     None => match crate::pre::finite_values(sys, glob.sort, Some(inst.procs)) {
                         Some(k) => (0..k as i64).collect(),
+                        None if sample.is_some() => (0..sample.unwrap_or(1)).collect(),
                         None => {
                             return Err(format!(
                                 "`init` leaves {} free and its sort is infinite",
@@ -585,4 +623,53 @@ fn uses_order(sys: &System) -> bool {
         }
     }
     found
+}
+
+/// The states of the instance reachable within `max_depth` steps (every step when `None`),
+/// breadth-first from every initial state (or some of them: see
+/// [`initial_states_sampled`]; nondeterministic numbers and abstract values are chosen
+/// among 0, 1 and 2), at most `max_states` of them: an
+/// under-approximation of the reachable states when a bound stops it (BRAB's oracle only
+/// needs states that are reachable, not all of them). Empty when the initial states cannot
+/// be listed.
+pub fn reachable(sys: &System, procs: u8, max_depth: Option<u32>, max_states: usize) -> Vec<State> {
+    let mut inst = Instance::new(sys, procs);
+    inst.small = true;
+    let inits = match initial_states_sampled(&inst, max_states, true) {
+        Ok(v) => v,
+        // Too many to list: one, from a model of `init`.
+        Err(_) => initial_state(&inst, &[]).into_iter().collect(),
+    };
+    let mut seen: FxHashSet<State> = FxHashSet::default();
+    let mut states: Vec<State> = Vec::new();
+    let mut frontier: Vec<usize> = Vec::new();
+    for s in inits {
+        if seen.insert(s.clone()) {
+            states.push(s);
+            frontier.push(states.len() - 1);
+        }
+    }
+    let mut depth = 0;
+    while !frontier.is_empty() && max_depth.is_none_or(|d| depth < d) {
+        let mut next = Vec::new();
+        for i in frontier {
+            let s = states[i].clone();
+            let mut new = Vec::new();
+            inst.successors(&s, &mut |_, n| new.push(n));
+            for n in new {
+                if seen.contains(&n) {
+                    continue;
+                }
+                if states.len() >= max_states {
+                    return states;
+                }
+                seen.insert(n.clone());
+                states.push(n);
+                next.push(states.len() - 1);
+            }
+        }
+        frontier = next;
+        depth += 1;
+    }
+    states
 }
