@@ -733,3 +733,27 @@ fn review_findings_stay_fixed() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("would change nothing"));
 }
+
+/// Store-buffer models are stored bit-packed (their flags and slots hold a few values),
+/// with the same states and transitions as full vectors; `--no-pack` stores full vectors.
+#[test]
+fn buffer_models_are_stored_packed_with_the_same_counts() {
+    let model = root().join("examples/dve/peterson.dve");
+    let model = model.to_str().expect("path");
+    for m in ["pso1", "tso", "pso"] {
+        let run = |extra: &[&str]| {
+            let mut a = vec!["check", model, "--model", m, "--json"];
+            a.extend_from_slice(extra);
+            let j = json(&fencer(&a));
+            (
+                j["stats"]["states"].as_u64().expect("states"),
+                j["stats"]["transitions"].as_u64().expect("transitions"),
+                j["stats"]["state_bytes"].as_u64().expect("state_bytes"),
+            )
+        };
+        let (s, t, packed) = run(&[]);
+        let (s2, t2, full) = run(&["--no-pack"]);
+        assert_eq!((s, t), (s2, t2), "{m}: packing changed the state space");
+        assert!(packed * 2 <= full, "{m}: {packed} of {full} bytes a state");
+    }
+}

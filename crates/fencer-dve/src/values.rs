@@ -134,14 +134,23 @@ impl Sets {
             CExpr::Binary(BinOp::Add, a, m, _) => {
                 // `a + c * (b - a)`, c in {0, 1}: a or b.
                 if let CExpr::Binary(BinOp::Mul, c, d, _) = &**m {
-                    if let CExpr::Binary(BinOp::Sub, b, a2, _) = &**d {
-                        if same(a, a2)
-                            && self
-                                .eval(c)
-                                .is_some_and(|c| c.iter().all(|&x| x == 0 || x == 1))
+                    // `b - a`, as written or fused into one node for two variables.
+                    let diff = match &**d {
+                        CExpr::Binary(BinOp::Sub, b, a2, _) => {
+                            Some(((**b).clone(), (**a2).clone()))
+                        }
+                        CExpr::VarVar(BinOp::Sub, b, a2) => {
+                            Some((CExpr::Load(*b), CExpr::Load(*a2)))
+                        }
+                        _ => None,
+                    };
+                    if let Some((b, _)) = diff.filter(|(_, a2)| same(a, a2)) {
+                        if self
+                            .eval(c)
+                            .is_some_and(|c| c.iter().all(|&x| x == 0 || x == 1))
                         {
                             let mut u = self.eval(a)?;
-                            u.extend(self.eval(b)?);
+                            u.extend(self.eval(&b)?);
                             return Some(u);
                         }
                     }
