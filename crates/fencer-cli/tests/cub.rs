@@ -14,6 +14,16 @@ fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("json on stdout")
 }
 
+/// The operations of a counterexample's events, in order.
+fn ops(v: &serde_json::Value) -> Vec<&str> {
+    v["counterexample"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["op"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn safe_with_invariant() {
     let o = fencer(&["check", "examples/cub/lock.cub", "--invariant"]);
@@ -35,12 +45,7 @@ fn unsafe_with_trace() {
     assert_eq!(o.status.code(), Some(1));
     let v = json(&o);
     assert_eq!(v["verdict"], "violation");
-    let ops: Vec<&str> = v["counterexample"]["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["op"].as_str().unwrap())
-        .collect();
+    let ops = ops(&v);
     assert_eq!(ops.len(), 6, "{ops:?}");
     assert!(
         ops.iter().filter(|o| o.starts_with("set(")).count() == 2,
@@ -111,12 +116,7 @@ fn tso_flags_and_fence() {
     assert_eq!(o.status.code(), Some(1));
     let v = json(&o);
     assert_eq!(v["model"], "tso");
-    let ops: Vec<&str> = v["counterexample"]["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["op"].as_str().unwrap())
-        .collect();
+    let ops = ops(&v);
     assert_eq!(
         ops.iter().filter(|o| o.starts_with("enter(")).count(),
         2,
