@@ -5,6 +5,7 @@
 //! constants and process templates.
 
 pub mod ast;
+mod code;
 pub mod parse;
 pub mod print;
 pub mod relaxed;

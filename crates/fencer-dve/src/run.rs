@@ -146,14 +146,27 @@ impl System {
         Ok(())
     }
 
+    /// Transition `t` of process `p`'s effect on `s` (compiled: `code.rs`).
+    #[inline]
     fn effect(&self, p: usize, t: usize, s: &mut [u8]) -> Result<(), RtError> {
-        let tr = &self.processes[p].trans[t];
-        for (place, e) in &tr.effect {
-            let v = self.operand(e, s).map_err(|at| self.explain(at, s))?;
-            self.assign(place, v, s, tr.span)?;
+        match self.code.trans[p][t].effect(s) {
+            Ok(()) => Ok(()),
+            Err(k) => Err(self.effect_error(p, t, k, s)),
         }
-        store(s, self.processes[p].state_var, 0, tr.to as i32);
-        Ok(())
+    }
+
+    /// The error of assignment `k` of transition `t` of process `p`, which failed in `s`
+    /// (the assignments before it done): the reference evaluator's.
+    #[cold]
+    fn effect_error(&self, p: usize, t: usize, k: usize, s: &[u8]) -> RtError {
+        let tr = &self.processes[p].trans[t];
+        let (place, e) = &tr.effect[k];
+        let mut s = s.to_vec();
+        let r = match self.operand(e, &s) {
+            Err(at) => Err(self.explain(at, &s)),
+            Ok(v) => self.assign(place, v, &mut s, tr.span),
+        };
+        r.err().unwrap_or_else(|| disagree(tr.span))
     }
 
     fn enabled(&self, p: usize, t: usize, s: &[u8]) -> Result<bool, RtError> {
@@ -161,15 +174,40 @@ impl System {
         if self.state_of(s, p) != tr.from {
             return Ok(false);
         }
-        match &tr.guard {
-            Some(g) => Ok(self.eval(g, s)? != 0),
+        self.guard_holds(p, t, s)
+    }
+
+    /// Whether transition `t` of process `p` has its guard true in `s` (compiled); its
+    /// control state is not checked.
+    #[inline]
+    fn guard_holds(&self, p: usize, t: usize, s: &[u8]) -> Result<bool, RtError> {
+        match &self.code.trans[p][t].guard {
             None => Ok(true),
+            Some(g) => match g(s) {
+                Some(v) => Ok(v != 0),
+                None => Err(self.guard_error(p, t, s)),
+            },
         }
+    }
+
+    #[cold]
+    fn guard_error(&self, p: usize, t: usize, s: &[u8]) -> RtError {
+        let tr = &self.processes[p].trans[t];
+        match &tr.guard {
+            Some(g) => self.eval(g, s).err(),
+            None => None,
+        }
+        .unwrap_or_else(|| disagree(tr.span))
     }
 
     /// Whether some process (not the property) is in a committed state: then only
     /// committed processes may move.
+    #[inline]
     fn committed(&self, s: &[u8]) -> bool {
+        self.code.any_commit && self.committed_slow(s)
+    }
+
+    fn committed_slow(&self, s: &[u8]) -> bool {
         self.processes
             .iter()
             .enumerate()
@@ -189,34 +227,45 @@ impl System {
                 continue;
             }
             let here = self.state_of(s, p);
+            let code = &self.code.trans[p];
             for &t in pr.leaving(here) {
-                let (t, tr) = (t as usize, &pr.trans[t as usize]);
+                let t = t as usize;
+                let tc = &code[t];
                 let label = Label {
                     first: (p as u32, t as u32),
                     second: None,
                 };
-                match self.enabled(p, t, s) {
-                    Ok(false) => continue,
-                    Err(e) => {
-                        if !committed || is_commit(p) {
-                            f(label, Err(e));
-                        }
-                        continue;
-                    }
-                    Ok(true) => {}
-                }
-                match &tr.sync {
-                    None => {
-                        if committed && !is_commit(p) {
+                if let Some(g) = &tc.guard {
+                    match g(s) {
+                        Some(0) => continue,
+                        Some(_) => {}
+                        None => {
+                            if !committed || is_commit(p) {
+                                f(label, Err(self.guard_error(p, t, s)));
+                            }
                             continue;
                         }
-                        buf.clear();
-                        buf.extend_from_slice(s);
-                        match self.effect(p, t, buf) {
-                            Ok(()) => f(label, Ok(buf)),
-                            Err(e) => f(label, Err(e)),
+                    }
+                }
+                if tc.plain {
+                    // No channel (most transitions): the effect alone.
+                    if committed && !is_commit(p) {
+                        continue;
+                    }
+                    buf.clear();
+                    buf.extend_from_slice(s);
+                    match tc.effect(buf) {
+                        Ok(()) => f(label, Ok(buf)),
+                        Err(k) => {
+                            let e = self.effect_error(p, t, k, buf);
+                            f(label, Err(e))
                         }
                     }
+                    continue;
+                }
+                let tr = &pr.trans[t];
+                match &tr.sync {
+                    None => unreachable!("a transition without a channel is plain"),
                     Some((c, SyncOp::Send(values))) => {
                         let ch = &self.channels[*c];
                         if ch.size > 0 {
@@ -509,6 +558,16 @@ impl System {
             }
         }
         out
+    }
+}
+
+/// The compiled code failed where the reference evaluator does not: a bug, reported as an
+/// error (a violation to look at) rather than a panic or a silent success.
+#[cold]
+fn disagree(span: Span) -> RtError {
+    RtError {
+        message: "internal error: the compiled and the reference evaluator disagree".into(),
+        span,
     }
 }
 

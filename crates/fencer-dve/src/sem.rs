@@ -4,8 +4,10 @@
 //! constant) are diagnostics here, before any exploration.
 
 use crate::ast::{self, BinOp, Expr, Ident, Init, Item, Span, Type, UnOp};
+use crate::code::Code;
 use fencer_text::Diagnostic;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A variable's place in the state vector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,6 +191,9 @@ pub struct System {
     /// process: the system cannot move there, and the property moves alone (as DIVINE
     /// treats an error state), so a property can be violated by an error.
     pub error_var: Var,
+    /// The guards and effects compiled (`code.rs`), for `successors`: built by `compile`
+    /// and `with_property`; whoever changes `processes` afterwards calls `recompile`.
+    pub(crate) code: Arc<Code>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -263,7 +268,13 @@ impl System {
         });
         sys.processes.last_mut().expect("pushed").index();
         sys.property = Some(sys.processes.len() - 1);
+        sys.recompile();
         sys
+    }
+
+    /// Compiles the guards and effects again (after a change to `processes`).
+    pub fn recompile(&mut self) {
+        self.code = Arc::new(Code::new(self));
     }
 
     /// Compiles an expression over the model's globals, `P.state` and `P->var` (`--reach`,
@@ -505,6 +516,13 @@ impl Ctx<'_> {
 }
 
 fn binop(op: BinOp, x: i32, y: i32) -> Option<i32> {
+    binop_inline(op, x, y)
+}
+
+/// `binop`, inlined where the operator is a constant (`code.rs`'s closures): one
+/// definition of the operators' meaning for both evaluators.
+#[inline(always)]
+pub(crate) fn binop_inline(op: BinOp, x: i32, y: i32) -> Option<i32> {
     Some(match op {
         BinOp::Imply => (x == 0 || y != 0) as i32,
         BinOp::Or => (x != 0 || y != 0) as i32,
@@ -914,7 +932,8 @@ pub fn compile(
         locals_of: locals_of.clone(),
         consts_of: consts_of.clone(),
     };
-    Ok(System {
+    let mut sys = System {
+        code: Arc::new(Code::empty()),
         error_var,
         scope,
         width: cx.width,
@@ -926,7 +945,9 @@ pub fn compile(
         synchronous: m.synchronous,
         definitions,
         ltl,
-    })
+    };
+    sys.recompile();
+    Ok(sys)
 }
 
 struct Env<'a> {

@@ -1,0 +1,467 @@
+//! Guards and effects compiled to closures over the state vector, for the successor
+//! generator's hot path. The tree walk of `run.rs` (`System::eval`) stays the reference:
+//! it matched every operator and operand kind at every node of every evaluation; here
+//! that choice is made once, when the model is loaded, and each node is a closure
+//! specialised for its operator and for the shape of its operands (a variable of either
+//! width, a constant, an array element at a variable index with its range check, or any
+//! other expression), so `x < 4` or `pos[k] < j` is one call without a branch on kinds.
+//!
+//! A compiled expression only says *that* it failed (`None`): division by zero, an index
+//! out of range. The message and its place come from evaluating the same guard or
+//! assignment again with the reference evaluator (`run.rs`), which fails the same way by
+//! construction; that happens once per error, off the hot path. Assignments check that
+//! the value fits its variable's type exactly where `run.rs` does (after the value and
+//! the index are computed, before anything is written), so a failed effect leaves the
+//! vector as the reference would have at that point.
+
+use crate::ast::{BinOp, Type, UnOp};
+use crate::sem::{binop_inline, CExpr, Place, System, Var};
+
+/// An expression: its value in a state, `None` when it fails (see the module comment).
+pub(crate) type Ev = Box<dyn Fn(&[u8]) -> Option<i32> + Send + Sync>;
+
+/// One assignment of an effect: `Err(())` when its value, its index or its range check
+/// fails (nothing is written then).
+type Asg = Box<dyn Fn(&mut [u8]) -> Result<(), ()> + Send + Sync>;
+
+/// A transition, compiled.
+pub(crate) struct TCode {
+    pub(crate) guard: Option<Ev>,
+    /// Whether it uses no channel: its successor is its effect alone.
+    pub(crate) plain: bool,
+    /// The assignments in order; `Err(k)`: assignment `k` failed (the ones before it are
+    /// done).
+    assigns: Vec<Asg>,
+    /// The control state it leads to, and where that is stored.
+    to: i32,
+    state_var: Var,
+}
+
+impl TCode {
+    /// Runs the effect and moves the control state; `Err(k)` if assignment `k` fails.
+    #[inline]
+    pub(crate) fn effect(&self, s: &mut [u8]) -> Result<(), usize> {
+        for (k, a) in self.assigns.iter().enumerate() {
+            if a(s).is_err() {
+                return Err(k);
+            }
+        }
+        put(s, self.state_var, self.to);
+        Ok(())
+    }
+}
+
+/// The compiled model: per process, per transition.
+pub(crate) struct Code {
+    pub(crate) trans: Vec<Vec<TCode>>,
+    /// Whether some process other than the property has a committed state: if none does,
+    /// no state needs the committed check.
+    pub(crate) any_commit: bool,
+}
+
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Code({} processes)", self.trans.len())
+    }
+}
+
+impl Code {
+    /// Nothing compiled yet (while a `System` is being built).
+    pub(crate) fn empty() -> Code {
+        Code {
+            trans: Vec::new(),
+            any_commit: false,
+        }
+    }
+
+    pub(crate) fn new(sys: &System) -> Code {
+        let trans = sys
+            .processes
+            .iter()
+            .map(|p| {
+                p.trans
+                    .iter()
+                    .map(|t| TCode {
+                        guard: t.guard.as_ref().map(|g| compile(sys, g)),
+                        plain: t.sync.is_none(),
+                        assigns: t
+                            .effect
+                            .iter()
+                            .map(|(place, e)| assign(sys, place, e))
+                            .collect(),
+                        to: t.to as i32,
+                        state_var: p.state_var,
+                    })
+                    .collect()
+            })
+            .collect();
+        let any_commit = sys
+            .processes
+            .iter()
+            .any(|p| !p.property && p.commit.iter().any(|&c| c));
+        Code { trans, any_commit }
+    }
+}
+
+#[inline(always)]
+fn get(s: &[u8], v: Var) -> i32 {
+    let at = v.offset as usize;
+    match v.ty {
+        Type::Byte => s[at] as i32,
+        Type::Int => i16::from_le_bytes([s[at], s[at + 1]]) as i32,
+    }
+}
+
+#[inline(always)]
+fn put(s: &mut [u8], v: Var, x: i32) {
+    let at = v.offset as usize;
+    match v.ty {
+        Type::Byte => s[at] = x as u8,
+        Type::Int => s[at..at + 2].copy_from_slice(&(x as i16).to_le_bytes()),
+    }
+}
+
+/// An operand, evaluated inline by the closure that uses it.
+trait Get: Send + Sync + 'static {
+    fn get(&self, s: &[u8]) -> Option<i32>;
+}
+
+/// A constant.
+struct K(i32);
+/// A `byte` variable at this offset.
+struct B(usize);
+/// An `int` variable at this offset.
+struct W(usize);
+/// Any other expression.
+struct D(Ev);
+
+impl Get for K {
+    #[inline(always)]
+    fn get(&self, _: &[u8]) -> Option<i32> {
+        Some(self.0)
+    }
+}
+impl Get for B {
+    #[inline(always)]
+    fn get(&self, s: &[u8]) -> Option<i32> {
+        Some(s[self.0] as i32)
+    }
+}
+impl Get for W {
+    #[inline(always)]
+    fn get(&self, s: &[u8]) -> Option<i32> {
+        Some(i16::from_le_bytes([s[self.0], s[self.0 + 1]]) as i32)
+    }
+}
+impl Get for D {
+    #[inline(always)]
+    fn get(&self, s: &[u8]) -> Option<i32> {
+        (self.0)(s)
+    }
+}
+
+/// An expression as the operand it is best evaluated as.
+enum Opnd {
+    K(i32),
+    B(usize),
+    W(usize),
+    D(Ev),
+}
+
+fn opnd(sys: &System, e: &CExpr) -> Opnd {
+    match e {
+        CExpr::Const(c) => Opnd::K(*c),
+        CExpr::Load(v) => match v.ty {
+            Type::Byte => Opnd::B(v.offset as usize),
+            Type::Int => Opnd::W(v.offset as usize),
+        },
+        e => Opnd::D(compile(sys, e)),
+    }
+}
+
+/// A scalar variable's operand.
+fn var_opnd(v: Var) -> Opnd {
+    match v.ty {
+        Type::Byte => Opnd::B(v.offset as usize),
+        Type::Int => Opnd::W(v.offset as usize),
+    }
+}
+
+impl Opnd {
+    fn into_ev(self) -> Ev {
+        match self {
+            Opnd::K(c) => Box::new(move |_| Some(c)),
+            Opnd::B(o) => Box::new(move |s| Some(s[o] as i32)),
+            Opnd::W(o) => Box::new(move |s| W(o).get(s)),
+            Opnd::D(f) => f,
+        }
+    }
+}
+
+// Operator codes for the const-generic closures (`BinOp` cannot be a const parameter).
+const IMPLY: u8 = 0;
+const OR: u8 = 1;
+const AND: u8 = 2;
+const BITOR: u8 = 3;
+const BITXOR: u8 = 4;
+const BITAND: u8 = 5;
+const EQ: u8 = 6;
+const NE: u8 = 7;
+const LT: u8 = 8;
+const LE: u8 = 9;
+const GT: u8 = 10;
+const GE: u8 = 11;
+const SHL: u8 = 12;
+const SHR: u8 = 13;
+const ADD: u8 = 14;
+const SUB: u8 = 15;
+const MUL: u8 = 16;
+const DIV: u8 = 17;
+const REM: u8 = 18;
+
+#[inline(always)]
+const fn op_of(code: u8) -> BinOp {
+    match code {
+        IMPLY => BinOp::Imply,
+        OR => BinOp::Or,
+        AND => BinOp::And,
+        BITOR => BinOp::BitOr,
+        BITXOR => BinOp::BitXor,
+        BITAND => BinOp::BitAnd,
+        EQ => BinOp::Eq,
+        NE => BinOp::Ne,
+        LT => BinOp::Lt,
+        LE => BinOp::Le,
+        GT => BinOp::Gt,
+        GE => BinOp::Ge,
+        SHL => BinOp::Shl,
+        SHR => BinOp::Shr,
+        ADD => BinOp::Add,
+        SUB => BinOp::Sub,
+        MUL => BinOp::Mul,
+        DIV => BinOp::Div,
+        _ => BinOp::Rem,
+    }
+}
+
+/// `a OP b`: the operator is a constant of the closure, so `binop_inline` folds to it.
+fn bin<const OP: u8, A: Get, C: Get>(a: A, b: C) -> Ev {
+    Box::new(move |s| binop_inline(op_of(OP), a.get(s)?, b.get(s)?))
+}
+
+/// `bin` for the operand shapes at hand.
+fn bin_shaped<const OP: u8>(a: Opnd, b: Opnd) -> Ev {
+    match (a, b) {
+        (Opnd::B(x), Opnd::K(c)) => bin::<OP, _, _>(B(x), K(c)),
+        (Opnd::B(x), Opnd::B(y)) => bin::<OP, _, _>(B(x), B(y)),
+        (Opnd::B(x), Opnd::W(y)) => bin::<OP, _, _>(B(x), W(y)),
+        (Opnd::B(x), Opnd::D(f)) => bin::<OP, _, _>(B(x), D(f)),
+        (Opnd::W(x), Opnd::K(c)) => bin::<OP, _, _>(W(x), K(c)),
+        (Opnd::W(x), Opnd::B(y)) => bin::<OP, _, _>(W(x), B(y)),
+        (Opnd::W(x), Opnd::W(y)) => bin::<OP, _, _>(W(x), W(y)),
+        (Opnd::W(x), Opnd::D(f)) => bin::<OP, _, _>(W(x), D(f)),
+        (Opnd::D(f), Opnd::K(c)) => bin::<OP, _, _>(D(f), K(c)),
+        (Opnd::D(f), Opnd::B(y)) => bin::<OP, _, _>(D(f), B(y)),
+        (Opnd::D(f), Opnd::W(y)) => bin::<OP, _, _>(D(f), W(y)),
+        (Opnd::D(f), Opnd::D(g)) => bin::<OP, _, _>(D(f), D(g)),
+        (a, b) => bin::<OP, _, _>(D(a.into_ev()), D(b.into_ev())),
+    }
+}
+
+fn binary(op: BinOp, a: Opnd, b: Opnd) -> Ev {
+    // `and`, `or` and `imply` skip their right side when the left decides (a guard
+    // `i < N and a[i] == 0` must not fail on the index), as `run.rs` does.
+    match op {
+        BinOp::And => {
+            let (a, b) = (a.into_ev(), b.into_ev());
+            Box::new(move |s| Some((a(s)? != 0 && b(s)? != 0) as i32))
+        }
+        BinOp::Or => {
+            let (a, b) = (a.into_ev(), b.into_ev());
+            Box::new(move |s| Some((a(s)? != 0 || b(s)? != 0) as i32))
+        }
+        BinOp::Imply => {
+            let (a, b) = (a.into_ev(), b.into_ev());
+            Box::new(move |s| Some((a(s)? == 0 || b(s)? != 0) as i32))
+        }
+        BinOp::BitOr => bin_shaped::<BITOR>(a, b),
+        BinOp::BitXor => bin_shaped::<BITXOR>(a, b),
+        BinOp::BitAnd => bin_shaped::<BITAND>(a, b),
+        BinOp::Eq => bin_shaped::<EQ>(a, b),
+        BinOp::Ne => bin_shaped::<NE>(a, b),
+        BinOp::Lt => bin_shaped::<LT>(a, b),
+        BinOp::Le => bin_shaped::<LE>(a, b),
+        BinOp::Gt => bin_shaped::<GT>(a, b),
+        BinOp::Ge => bin_shaped::<GE>(a, b),
+        BinOp::Shl => bin_shaped::<SHL>(a, b),
+        BinOp::Shr => bin_shaped::<SHR>(a, b),
+        BinOp::Add => bin_shaped::<ADD>(a, b),
+        BinOp::Sub => bin_shaped::<SUB>(a, b),
+        BinOp::Mul => bin_shaped::<MUL>(a, b),
+        BinOp::Div => bin_shaped::<DIV>(a, b),
+        BinOp::Rem => bin_shaped::<REM>(a, b),
+    }
+}
+
+/// Element `k` of array `v`, `None` when `k` is out of range.
+#[inline(always)]
+fn element(s: &[u8], v: Var, len: i32, k: i32) -> Option<i32> {
+    if !(0..len).contains(&k) {
+        return None;
+    }
+    let at = v.offset as usize + k as usize * v.ty.width() as usize;
+    Some(match v.ty {
+        Type::Byte => s[at] as i32,
+        Type::Int => i16::from_le_bytes([s[at], s[at + 1]]) as i32,
+    })
+}
+
+fn index_ev<I: Get>(v: Var, i: I) -> Ev {
+    let len = v.len.unwrap_or(1) as i32;
+    match v.ty {
+        Type::Byte => {
+            let base = v.offset as usize;
+            Box::new(move |s| {
+                let k = i.get(s)?;
+                if !(0..len).contains(&k) {
+                    return None;
+                }
+                Some(s[base + k as usize] as i32)
+            })
+        }
+        Type::Int => Box::new(move |s| element(s, v, len, i.get(s)?)),
+    }
+}
+
+/// Compiles `e` (see the module comment).
+pub(crate) fn compile(sys: &System, e: &CExpr) -> Ev {
+    match e {
+        CExpr::Const(c) => {
+            let c = *c;
+            Box::new(move |_| Some(c))
+        }
+        CExpr::Load(v) => var_opnd(*v).into_ev(),
+        CExpr::Index(v, i, _) => match opnd(sys, i) {
+            Opnd::K(k) => index_ev(*v, K(k)),
+            Opnd::B(o) => index_ev(*v, B(o)),
+            Opnd::W(o) => index_ev(*v, W(o)),
+            Opnd::D(f) => index_ev(*v, D(f)),
+        },
+        CExpr::InState { proc, state } => {
+            let (v, q) = (sys.processes[*proc].state_var, *state as i32);
+            match v.ty {
+                Type::Byte => {
+                    let o = v.offset as usize;
+                    Box::new(move |s| Some((s[o] as i32 == q) as i32))
+                }
+                Type::Int => Box::new(move |s| Some((get(s, v) == q) as i32)),
+            }
+        }
+        CExpr::Unary(op, a) => {
+            let a = compile(sys, a);
+            match op {
+                UnOp::Neg => Box::new(move |s| Some(a(s)?.wrapping_neg())),
+                UnOp::Not => Box::new(move |s| Some((a(s)? == 0) as i32)),
+                UnOp::BitNot => Box::new(move |s| Some(!a(s)?)),
+            }
+        }
+        CExpr::Binary(op, a, b, _) => binary(*op, opnd(sys, a), opnd(sys, b)),
+        CExpr::VarConst(op, x, c) => binary(*op, var_opnd(*x), Opnd::K(*c)),
+        CExpr::VarVar(op, x, y) => binary(*op, var_opnd(*x), var_opnd(*y)),
+    }
+}
+
+/// Whether every value of `o` fits type `ty` without a check.
+fn always_fits(o: &Opnd, ty: Type) -> bool {
+    match (o, ty) {
+        (Opnd::K(c), ty) => ty.fits(*c),
+        (Opnd::B(_), _) => true,
+        (Opnd::W(_), Type::Int) => true,
+        _ => false,
+    }
+}
+
+#[inline(always)]
+fn fits(ty: Type, v: i32) -> bool {
+    match ty {
+        Type::Byte => (v as u32) < 256,
+        Type::Int => v as i16 as i32 == v,
+    }
+}
+
+fn store_scalar<V: Get, const CHECK: bool>(var: Var, v: V) -> Asg {
+    match var.ty {
+        Type::Byte => {
+            let o = var.offset as usize;
+            Box::new(move |s| {
+                let x = v.get(s).ok_or(())?;
+                if CHECK && !fits(Type::Byte, x) {
+                    return Err(());
+                }
+                s[o] = x as u8;
+                Ok(())
+            })
+        }
+        Type::Int => Box::new(move |s| {
+            let x = v.get(s).ok_or(())?;
+            if CHECK && !fits(Type::Int, x) {
+                return Err(());
+            }
+            put(s, var, x);
+            Ok(())
+        }),
+    }
+}
+
+fn scalar_shaped<const CHECK: bool>(var: Var, v: Opnd) -> Asg {
+    match v {
+        Opnd::K(c) => store_scalar::<_, CHECK>(var, K(c)),
+        Opnd::B(o) => store_scalar::<_, CHECK>(var, B(o)),
+        Opnd::W(o) => store_scalar::<_, CHECK>(var, W(o)),
+        Opnd::D(f) => store_scalar::<_, CHECK>(var, D(f)),
+    }
+}
+
+fn store_element<V: Get, I: Get>(var: Var, i: I, v: V) -> Asg {
+    let len = var.len.unwrap_or(1) as i32;
+    let w = var.ty.width() as usize;
+    Box::new(move |s| {
+        // The value first, then the index, as `run.rs` computes them.
+        let x = v.get(s).ok_or(())?;
+        let k = i.get(s).ok_or(())?;
+        if !(0..len).contains(&k) || !fits(var.ty, x) {
+            return Err(());
+        }
+        let at = Var {
+            offset: var.offset + (k as usize * w) as u32,
+            ty: var.ty,
+            len: None,
+        };
+        put(s, at, x);
+        Ok(())
+    })
+}
+
+/// Compiles `place = e`.
+fn assign(sys: &System, place: &Place, e: &CExpr) -> Asg {
+    let v = opnd(sys, e);
+    match place {
+        Place::Scalar(var) => {
+            if always_fits(&v, var.ty) {
+                scalar_shaped::<false>(*var, v)
+            } else {
+                scalar_shaped::<true>(*var, v)
+            }
+        }
+        Place::Element(var, i, _) => {
+            let i = opnd(sys, i);
+            match (i, v) {
+                (Opnd::B(k), Opnd::K(c)) => store_element(*var, B(k), K(c)),
+                (Opnd::B(k), Opnd::B(o)) => store_element(*var, B(k), B(o)),
+                (Opnd::B(k), v) => store_element(*var, B(k), D(v.into_ev())),
+                (i, Opnd::K(c)) => store_element(*var, D(i.into_ev()), K(c)),
+                (i, v) => store_element(*var, D(i.into_ev()), D(v.into_ev())),
+            }
+        }
+    }
+}
