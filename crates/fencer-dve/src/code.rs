@@ -465,3 +465,140 @@ fn assign(sys: &System, place: &Place, e: &CExpr) -> Asg {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift), so that a failure names its seed.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    const MODEL: &str = "byte x = 3; int y = -2; byte a[3] = {1, 0, 2}; int b[2] = {300, -7};
+process P { byte z; state s, t; init s; trans s -> t {}; }
+system async;";
+
+    /// A random expression over the model's variables: every operator, constants that
+    /// make divisions by zero, indices out of range and overflows likely.
+    fn expr(r: &mut Rng, depth: u32) -> String {
+        const LEAVES: &[&str] = &[
+            "x", "y", "P->z", "0", "1", "2", "3", "-1", "255", "256", "32767", "P.t",
+        ];
+        const OPS: &[&str] = &[
+            "+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "imply", "and",
+            "or", "&", "|", "^", "<<", ">>",
+        ];
+        if depth == 0 || r.below(4) == 0 {
+            return match r.below(5) {
+                0 => format!("a[{}]", expr(r, depth.saturating_sub(1))),
+                1 => format!("b[{}]", expr(r, depth.saturating_sub(1))),
+                _ => LEAVES[r.below(LEAVES.len())].to_string(),
+            };
+        }
+        match r.below(8) {
+            0 => format!("-({})", expr(r, depth - 1)),
+            1 => format!("not ({})", expr(r, depth - 1)),
+            2 => format!("~({})", expr(r, depth - 1)),
+            _ => format!(
+                "({}) {} ({})",
+                expr(r, depth - 1),
+                OPS[r.below(OPS.len())],
+                expr(r, depth - 1)
+            ),
+        }
+    }
+
+    fn state(r: &mut Rng, sys: &System) -> Vec<u8> {
+        let mut s = sys.initial.clone();
+        // Small values mostly (valid indices, zero divisors), sometimes anything; the
+        // error flag stays clear.
+        for b in s.iter_mut().take(sys.error_var.offset as usize) {
+            *b = if r.below(3) == 0 {
+                r.next() as u8
+            } else {
+                r.below(4) as u8
+            };
+        }
+        s
+    }
+
+    #[test]
+    fn compiled_expressions_agree_with_the_tree_evaluator() {
+        let sys = crate::load("t.dve", MODEL, &Default::default()).expect("loads");
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut failed, mut total) = (0, 0);
+        for seed in 0..3000 {
+            let src = expr(&mut r, 4);
+            let e = sys.expression("e", &src).expect("compiles");
+            let f = compile(&sys, &e);
+            for _ in 0..20 {
+                let s = state(&mut r, &sys);
+                let want = sys.eval(&e, &s).ok();
+                assert_eq!(f(&s), want, "seed {seed}: `{src}` in {s:?}");
+                failed += want.is_none() as u32;
+                total += 1;
+            }
+        }
+        // Both outcomes are exercised.
+        assert!(
+            failed > total / 20 && failed < total * 9 / 10,
+            "{failed} of {total}"
+        );
+    }
+
+    #[test]
+    fn compiled_effects_agree_with_the_tree_evaluator() {
+        let mut r = Rng(0x2545_f491_4f6c_dd1d);
+        let targets = ["x", "y", "a[x]", "b[z]", "a[1]", "b[0]", "z"];
+        let mut failed = 0;
+        for seed in 0..600 {
+            let n = 1 + r.below(3);
+            let effect: Vec<String> = (0..n)
+                .map(|_| {
+                    let t = targets[r.below(targets.len())];
+                    format!("{t} = {}", expr(&mut r, 2))
+                })
+                .collect();
+            let src = MODEL.replace(
+                "s -> t {}",
+                &format!("s -> t {{ effect {}; }}", effect.join(", ")),
+            );
+            let sys = crate::load("t.dve", &src, &Default::default()).expect("loads");
+            let tr = &sys.processes[0].trans[0];
+            for _ in 0..20 {
+                let s = state(&mut r, &sys);
+                // The reference: each assignment with the tree evaluator, in order.
+                let mut want = s.clone();
+                let mut want_err = None;
+                for (k, (place, e)) in tr.effect.iter().enumerate() {
+                    let done = sys
+                        .eval(e, &want)
+                        .and_then(|v| sys.assign(place, v, &mut want, tr.span));
+                    if done.is_err() {
+                        want_err = Some(k);
+                        break;
+                    }
+                }
+                if want_err.is_none() {
+                    crate::sem::store(&mut want, sys.processes[0].state_var, 0, tr.to as i32);
+                }
+                let mut got = s.clone();
+                let got_err = sys.code.trans[0][0].effect(&mut got).err();
+                assert_eq!(got_err, want_err, "seed {seed}: {effect:?} in {s:?}");
+                assert_eq!(got, want, "seed {seed}: {effect:?} in {s:?}");
+                failed += want_err.is_some() as u32;
+            }
+        }
+        assert!(failed > 100, "{failed}");
+    }
+}

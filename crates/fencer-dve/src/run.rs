@@ -127,7 +127,13 @@ impl System {
     /// Stores `v` at `place`. The fast path returns a bool-sized result; errors are
     /// built out of line.
     #[inline]
-    fn assign(&self, place: &Place, v: i32, s: &mut [u8], span: Span) -> Result<(), RtError> {
+    pub(crate) fn assign(
+        &self,
+        place: &Place,
+        v: i32,
+        s: &mut [u8],
+        span: Span,
+    ) -> Result<(), RtError> {
         let (var, k) = match place {
             Place::Scalar(var) => (*var, 0),
             Place::Element(var, i, ispan) => {
