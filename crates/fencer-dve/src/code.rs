@@ -132,6 +132,8 @@ struct K(i32);
 struct B(usize);
 /// An `int` variable at this offset.
 struct W(usize);
+/// Whether the control state (a byte at this offset) is this one: `P.s`.
+struct S(usize, i32);
 /// Any other expression.
 struct D(Ev);
 
@@ -153,6 +155,12 @@ impl Get for W {
         Some(i16::from_le_bytes([s[self.0], s[self.0 + 1]]) as i32)
     }
 }
+impl Get for S {
+    #[inline(always)]
+    fn get(&self, s: &[u8]) -> Option<i32> {
+        Some((s[self.0] as i32 == self.1) as i32)
+    }
+}
 impl Get for D {
     #[inline(always)]
     fn get(&self, s: &[u8]) -> Option<i32> {
@@ -165,6 +173,7 @@ enum Opnd {
     K(i32),
     B(usize),
     W(usize),
+    S(usize, i32),
     D(Ev),
 }
 
@@ -175,6 +184,13 @@ fn opnd(sys: &System, e: &CExpr) -> Opnd {
             Type::Byte => Opnd::B(v.offset as usize),
             Type::Int => Opnd::W(v.offset as usize),
         },
+        CExpr::InState { proc, state } => {
+            let v = sys.processes[*proc].state_var;
+            match v.ty {
+                Type::Byte => Opnd::S(v.offset as usize, *state as i32),
+                Type::Int => Opnd::D(compile(sys, e)),
+            }
+        }
         e => Opnd::D(compile(sys, e)),
     }
 }
@@ -193,6 +209,7 @@ impl Opnd {
             Opnd::K(c) => Box::new(move |_| Some(c)),
             Opnd::B(o) => Box::new(move |s| Some(s[o] as i32)),
             Opnd::W(o) => Box::new(move |s| W(o).get(s)),
+            Opnd::S(o, q) => Box::new(move |s| S(o, q).get(s)),
             Opnd::D(f) => f,
         }
     }
@@ -249,22 +266,25 @@ fn bin<const OP: u8, A: Get, C: Get>(a: A, b: C) -> Ev {
     Box::new(move |s| binop_inline(op_of(OP), a.get(s)?, b.get(s)?))
 }
 
-/// `bin` for the operand shapes at hand.
+/// `bin` for the operand shapes at hand: every pair of leaf kinds and `D`.
 fn bin_shaped<const OP: u8>(a: Opnd, b: Opnd) -> Ev {
-    match (a, b) {
-        (Opnd::B(x), Opnd::K(c)) => bin::<OP, _, _>(B(x), K(c)),
-        (Opnd::B(x), Opnd::B(y)) => bin::<OP, _, _>(B(x), B(y)),
-        (Opnd::B(x), Opnd::W(y)) => bin::<OP, _, _>(B(x), W(y)),
-        (Opnd::B(x), Opnd::D(f)) => bin::<OP, _, _>(B(x), D(f)),
-        (Opnd::W(x), Opnd::K(c)) => bin::<OP, _, _>(W(x), K(c)),
-        (Opnd::W(x), Opnd::B(y)) => bin::<OP, _, _>(W(x), B(y)),
-        (Opnd::W(x), Opnd::W(y)) => bin::<OP, _, _>(W(x), W(y)),
-        (Opnd::W(x), Opnd::D(f)) => bin::<OP, _, _>(W(x), D(f)),
-        (Opnd::D(f), Opnd::K(c)) => bin::<OP, _, _>(D(f), K(c)),
-        (Opnd::D(f), Opnd::B(y)) => bin::<OP, _, _>(D(f), B(y)),
-        (Opnd::D(f), Opnd::W(y)) => bin::<OP, _, _>(D(f), W(y)),
-        (Opnd::D(f), Opnd::D(g)) => bin::<OP, _, _>(D(f), D(g)),
-        (a, b) => bin::<OP, _, _>(D(a.into_ev()), D(b.into_ev())),
+    macro_rules! right {
+        ($x:expr) => {
+            match b {
+                Opnd::K(c) => bin::<OP, _, _>($x, K(c)),
+                Opnd::B(y) => bin::<OP, _, _>($x, B(y)),
+                Opnd::W(y) => bin::<OP, _, _>($x, W(y)),
+                Opnd::S(y, q) => bin::<OP, _, _>($x, S(y, q)),
+                Opnd::D(g) => bin::<OP, _, _>($x, D(g)),
+            }
+        };
+    }
+    match a {
+        Opnd::K(c) => right!(K(c)),
+        Opnd::B(x) => right!(B(x)),
+        Opnd::W(x) => right!(W(x)),
+        Opnd::S(x, q) => right!(S(x, q)),
+        Opnd::D(f) => right!(D(f)),
     }
 }
 
@@ -345,6 +365,7 @@ pub(crate) fn compile(sys: &System, e: &CExpr) -> Ev {
             Opnd::K(k) => index_ev(*v, K(k)),
             Opnd::B(o) => index_ev(*v, B(o)),
             Opnd::W(o) => index_ev(*v, W(o)),
+            Opnd::S(o, q) => index_ev(*v, S(o, q)),
             Opnd::D(f) => index_ev(*v, D(f)),
         },
         CExpr::InState { proc, state } => {
@@ -357,7 +378,13 @@ pub(crate) fn compile(sys: &System, e: &CExpr) -> Ev {
                 Type::Int => Box::new(move |s| Some((get(s, v) == q) as i32)),
             }
         }
+        // `not (a < b)` is `a >= b`: one closure fewer (both evaluate both sides).
         CExpr::Unary(op, a) => {
+            if *op == UnOp::Not {
+                if let Some((op, x, y)) = negated(sys, a) {
+                    return binary(op, x, y);
+                }
+            }
             let a = compile(sys, a);
             match op {
                 UnOp::Neg => Box::new(move |s| Some(a(s)?.wrapping_neg())),
@@ -371,11 +398,30 @@ pub(crate) fn compile(sys: &System, e: &CExpr) -> Ev {
     }
 }
 
+/// `not e` for a comparison `e`: the inverse comparison and its operands.
+fn negated(sys: &System, e: &CExpr) -> Option<(BinOp, Opnd, Opnd)> {
+    let flip = |op: BinOp| match op {
+        BinOp::Eq => Some(BinOp::Ne),
+        BinOp::Ne => Some(BinOp::Eq),
+        BinOp::Lt => Some(BinOp::Ge),
+        BinOp::Ge => Some(BinOp::Lt),
+        BinOp::Le => Some(BinOp::Gt),
+        BinOp::Gt => Some(BinOp::Le),
+        _ => None,
+    };
+    match e {
+        CExpr::Binary(op, a, b, _) => Some((flip(*op)?, opnd(sys, a), opnd(sys, b))),
+        CExpr::VarConst(op, x, c) => Some((flip(*op)?, var_opnd(*x), Opnd::K(*c))),
+        CExpr::VarVar(op, x, y) => Some((flip(*op)?, var_opnd(*x), var_opnd(*y))),
+        _ => None,
+    }
+}
+
 /// Whether every value of `o` fits type `ty` without a check.
 fn always_fits(o: &Opnd, ty: Type) -> bool {
     match (o, ty) {
         (Opnd::K(c), ty) => ty.fits(*c),
-        (Opnd::B(_), _) => true,
+        (Opnd::B(_) | Opnd::S(..), _) => true,
         (Opnd::W(_), Type::Int) => true,
         _ => false,
     }
@@ -418,6 +464,7 @@ fn scalar_shaped<const CHECK: bool>(var: Var, v: Opnd) -> Asg {
         Opnd::K(c) => store_scalar::<_, CHECK>(var, K(c)),
         Opnd::B(o) => store_scalar::<_, CHECK>(var, B(o)),
         Opnd::W(o) => store_scalar::<_, CHECK>(var, W(o)),
+        Opnd::S(o, q) => store_scalar::<_, CHECK>(var, S(o, q)),
         Opnd::D(f) => store_scalar::<_, CHECK>(var, D(f)),
     }
 }

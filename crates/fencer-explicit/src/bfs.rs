@@ -213,10 +213,15 @@ where
         if used == 1 {
             expand(sys, st, round, 0, opts, &mut parts[0]);
         } else {
+            // The calling thread expands the first part itself: one thread fewer to start
+            // and join in every round.
             std::thread::scope(|sc| {
-                for (t, (c, p)) in round.chunks(chunk).zip(parts.iter_mut()).enumerate() {
+                let mut work = round.chunks(chunk).zip(parts.iter_mut()).enumerate();
+                let (_, (c0, p0)) = work.next().expect("two parts or more");
+                for (t, (c, p)) in work {
                     sc.spawn(move || expand(sys, st, c, t * chunk, opts, p));
                 }
+                expand(sys, st, c0, 0, opts, p0);
             });
         }
     }
@@ -233,13 +238,14 @@ where
             .collect()
     } else {
         std::thread::scope(|sc| {
+            let mut groups = groups.into_iter();
+            let g0 = groups.next().expect("two groups or more");
             let hs: Vec<_> = groups
-                .into_iter()
                 .map(|g| sc.spawn(move || store(g, parts_ref, round, width, opts, goal)))
                 .collect();
-            hs.into_iter()
-                .map(|h| h.join().expect("a worker panicked"))
-                .collect()
+            let mut out = vec![store(g0, parts_ref, round, width, opts, goal)];
+            out.extend(hs.into_iter().map(|h| h.join().expect("a worker panicked")));
+            out
         })
     };
     let mut event = None;
