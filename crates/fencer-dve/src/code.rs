@@ -292,18 +292,9 @@ fn binary(op: BinOp, a: Opnd, b: Opnd) -> Ev {
     // `and`, `or` and `imply` skip their right side when the left decides (a guard
     // `i < N and a[i] == 0` must not fail on the index), as `run.rs` does.
     match op {
-        BinOp::And => {
-            let (a, b) = (a.into_ev(), b.into_ev());
-            Box::new(move |s| Some((a(s)? != 0 && b(s)? != 0) as i32))
-        }
-        BinOp::Or => {
-            let (a, b) = (a.into_ev(), b.into_ev());
-            Box::new(move |s| Some((a(s)? != 0 || b(s)? != 0) as i32))
-        }
-        BinOp::Imply => {
-            let (a, b) = (a.into_ev(), b.into_ev());
-            Box::new(move |s| Some((a(s)? == 0 || b(s)? != 0) as i32))
-        }
+        BinOp::And => logic::<AND>(Side::D(a.into_ev()), Side::D(b.into_ev())),
+        BinOp::Or => logic::<OR>(Side::D(a.into_ev()), Side::D(b.into_ev())),
+        BinOp::Imply => logic::<IMPLY>(Side::D(a.into_ev()), Side::D(b.into_ev())),
         BinOp::BitOr => bin_shaped::<BITOR>(a, b),
         BinOp::BitXor => bin_shaped::<BITXOR>(a, b),
         BinOp::BitAnd => bin_shaped::<BITAND>(a, b),
@@ -320,6 +311,93 @@ fn binary(op: BinOp, a: Opnd, b: Opnd) -> Ev {
         BinOp::Mul => bin_shaped::<MUL>(a, b),
         BinOp::Div => bin_shaped::<DIV>(a, b),
         BinOp::Rem => bin_shaped::<REM>(a, b),
+    }
+}
+
+/// `x OP c` for a `byte` variable at offset `x`, as an operand: a comparison of a variable
+/// with a constant inside `and`/`or` (`k < N and ...`) is evaluated inline, not called.
+struct Cmp<const OP: u8>(usize, i32);
+
+impl<const OP: u8> Get for Cmp<OP> {
+    #[inline(always)]
+    fn get(&self, s: &[u8]) -> Option<i32> {
+        binop_inline(op_of(OP), s[self.0] as i32, self.1)
+    }
+}
+
+/// A side of `and`, `or`, `imply`: a byte variable against a constant under a comparison
+/// (the operator, the offset, the constant), or anything else.
+enum Side {
+    C(BinOp, usize, i32),
+    D(Ev),
+}
+
+/// `e` as a side of a logical operator.
+fn side(sys: &System, e: &CExpr) -> Side {
+    match e {
+        CExpr::VarConst(
+            op @ (BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge),
+            x,
+            c,
+        ) if x.ty == Type::Byte => Side::C(*op, x.offset as usize, *c),
+        e => Side::D(compile(sys, e)),
+    }
+}
+
+/// `a L b` for a logical operator `L`, the right side evaluated only when needed.
+fn logic_of<const L: u8, A: Get, C: Get>(a: A, b: C) -> Ev {
+    Box::new(move |s| {
+        let x = a.get(s)?;
+        Some(match L {
+            AND => x != 0 && b.get(s)? != 0,
+            OR => x != 0 || b.get(s)? != 0,
+            _ => x == 0 || b.get(s)? != 0,
+        } as i32)
+    })
+}
+
+/// Runs `$body` with `$x` bound to the `Cmp` of a comparison operator `$op`.
+macro_rules! with_cmp {
+    ($op:expr, $o:expr, $c:expr, |$x:ident| $body:expr) => {
+        match $op {
+            BinOp::Eq => {
+                let $x = Cmp::<EQ>($o, $c);
+                $body
+            }
+            BinOp::Ne => {
+                let $x = Cmp::<NE>($o, $c);
+                $body
+            }
+            BinOp::Lt => {
+                let $x = Cmp::<LT>($o, $c);
+                $body
+            }
+            BinOp::Le => {
+                let $x = Cmp::<LE>($o, $c);
+                $body
+            }
+            BinOp::Gt => {
+                let $x = Cmp::<GT>($o, $c);
+                $body
+            }
+            _ => {
+                let $x = Cmp::<GE>($o, $c);
+                $body
+            }
+        }
+    };
+}
+
+fn logic<const L: u8>(a: Side, b: Side) -> Ev {
+    match (a, b) {
+        (Side::C(p, o, c), Side::C(q, o2, c2)) => {
+            with_cmp!(p, o, c, |x| with_cmp!(q, o2, c2, |y| logic_of::<L, _, _>(
+                x, y
+            )))
+        }
+        (Side::C(p, o, c), Side::D(g)) => with_cmp!(p, o, c, |x| logic_of::<L, _, _>(x, D(g))),
+        (Side::D(f), Side::C(q, o, c)) => with_cmp!(q, o, c, |y| logic_of::<L, _, _>(D(f), y)),
+        (Side::D(f), Side::D(g)) => logic_of::<L, _, _>(D(f), D(g)),
     }
 }
 
@@ -392,6 +470,9 @@ pub(crate) fn compile(sys: &System, e: &CExpr) -> Ev {
                 UnOp::BitNot => Box::new(move |s| Some(!a(s)?)),
             }
         }
+        CExpr::Binary(BinOp::And, a, b, _) => logic::<AND>(side(sys, a), side(sys, b)),
+        CExpr::Binary(BinOp::Or, a, b, _) => logic::<OR>(side(sys, a), side(sys, b)),
+        CExpr::Binary(BinOp::Imply, a, b, _) => logic::<IMPLY>(side(sys, a), side(sys, b)),
         CExpr::Binary(op, a, b, _) => binary(*op, opnd(sys, a), opnd(sys, b)),
         CExpr::VarConst(op, x, c) => binary(*op, var_opnd(*x), Opnd::K(*c)),
         CExpr::VarVar(op, x, y) => binary(*op, var_opnd(*x), var_opnd(*y)),
