@@ -88,6 +88,13 @@ const MAX_PROCS: u8 = 16;
 
 const KEEP_PROCS: bool = true;
 
+const POSTPONE: bool = true;
+
+const DELETE: bool = true;
+
+/// Steps of the finite-domain subsumption search before the general solver takes over.
+const FD_STEPS: u64 = 200_000;
+
 /// Bound on the states BRAB's forward exploration keeps.
 pub const FORWARD_STATES: usize = 20_000;
 
@@ -203,6 +210,10 @@ pub fn check(sys: &System, opts: &Options) -> Result {
     };
     let mut restarts = 0;
     let mut spent = 0u64;
+    // Cubicle's deletion of subsumed nodes, on for SC systems; TSO cubes' events are not
+    // compared by the inclusion it needs.
+    let delete = DELETE && !sys.tso;
+    let domains = crate::domains::Domains::new(sys);
     loop {
         let mut s = Search {
             sys,
@@ -221,15 +232,14 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             bad: None,
             approximations: 0,
             spent,
+            delete,
+            expanded: 0,
+            domains: &domains,
         };
         let outcome = s.run(opts, started);
         let bad = s.bad.take();
-        let (nodes, subsumed, generated, approximations) = (
-            s.visited.len() as u64,
-            s.subsumed,
-            s.generated,
-            s.approximations,
-        );
+        let (nodes, subsumed, generated, approximations) =
+            (s.expanded, s.subsumed, s.generated, s.approximations);
         drop(s);
         if let (Some(bad), Some(o)) = (bad, oracle.as_mut()) {
             // A candidate invariant is reachable from `init` (or the trace to it needs
@@ -281,6 +291,12 @@ struct Search<'a> {
     approximations: u64,
     /// Nodes visited by the searches BRAB abandoned (they count against `max_nodes`).
     spent: u64,
+    /// Cubicle's `delete`: a visited cube that a new one includes leaves the visited set.
+    delete: bool,
+    /// Nodes expanded (Cubicle's "visited nodes", deleted ones included).
+    expanded: u64,
+    /// The values enumeration cells can hold (see [`crate::domains`]).
+    domains: &'a crate::domains::Domains,
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -389,14 +405,26 @@ impl Search<'_> {
                 queue.insert(key(&self.nodes[i], 0, i));
             }
         }
-        while let Some((depth, _, _, i)) = queue.pop_first() {
+        // Cubicle's default (`-postpone 1`): a pre-image with more processes than its cube
+        // waits until every cube with as few processes is done, which usually finds the
+        // fixpoint among small cubes before the larger ones are expanded.
+        let mut postponed: Vec<(u32, usize)> = Vec::new();
+        loop {
+            if queue.is_empty() {
+                for (d, j) in postponed.drain(..) {
+                    queue.insert(key(&self.nodes[j], d, j));
+                }
+            }
+            let Some((depth, _, _, i)) = queue.pop_first() else {
+                break;
+            };
             if let Some(t) = opts.timeout {
                 if started.elapsed() > t {
                     return Outcome::Limit("timeout");
                 }
             }
             if let Some(m) = opts.max_nodes {
-                if (self.visited.len() - user_invariants) as u64 + self.spent >= m {
+                if self.expanded + self.spent >= m {
                     return Outcome::Limit("max-nodes");
                 }
             }
@@ -447,9 +475,18 @@ impl Search<'_> {
                     i = self.nodes.len() - 1;
                 }
             }
+            if self.delete {
+                self.delete_included(i, user_invariants);
+            }
             self.visit(i);
+            self.expanded += 1;
+            let procs = self.nodes[i].cube.procs;
             for j in self.expand(i) {
-                queue.insert(key(&self.nodes[j], depth + 1, j));
+                if POSTPONE && self.nodes[j].cube.procs > procs {
+                    postponed.push((depth + 1, j));
+                } else {
+                    queue.insert(key(&self.nodes[j], depth + 1, j));
+                }
             }
             if self.deadline.is_some_and(|d| Instant::now() > d) {
                 return Outcome::Limit("timeout");
@@ -469,6 +506,31 @@ impl Search<'_> {
             .map(|&i| self.nodes[i].cube.clone())
             .collect();
         Outcome::Safe { invariant }
+    }
+
+    /// Cubicle's `delete_subsumed`, without its removal of descendants: the visited cubes
+    /// that node `p`'s cube includes (syntactically, up to a renaming) leave the visited
+    /// set. `p` covers everything they covered, so the union of the visited cubes does not
+    /// shrink and stays closed under pre-images (they were expanded); fewer cubes make
+    /// every later subsumption check cheaper. (Dropping their descendants too, as Cubicle
+    /// does, saved few nodes here, cost a final check of the fixpoint, and its soundness
+    /// needs an argument about cycles of coverage: left out.)
+    fn delete_included(&mut self, p: usize, user_invariants: usize) {
+        let pc = &self.nodes[p].cube;
+        let mut gone = FxHashSet::default();
+        for &v in &self.visited[user_invariants..] {
+            if v != p && includes(self.sys, pc, &self.nodes[v].cube) {
+                gone.insert(v);
+            }
+        }
+        if gone.is_empty() {
+            return;
+        }
+        for v in &gone {
+            self.groups.remove(v);
+            self.unary.remove(v);
+        }
+        self.visited.retain(|v| !gone.contains(v));
     }
 
     /// The root of node `i`'s chain of pre-images: an unsafe cube or a candidate.
@@ -540,6 +602,21 @@ impl Search<'_> {
 
     fn visit(&mut self, i: usize) {
         let vc = &self.nodes[i].cube;
+        if std::env::var_os("FENCER_PARAM_DEBUG").is_some() {
+            let n = &self.nodes[i];
+            eprintln!(
+                "node {} [{}]: {}   <= {}{:?} of {:?}",
+                i,
+                vc.procs,
+                crate::formula::cube_text(self.sys, &vc.lits),
+                self.sys
+                    .transitions
+                    .get(n.transition)
+                    .map_or("", |t| t.name.as_str()),
+                n.args,
+                n.parent
+            );
+        }
         let mut groups: Vec<Vec<Lit>> = vec![Vec::new(); vc.procs as usize + 1];
         for l in &vc.lits {
             let mut ps = Vec::new();
@@ -620,6 +697,14 @@ impl Search<'_> {
                 };
                 for (conj, ev) in results {
                     if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
+                        let extra = self.domains.constraints(&c.lits);
+                        if !extra.is_empty() {
+                            let mut l = c.lits.clone();
+                            l.extend(extra);
+                            if !sat(sys, sys.procs, &l) {
+                                continue;
+                            }
+                        }
                         let c = if sys.tso { c.with_events(&ev, &map) } else { c };
                         self.generated += 1;
                         self.nodes.push(Node {
@@ -740,8 +825,16 @@ impl Search<'_> {
         if candidates.is_empty() {
             return false;
         }
-        let n = c.lits.len();
         let mut all = c.lits.clone();
+        let mut mentioned = c.lits.clone();
+        for x in &candidates {
+            mentioned.extend(x.iter().cloned());
+        }
+        all.extend(self.domains.constraints(&mentioned));
+        if let Some(r) = crate::fd::entails_any(sys, &all, &candidates, FD_STEPS) {
+            return r;
+        }
+        let n = all.len();
         let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
         for x in candidates {
             all.extend(x);
@@ -841,6 +934,51 @@ impl Search<'_> {
             Err(why) => Outcome::Spurious { trace, procs, why },
         }
     }
+}
+
+/// Whether a renaming of `a`'s processes (injective, into `b`'s) makes every literal of
+/// `a` one of `b`'s: then `b`'s states are among `a`'s.
+fn includes(sys: &System, a: &Cube, b: &Cube) -> bool {
+    if a.procs > b.procs || a.lits.len() > b.lits.len() {
+        return false;
+    }
+    fn go(sys: &System, a: &Cube, b: &Cube, map: &mut Vec<u8>) -> bool {
+        if map.len() == a.procs as usize {
+            return a.lits.iter().all(|l| {
+                let r = l.map_procs(&|p| match p {
+                    ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
+                    c => c,
+                });
+                match crate::formula::normalize(sys, &r) {
+                    crate::formula::Norm::Lit(r) => b.lits.binary_search(&r).is_ok(),
+                    _ => false,
+                }
+            });
+        }
+        for p in 0..b.procs {
+            if !map.contains(&p) {
+                map.push(p);
+                if go(sys, a, b, map) {
+                    return true;
+                }
+                map.pop();
+            }
+        }
+        false
+    }
+    // Literals without process variables are not renamed: a cheap filter.
+    let fixed = |l: &Lit| {
+        let mut ps = Vec::new();
+        l.procs(&mut ps);
+        !ps.iter().any(|p| matches!(p, ProcRef::Var(_)))
+    };
+    if a.lits
+        .iter()
+        .any(|l| fixed(l) && b.lits.binary_search(l).is_err())
+    {
+        return false;
+    }
+    go(sys, a, b, &mut Vec::new())
 }
 
 fn has_read(l: &Lit) -> bool {
