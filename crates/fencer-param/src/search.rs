@@ -90,8 +90,6 @@ const KEEP_PROCS: bool = true;
 
 const POSTPONE: bool = true;
 
-const DELETE: bool = true;
-
 /// Steps of the finite-domain subsumption search before the general solver takes over.
 const FD_STEPS: u64 = 200_000;
 
@@ -210,10 +208,20 @@ pub fn check(sys: &System, opts: &Options) -> Result {
     };
     let mut restarts = 0;
     let mut spent = 0u64;
-    // Cubicle's deletion of subsumed nodes, on for SC systems; TSO cubes' events are not
-    // compared by the inclusion it needs.
-    let delete = DELETE && !sys.tso;
     let domains = crate::domains::Domains::new(sys);
+    let ticks: Vec<u32> = (0..sys.globals.len() as u32)
+        .filter(|&g| {
+            let gl = &sys.globals[g as usize];
+            gl.arity == 0
+                && gl.sort.arith()
+                && !gl.weak
+                && !sys
+                    .transitions
+                    .iter()
+                    .any(|t| t.updates.iter().any(|u| u.global == g))
+        })
+        .collect();
+    let mut qe = !sys.tso && !ticks.is_empty();
     loop {
         let mut s = Search {
             sys,
@@ -232,9 +240,10 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             bad: None,
             approximations: 0,
             spent,
-            delete,
             expanded: 0,
             domains: &domains,
+            qe,
+            ticks: &ticks,
         };
         let outcome = s.run(opts, started);
         let bad = s.bad.take();
@@ -250,6 +259,13 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             }
             o.banned.push(bad);
             restarts += 1;
+            continue;
+        }
+        if qe && matches!(outcome, Outcome::Spurious { .. }) {
+            // Forgetting the constants' values across steps let a trace through that no
+            // instance runs: search again exactly.
+            spent += nodes;
+            qe = false;
             continue;
         }
         return Result {
@@ -291,12 +307,14 @@ struct Search<'a> {
     approximations: u64,
     /// Nodes visited by the searches BRAB abandoned (they count against `max_nodes`).
     spent: u64,
-    /// Cubicle's `delete`: a visited cube that a new one includes leaves the visited set.
-    delete: bool,
     /// Nodes expanded (Cubicle's "visited nodes", deleted ones included).
     expanded: u64,
     /// The values enumeration cells can hold (see [`crate::domains`]).
     domains: &'a crate::domains::Domains,
+    /// Cubicle's elimination of positive constants (see [`Search::forget_ticks`]).
+    qe: bool,
+    /// Arithmetic globals no transition writes (`const Tick : real`).
+    ticks: &'a [u32],
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -475,9 +493,6 @@ impl Search<'_> {
                     i = self.nodes.len() - 1;
                 }
             }
-            if self.delete {
-                self.delete_included(i, user_invariants);
-            }
             self.visit(i);
             self.expanded += 1;
             let procs = self.nodes[i].cube.procs;
@@ -508,29 +523,46 @@ impl Search<'_> {
         Outcome::Safe { invariant }
     }
 
-    /// Cubicle's `delete_subsumed`, without its removal of descendants: the visited cubes
-    /// that node `p`'s cube includes (syntactically, up to a renaming) leave the visited
-    /// set. `p` covers everything they covered, so the union of the visited cubes does not
-    /// shrink and stays closed under pre-images (they were expanded); fewer cubes make
-    /// every later subsumption check cheaper. (Dropping their descendants too, as Cubicle
-    /// does, saved few nodes here, cost a final check of the fixpoint, and its soundness
-    /// needs an argument about cycles of coverage: left out.)
-    fn delete_included(&mut self, p: usize, user_invariants: usize) {
-        let pc = &self.nodes[p].cube;
-        let mut gone = FxHashSet::default();
-        for &v in &self.visited[user_invariants..] {
-            if v != p && includes(self.sys, pc, &self.nodes[v].cube) {
-                gone.insert(v);
+    /// Cubicle's elimination of positive constants (its default, `-noqe` turns it off):
+    /// in a pre-image that says `0 < K` of a constant `K`, `K` becomes a fresh value,
+    /// eliminated like the values of `.` (Fourier-Motzkin), so `Num[#1] + Tick = 0 &&
+    /// 0 < Tick` becomes `Num[#1] < 0`. The cube only grows (it forgets that `K` is the
+    /// same at every step), so SAFE stays sound; a trace that then does not run restarts
+    /// the search without it (see [`check`]). Without it, sums `Num[#1] + k*Tick` make new
+    /// cubes for every `k`.
+    fn forget_ticks(&mut self, mut conj: Vec<Lit>) -> Vec<Lit> {
+        for &k in self.ticks {
+            let cell = crate::Atom::Cell(k, Vec::new());
+            let positive = conj.iter().any(|l| match l {
+                Lit::Arith(lin, crate::formula::Rel::Lt) => {
+                    lin.k == 0
+                        && lin.terms.len() == 1
+                        && lin.terms[0].0 == cell
+                        && lin.terms[0].1 < 0
+                }
+                _ => false,
+            });
+            if !positive {
+                continue;
             }
+            self.fresh += 1;
+            let fresh = crate::Atom::Fresh(k, self.fresh);
+            conj = conj
+                .into_iter()
+                .map(|l| match l {
+                    Lit::Arith(mut lin, rel) => {
+                        for t in &mut lin.terms {
+                            if t.0 == cell {
+                                t.0 = fresh.clone();
+                            }
+                        }
+                        Lit::Arith(lin, rel)
+                    }
+                    l => l,
+                })
+                .collect();
         }
-        if gone.is_empty() {
-            return;
-        }
-        for v in &gone {
-            self.groups.remove(v);
-            self.unary.remove(v);
-        }
-        self.visited.retain(|v| !gone.contains(v));
+        conj
     }
 
     /// The root of node `i`'s chain of pre-images: an unsafe cube or a candidate.
@@ -696,6 +728,11 @@ impl Search<'_> {
                     conjs.into_iter().map(|c| (c, Default::default())).collect()
                 };
                 for (conj, ev) in results {
+                    let conj = if self.qe {
+                        self.forget_ticks(conj)
+                    } else {
+                        conj
+                    };
                     if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
                         let extra = self.domains.constraints(&c.lits);
                         if !extra.is_empty() {
@@ -934,51 +971,6 @@ impl Search<'_> {
             Err(why) => Outcome::Spurious { trace, procs, why },
         }
     }
-}
-
-/// Whether a renaming of `a`'s processes (injective, into `b`'s) makes every literal of
-/// `a` one of `b`'s: then `b`'s states are among `a`'s.
-fn includes(sys: &System, a: &Cube, b: &Cube) -> bool {
-    if a.procs > b.procs || a.lits.len() > b.lits.len() {
-        return false;
-    }
-    fn go(sys: &System, a: &Cube, b: &Cube, map: &mut Vec<u8>) -> bool {
-        if map.len() == a.procs as usize {
-            return a.lits.iter().all(|l| {
-                let r = l.map_procs(&|p| match p {
-                    ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
-                    c => c,
-                });
-                match crate::formula::normalize(sys, &r) {
-                    crate::formula::Norm::Lit(r) => b.lits.binary_search(&r).is_ok(),
-                    _ => false,
-                }
-            });
-        }
-        for p in 0..b.procs {
-            if !map.contains(&p) {
-                map.push(p);
-                if go(sys, a, b, map) {
-                    return true;
-                }
-                map.pop();
-            }
-        }
-        false
-    }
-    // Literals without process variables are not renamed: a cheap filter.
-    let fixed = |l: &Lit| {
-        let mut ps = Vec::new();
-        l.procs(&mut ps);
-        !ps.iter().any(|p| matches!(p, ProcRef::Var(_)))
-    };
-    if a.lits
-        .iter()
-        .any(|l| fixed(l) && b.lits.binary_search(l).is_err())
-    {
-        return false;
-    }
-    go(sys, a, b, &mut Vec::new())
 }
 
 fn has_read(l: &Lit) -> bool {
