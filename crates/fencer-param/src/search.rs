@@ -536,12 +536,16 @@ impl Search<'_> {
     fn forget_ticks(&mut self, mut conj: Vec<Lit>) -> Vec<Lit> {
         for &k in self.ticks {
             let cell = crate::Atom::Cell(k, Vec::new());
+            // `c*K + k < 0` with `c < 0 <= k`, or `c*K + k <= 0` with `c < 0 < k` (how
+            // `0 < K` reads over integers: `1 <= K`).
             let positive = conj.iter().any(|l| match l {
-                Lit::Arith(lin, crate::formula::Rel::Lt) => {
-                    lin.k == 0
-                        && lin.terms.len() == 1
-                        && lin.terms[0].0 == cell
-                        && lin.terms[0].1 < 0
+                Lit::Arith(lin, rel) if lin.terms.len() == 1 && lin.terms[0].0 == cell => {
+                    lin.terms[0].1 < 0
+                        && match rel {
+                            crate::formula::Rel::Lt => lin.k >= 0,
+                            crate::formula::Rel::Le => lin.k > 0,
+                            _ => false,
+                        }
                 }
                 _ => false,
             });
