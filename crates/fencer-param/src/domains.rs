@@ -31,47 +31,63 @@ impl Domains {
             // Weak memory holds values of writes not yet visible: left out.
             return Domains { allowed };
         }
-        let procs: Vec<ProcRef> = match sys.procs {
-            Some(k) => (0..k).map(ProcRef::Const).collect(),
-            None => vec![ProcRef::Var(0), ProcRef::Var(1)],
+        // The instances `init` is instantiated over: the fixed one, or those of one and of
+        // two processes. A larger instance allows each cell no more values than the one of
+        // two processes (its `init` has more conjuncts), but one process may allow more
+        // (`init (z z1) { z = z1 || A[z] = C }`).
+        let instances: Vec<Vec<ProcRef>> = match sys.procs {
+            Some(k) => vec![(0..k).map(ProcRef::Const).collect()],
+            None => vec![
+                vec![ProcRef::Var(0)],
+                vec![ProcRef::Var(0), ProcRef::Var(1)],
+            ],
         };
-        let init = instantiate_all(&sys.init, &procs).dnf(sys);
+        let inits: Vec<(Vec<ProcRef>, Vec<Vec<Lit>>)> = instances
+            .into_iter()
+            .map(|procs| {
+                let f = instantiate_all(&sys.init, &procs).dnf(sys);
+                (procs, f)
+            })
+            .collect();
         let mut all = vec![false; n];
         for (g, glob) in sys.globals.iter().enumerate() {
             let Sort::Enum(t) = glob.sort else {
                 continue;
             };
             let vals = sys.types[t as usize].1.len();
-            // Every cell of the array the instantiated `init` speaks of.
-            let mut cells: Vec<Vec<ProcRef>> = Vec::new();
-            match glob.arity {
-                0 => cells.push(Vec::new()),
-                1 => cells.extend(procs.iter().map(|&p| vec![p])),
-                2 => {
-                    for &p in &procs {
-                        for &q in &procs {
-                            cells.push(vec![p, q]);
+            if glob.arity > 2 {
+                all[g] = true;
+                continue;
+            }
+            let mut dom = vec![false; vals];
+            for (procs, init) in &inits {
+                // Every cell of the array in that instance.
+                let mut cells: Vec<Vec<ProcRef>> = Vec::new();
+                match glob.arity {
+                    0 => cells.push(Vec::new()),
+                    1 => cells.extend(procs.iter().map(|&p| vec![p])),
+                    _ => {
+                        for &p in procs {
+                            for &q in procs {
+                                cells.push(vec![p, q]);
+                            }
                         }
                     }
                 }
-                _ => {
-                    all[g] = true;
-                    continue;
+                for (v, d) in dom.iter_mut().enumerate() {
+                    *d = *d
+                        || cells.iter().any(|idx| {
+                            let lit = Lit::Eq(
+                                Term::Atom(Atom::Cell(g as u32, idx.clone())),
+                                Term::Val(v as u32),
+                            );
+                            init.iter().any(|conj| {
+                                let mut c = conj.clone();
+                                c.push(lit.clone());
+                                sat(sys, sys.procs, &c)
+                            })
+                        });
                 }
-            }
-            let mut dom = vec![false; vals];
-            for (v, d) in dom.iter_mut().enumerate() {
-                *d = cells.iter().any(|idx| {
-                    let lit = Lit::Eq(
-                        Term::Atom(Atom::Cell(g as u32, idx.clone())),
-                        Term::Val(v as u32),
-                    );
-                    init.iter().any(|conj| {
-                        let mut c = conj.clone();
-                        c.push(lit.clone());
-                        sat(sys, sys.procs, &c)
-                    })
-                });
             }
             allowed[g] = Some(dom);
         }
