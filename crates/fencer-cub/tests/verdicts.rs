@@ -94,10 +94,9 @@ fn corpus_verdicts_slow() {
     run(true);
 }
 
-/// Rows plain backward search does not finish in time but Cubicle does (no BRAB in their
-/// options): with `brab: Some(2)` fencer gives their SAFE verdict in milliseconds
-/// (`germanish4`: 20 nodes, `distrib_channels`: 5). `distrib_channels_int1` (UNSAFE) does
-/// not finish either way.
+/// Slow rows without BRAB in their options: with `brab: Some(2)` fencer gives their SAFE
+/// verdict in milliseconds (`germanish4`: 20 nodes, about 2 s without BRAB;
+/// `distrib_channels`: 5, which plain search does not finish yet).
 #[test]
 fn slow_safe_rows_with_brab() {
     let Some(dir) = common::corpus() else {
