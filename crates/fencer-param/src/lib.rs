@@ -8,6 +8,8 @@
 //! exact backward reachability of that one instance.
 
 pub mod concrete;
+pub mod domains;
+pub mod fd;
 pub mod formula;
 pub mod pre;
 pub mod search;

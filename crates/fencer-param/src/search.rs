@@ -88,6 +88,11 @@ const MAX_PROCS: u8 = 16;
 
 const KEEP_PROCS: bool = true;
 
+const POSTPONE: bool = true;
+
+/// Steps of the finite-domain subsumption search before the general solver takes over.
+const FD_STEPS: u64 = 200_000;
+
 /// Bound on the states BRAB's forward exploration keeps.
 pub const FORWARD_STATES: usize = 20_000;
 
@@ -203,6 +208,20 @@ pub fn check(sys: &System, opts: &Options) -> Result {
     };
     let mut restarts = 0;
     let mut spent = 0u64;
+    let domains = crate::domains::Domains::new(sys);
+    let ticks: Vec<u32> = (0..sys.globals.len() as u32)
+        .filter(|&g| {
+            let gl = &sys.globals[g as usize];
+            gl.arity == 0
+                && gl.sort.arith()
+                && !gl.weak
+                && !sys
+                    .transitions
+                    .iter()
+                    .any(|t| t.updates.iter().any(|u| u.global == g))
+        })
+        .collect();
+    let mut qe = !sys.tso && !ticks.is_empty();
     loop {
         let mut s = Search {
             sys,
@@ -221,15 +240,15 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             bad: None,
             approximations: 0,
             spent,
+            expanded: 0,
+            domains: &domains,
+            qe,
+            ticks: &ticks,
         };
         let outcome = s.run(opts, started);
         let bad = s.bad.take();
-        let (nodes, subsumed, generated, approximations) = (
-            s.visited.len() as u64,
-            s.subsumed,
-            s.generated,
-            s.approximations,
-        );
+        let (nodes, subsumed, generated, approximations) =
+            (s.expanded, s.subsumed, s.generated, s.approximations);
         drop(s);
         if let (Some(bad), Some(o)) = (bad, oracle.as_mut()) {
             // A candidate invariant is reachable from `init` (or the trace to it needs
@@ -240,6 +259,13 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             }
             o.banned.push(bad);
             restarts += 1;
+            continue;
+        }
+        if qe && matches!(outcome, Outcome::Spurious { .. }) {
+            // Forgetting the constants' values across steps let a trace through that no
+            // instance runs: search again exactly.
+            spent += nodes;
+            qe = false;
             continue;
         }
         return Result {
@@ -281,6 +307,14 @@ struct Search<'a> {
     approximations: u64,
     /// Nodes visited by the searches BRAB abandoned (they count against `max_nodes`).
     spent: u64,
+    /// Nodes expanded (Cubicle's "visited nodes", deleted ones included).
+    expanded: u64,
+    /// The values enumeration cells can hold (see [`crate::domains`]).
+    domains: &'a crate::domains::Domains,
+    /// Cubicle's elimination of positive constants (see [`Search::forget_ticks`]).
+    qe: bool,
+    /// Arithmetic globals no transition writes (`const Tick : real`).
+    ticks: &'a [u32],
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -389,14 +423,29 @@ impl Search<'_> {
                 queue.insert(key(&self.nodes[i], 0, i));
             }
         }
-        while let Some((depth, _, _, i)) = queue.pop_first() {
+        // Cubicle's default (`-postpone 1`): a pre-image with more processes than its cube
+        // waits until every cube with as few processes is done, which usually finds the
+        // fixpoint among small cubes before the larger ones are expanded (germanish5: 536
+        // cubes instead of 790). Not under TSO, where it visits fewer cubes but generates
+        // more event combinations and takes twice as long (arbiter_v2_N).
+        let postpone = POSTPONE && !sys.tso;
+        let mut postponed: Vec<(u32, usize)> = Vec::new();
+        loop {
+            if queue.is_empty() {
+                for (d, j) in postponed.drain(..) {
+                    queue.insert(key(&self.nodes[j], d, j));
+                }
+            }
+            let Some((depth, _, _, i)) = queue.pop_first() else {
+                break;
+            };
             if let Some(t) = opts.timeout {
                 if started.elapsed() > t {
                     return Outcome::Limit("timeout");
                 }
             }
             if let Some(m) = opts.max_nodes {
-                if (self.visited.len() - user_invariants) as u64 + self.spent >= m {
+                if self.expanded + self.spent >= m {
                     return Outcome::Limit("max-nodes");
                 }
             }
@@ -448,8 +497,14 @@ impl Search<'_> {
                 }
             }
             self.visit(i);
+            self.expanded += 1;
+            let procs = self.nodes[i].cube.procs;
             for j in self.expand(i) {
-                queue.insert(key(&self.nodes[j], depth + 1, j));
+                if postpone && self.nodes[j].cube.procs > procs {
+                    postponed.push((depth + 1, j));
+                } else {
+                    queue.insert(key(&self.nodes[j], depth + 1, j));
+                }
             }
             if self.deadline.is_some_and(|d| Instant::now() > d) {
                 return Outcome::Limit("timeout");
@@ -469,6 +524,52 @@ impl Search<'_> {
             .map(|&i| self.nodes[i].cube.clone())
             .collect();
         Outcome::Safe { invariant }
+    }
+
+    /// Cubicle's elimination of positive constants (its default, `-noqe` turns it off):
+    /// in a pre-image that says `0 < K` of a constant `K`, `K` becomes a fresh value,
+    /// eliminated like the values of `.` (Fourier-Motzkin), so `Num[#1] + Tick = 0 &&
+    /// 0 < Tick` becomes `Num[#1] < 0`. The cube only grows (it forgets that `K` is the
+    /// same at every step), so SAFE stays sound; a trace that then does not run restarts
+    /// the search without it (see [`check`]). Without it, sums `Num[#1] + k*Tick` make new
+    /// cubes for every `k`.
+    fn forget_ticks(&mut self, mut conj: Vec<Lit>) -> Vec<Lit> {
+        for &k in self.ticks {
+            let cell = crate::Atom::Cell(k, Vec::new());
+            // `c*K + k < 0` with `c < 0 <= k`, or `c*K + k <= 0` with `c < 0 < k` (how
+            // `0 < K` reads over integers: `1 <= K`).
+            let positive = conj.iter().any(|l| match l {
+                Lit::Arith(lin, rel) if lin.terms.len() == 1 && lin.terms[0].0 == cell => {
+                    lin.terms[0].1 < 0
+                        && match rel {
+                            crate::formula::Rel::Lt => lin.k >= 0,
+                            crate::formula::Rel::Le => lin.k > 0,
+                            _ => false,
+                        }
+                }
+                _ => false,
+            });
+            if !positive {
+                continue;
+            }
+            self.fresh += 1;
+            let fresh = crate::Atom::Fresh(k, self.fresh);
+            conj = conj
+                .into_iter()
+                .map(|l| match l {
+                    Lit::Arith(mut lin, rel) => {
+                        for t in &mut lin.terms {
+                            if t.0 == cell {
+                                t.0 = fresh.clone();
+                            }
+                        }
+                        Lit::Arith(lin, rel)
+                    }
+                    l => l,
+                })
+                .collect();
+        }
+        conj
     }
 
     /// The root of node `i`'s chain of pre-images: an unsafe cube or a candidate.
@@ -540,6 +641,21 @@ impl Search<'_> {
 
     fn visit(&mut self, i: usize) {
         let vc = &self.nodes[i].cube;
+        if std::env::var_os("FENCER_PARAM_DEBUG").is_some() {
+            let n = &self.nodes[i];
+            eprintln!(
+                "node {} [{}]: {}   <= {}{:?} of {:?}",
+                i,
+                vc.procs,
+                crate::formula::cube_text(self.sys, &vc.lits),
+                self.sys
+                    .transitions
+                    .get(n.transition)
+                    .map_or("", |t| t.name.as_str()),
+                n.args,
+                n.parent
+            );
+        }
         let mut groups: Vec<Vec<Lit>> = vec![Vec::new(); vc.procs as usize + 1];
         for l in &vc.lits {
             let mut ps = Vec::new();
@@ -619,7 +735,20 @@ impl Search<'_> {
                     conjs.into_iter().map(|c| (c, Default::default())).collect()
                 };
                 for (conj, ev) in results {
+                    let conj = if self.qe {
+                        self.forget_ticks(conj)
+                    } else {
+                        conj
+                    };
                     if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
+                        let extra = self.domains.constraints(&c.lits);
+                        if !extra.is_empty() {
+                            let mut l = c.lits.clone();
+                            l.extend(extra);
+                            if !sat(sys, sys.procs, &l) {
+                                continue;
+                            }
+                        }
                         let c = if sys.tso { c.with_events(&ev, &map) } else { c };
                         self.generated += 1;
                         self.nodes.push(Node {
@@ -740,8 +869,16 @@ impl Search<'_> {
         if candidates.is_empty() {
             return false;
         }
-        let n = c.lits.len();
         let mut all = c.lits.clone();
+        let mut mentioned = c.lits.clone();
+        for x in &candidates {
+            mentioned.extend(x.iter().cloned());
+        }
+        all.extend(self.domains.constraints(&mentioned));
+        if let Some(r) = crate::fd::entails_any(sys, &all, &candidates, FD_STEPS) {
+            return r;
+        }
+        let n = all.len();
         let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
         for x in candidates {
             all.extend(x);
