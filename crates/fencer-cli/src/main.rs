@@ -157,7 +157,8 @@ struct BenchArgs {
     /// time, with both methods' verdicts (a `// robust: tso=yes pso=no` line is checked).
     #[arg(long)]
     robust: bool,
-    /// DVE models: threads for reachability (benchmarks are one core unless said).
+    /// Worker threads for each run: DPOR's split exploration, DVE reachability
+    /// (benchmarks are one core unless said).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
     jobs: usize,
 }

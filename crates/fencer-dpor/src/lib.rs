@@ -199,8 +199,6 @@ struct Dpor<'a, M> {
     unit: usize,
     /// A unit of a larger index than a violating one: abandoned, its result unused.
     cancelled: bool,
-    /// Complete executions already added to `shared`'s count.
-    counted: u64,
     /// Frontier enumeration: stop once this many units are known.
     unit_cap: usize,
     _m: std::marker::PhantomData<M>,
@@ -250,7 +248,6 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             shared: None,
             unit: 0,
             cancelled: false,
-            counted: 0,
             unit_cap: usize::MAX,
             _m: std::marker::PhantomData,
         }
@@ -307,21 +304,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         loop {
             self.execute(replay);
             self.fresh = usize::MAX;
-            match self.shared {
-                Some(sh) => {
-                    let delta = self.col.stats.executions - self.counted;
-                    if delta > 0 {
-                        self.counted = self.col.stats.executions;
-                        let total = sh.add_executions(delta);
-                        if let Some(p) = &self.opts.progress {
-                            p.store(total, Ordering::Relaxed);
-                        }
-                    }
-                }
-                None => {
-                    if let Some(p) = &self.opts.progress {
-                        p.store(self.col.stats.executions, Ordering::Relaxed);
-                    }
+            if self.shared.is_none() {
+                if let Some(p) = &self.opts.progress {
+                    p.store(self.col.stats.executions, Ordering::Relaxed);
                 }
             }
             if self.limit_hit() || (self.opts.stop_on_violation && self.col.cex.is_some()) {
@@ -441,6 +426,26 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     return;
                 }
                 if self.enabled.is_empty() {
+                    if let Some(sh) = self.shared {
+                        // Workers count complete executions together, before judging one,
+                        // so that --max-executions stops at exactly that many.
+                        let completes = state.is_complete()
+                            && state.cut().is_none()
+                            && !state.threads.iter().any(|t| t.faulted);
+                        if completes {
+                            match sh.ticket(self.opts.max_executions) {
+                                Some(n) => {
+                                    if let Some(p) = &self.opts.progress {
+                                        p.store(n, Ordering::Relaxed);
+                                    }
+                                }
+                                None => {
+                                    self.stop(Limit::MaxExecutions);
+                                    return;
+                                }
+                            }
+                        }
+                    }
                     self.blocked_locks(&state, d);
                     if let Some(t) = &mut self.traces {
                         if state.is_complete() {

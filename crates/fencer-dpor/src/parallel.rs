@@ -153,9 +153,13 @@ impl Shared {
         self.executions.load(Ordering::Relaxed)
     }
 
-    /// Adds `n` complete executions; the new total.
-    pub fn add_executions(&self, n: u64) -> u64 {
-        self.executions.fetch_add(n, Ordering::Relaxed) + n
+    /// Counts one more complete execution, unless that would pass `max`: the new total.
+    pub fn ticket(&self, max: Option<u64>) -> Option<u64> {
+        let n = self.executions.fetch_add(1, Ordering::Relaxed);
+        match max {
+            Some(m) if n >= m => None,
+            _ => Some(n + 1),
+        }
     }
 }
 
