@@ -84,9 +84,11 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         } else {
             // DPOR runs one worker unless said, so that rows compare engines, not cores.
             let jobs = o.jobs.to_string();
-            ["--model", model, "--algo", o.algo, "--json", "--jobs", &jobs]
-                .map(String::from)
-                .to_vec()
+            [
+                "--model", model, "--algo", o.algo, "--json", "--jobs", &jobs,
+            ]
+            .map(String::from)
+            .to_vec()
         })
         .args(["--timeout", &o.timeout.to_string()])
         .output();

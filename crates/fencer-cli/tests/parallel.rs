@@ -190,7 +190,15 @@ fn a_shard_stopped_by_a_limit_makes_the_merge_incomplete() {
     assert_eq!(json(&o)["verdict"], "incomplete");
     // Workers share the budget, exactly.
     for jobs in ["2", "3"] {
-        let o = fencer(&["check", &prog, "--jobs", jobs, "--max-executions", "7", "--json"]);
+        let o = fencer(&[
+            "check",
+            &prog,
+            "--jobs",
+            jobs,
+            "--max-executions",
+            "7",
+            "--json",
+        ]);
         assert_eq!(code(&o), 3);
         let v = json(&o);
         assert_eq!(v["stopped_by"], "max-executions");
