@@ -376,24 +376,29 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 state.threads[f.thread as usize].faulted = true;
             }
         }
-        for d in 0..replay {
+        for d in 0..replay.min(self.fresh) {
+            let step = self.schedule[d];
+            let (ev, status) = state.step::<M>(self.prog, step);
+            if let Status::Fault(f) = status {
+                state.threads[f.thread as usize].faulted = true;
+            }
+            self.hb.record::<M>(step, &ev, None);
+            self.events.push(ev);
+        }
+        // A unit's prefix steps that no earlier unit took: new, as in the exploration
+        // without a frontier (their faults are reported).
+        for d in self.fresh.min(replay)..replay {
             let step = self.schedule[d];
             let (ev, status) = state.step::<M>(self.prog, step);
             self.hb.record::<M>(step, &ev, None);
             self.events.push(ev);
-            if d >= self.fresh {
-                // A unit's prefix step that no earlier unit took: it is new, as in the
-                // exploration without a frontier.
-                self.col.stats.events += 1;
-                if let Status::Fault(f) = &status {
-                    self.col.fault(&state, f, &self.events);
-                    self.obs.fault(&state, f, &self.events);
-                    if self.opts.stop_on_violation {
-                        return;
-                    }
-                }
-            }
+            self.col.stats.events += 1;
             if let Status::Fault(f) = status {
+                self.col.fault(&state, &f, &self.events);
+                self.obs.fault(&state, &f, &self.events);
+                if self.opts.stop_on_violation {
+                    return;
+                }
                 state.threads[f.thread as usize].faulted = true;
             }
         }
