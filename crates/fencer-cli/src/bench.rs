@@ -82,9 +82,13 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         .args(if model == "dve" {
             vec!["--json".to_string(), "--jobs".into(), o.jobs.to_string()]
         } else {
-            ["--model", model, "--algo", o.algo, "--json"]
-                .map(String::from)
-                .to_vec()
+            // DPOR runs one worker unless said, so that rows compare engines, not cores.
+            let jobs = o.jobs.to_string();
+            [
+                "--model", model, "--algo", o.algo, "--json", "--jobs", &jobs,
+            ]
+            .map(String::from)
+            .to_vec()
         })
         .args(["--timeout", &o.timeout.to_string()])
         .output();

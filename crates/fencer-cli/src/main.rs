@@ -4,6 +4,7 @@ mod bench;
 mod cub;
 mod dve;
 mod dve_relaxed;
+mod merge;
 mod repair;
 mod robust;
 mod symbolic;
@@ -70,6 +71,10 @@ a run that disagrees is marked `!` and the exit code is 1.\n\n\
 Example:\n  fencer bench bench/fen --models sc,tso,pso"
     )]
     Bench(BenchArgs),
+    /// Combine the `--json` results of `check --shard I/N` runs (one per shard) into one
+    /// verdict and statistics.
+    #[command(after_help = merge::AFTER_HELP)]
+    Merge(merge::MergeArgs),
     /// Answer litmus tests (herd7's X86 format) as herd7 does: every reachable final
     /// state, Ok/No, witnesses and the observation.
     #[command(
@@ -152,7 +157,8 @@ struct BenchArgs {
     /// time, with both methods' verdicts (a `// robust: tso=yes pso=no` line is checked).
     #[arg(long)]
     robust: bool,
-    /// DVE models: threads for reachability (benchmarks are one core unless said).
+    /// Worker threads for each run: DPOR's split exploration, DVE reachability
+    /// (benchmarks are one core unless said).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
     jobs: usize,
 }
@@ -332,8 +338,11 @@ struct CheckArgs {
     /// `-forward-depth`; default: every reachable state, up to 20,000).
     #[arg(long, value_name = "D", requires = "brab")]
     forward_depth: Option<u32>,
-    /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
-    /// one); default: all cores. The answer and the counterexample do not depend on it.
+    /// Worker threads; default: all cores. Programs (DPOR): the tree is split at a
+    /// deterministic frontier into units that workers take in order; `--jobs 1` runs the
+    /// engine without a frontier. DVE: threads for reachability (errors, assertions,
+    /// --reach, --deadlock; LTL uses one). The answer and the counterexample do not
+    /// depend on the number of workers.
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
     /// DVE: store full state vectors. By default each byte is stored in as few bits as the
@@ -355,6 +364,11 @@ struct CheckCmd {
     args: CheckArgs,
     #[command(flatten)]
     views: views::ViewArgs,
+    /// Programs (DPOR): explore only shard I of N (1 <= I <= N) of the split tree, so that
+    /// N runs (on N machines) explore everything exactly once between them; combine their
+    /// `--json` results with `fencer merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -380,8 +394,9 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(c) => check(c.args, &c.views),
+        Command::Check(c) => check(c.args, &c.views, c.shard.as_deref()),
         Command::Litmus(args) => litmus(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Robust(args) => robust::robust(args),
         Command::Replay(args) => views::replay(args),
         Command::Repair(args) => repair::repair(args),
@@ -666,12 +681,27 @@ fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, Exi
     ))
 }
 
-fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
+fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitCode {
     let started = Instant::now();
     let timeout = match timeout_arg(args.timeout) {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    let shard = match shard.map(merge::parse_shard).transpose() {
+        Ok(s) => s,
+        Err(msg) => return usage_error(args.json, &msg, None),
+    };
+    if args.jobs == Some(0) {
+        return usage_error(args.json, "error: --jobs expects at least 1 worker", None);
+    }
+    let is = |ext: &str| args.file.extension().is_some_and(|e| e == ext);
+    if shard.is_some() && (is("cub") || is("dve") || !matches!(args.engine, EngineArg::Dpor)) {
+        return usage_error(
+            args.json,
+            "error: --shard splits the DPOR engine's exploration of a program (.fen, .litmus, C); not .dve or .cub models, nor --engine reference or abpress",
+            None,
+        );
+    }
     if args.file.extension().is_some_and(|e| e == "cub") {
         return cub::check(&args, timeout);
     }
@@ -708,6 +738,7 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
     } else {
         fencer_ir::spin::spin_assume(&mut prog)
     };
+    let mut split_info = None;
     let mut report: Report = match args.engine {
         EngineArg::Reference => {
             let opts = fencer_reference::Options {
@@ -733,7 +764,20 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
                 stop_on_violation: !args.all,
                 progress: Some(progress.count.clone()),
             };
-            let r = fencer_dpor::explore(&prog, model, &opts);
+            let jobs = args.jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            let r = if jobs == 1 && shard.is_none() {
+                fencer_dpor::explore(&prog, model, &opts)
+            } else {
+                let split = fencer_dpor::Split {
+                    shard,
+                    ..fencer_dpor::Split::jobs(jobs)
+                };
+                let s = fencer_dpor::explore_split(&prog, model, &opts, &split, false);
+                split_info = Some(merge::split_json(&args, &prog, jobs, shard, &s));
+                s.report
+            };
             progress.finish();
             r
         }
@@ -744,9 +788,15 @@ fn check(args: CheckArgs, views: &views::ViewArgs) -> ExitCode {
     report.stats.spin_loops = spin_loops as u64;
     report.stats.peak_rss_kib = peak_rss_kib();
     if args.json {
-        out(&format!("{}\n", report.to_json()));
+        match &split_info {
+            Some(info) => out(&format!("{}\n", merge::with_split(&report, info))),
+            None => out(&format!("{}\n", report.to_json())),
+        }
     } else {
         out(&report.to_text(args.verbose));
+        if let Some(info) = &split_info {
+            out(&merge::split_text(info));
+        }
     }
     if let Err(code) = views::after_check(&args, views, &prog, model, &report) {
         return code;

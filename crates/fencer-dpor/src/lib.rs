@@ -15,7 +15,10 @@
 //! position with work left and replays the schedule from the initial state.
 
 mod hb;
+mod parallel;
 mod wut;
+
+pub use parallel::{explore_split, predicted_speedup, Shard, Split, SplitResult, UNITS};
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
@@ -178,6 +181,26 @@ struct Dpor<'a, M> {
     /// Trace fingerprints of complete executions, when asked for.
     traces: Option<Vec<u128>>,
     obs: &'a mut dyn Observer,
+    /// Positions before this one are not this engine's to explore (a frontier unit's
+    /// prefix, or the fully expanded top of the tree): races whose reversal would go there
+    /// are dropped (see `parallel.rs` for why that loses nothing).
+    root: usize,
+    /// Frontier enumeration (`parallel.rs`): positions before this depth are expanded
+    /// fully (every enabled process that is not asleep), and every execution stops at it
+    /// (or where it ends earlier), recording a unit instead of being judged.
+    frontier: Option<usize>,
+    units: Vec<parallel::Unit>,
+    /// A unit's first execution: the prefix steps from this position on were taken first
+    /// by this unit in the frontier's order, so their faults are reported as new steps'.
+    fresh: usize,
+    /// Parallel or sharded exploration: the limits and the cancellation all units share.
+    shared: Option<&'a parallel::Shared>,
+    /// This unit's index (with `shared`).
+    unit: usize,
+    /// A unit of a larger index than a violating one: abandoned, its result unused.
+    cancelled: bool,
+    /// Frontier enumeration: stop once this many units are known.
+    unit_cap: usize,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -218,37 +241,78 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             reversed: 0,
             traces: traces.then(Vec::new),
             obs,
+            root: 0,
+            frontier: None,
+            units: Vec::new(),
+            fresh: usize::MAX,
+            shared: None,
+            unit: 0,
+            cancelled: false,
+            unit_cap: usize::MAX,
             _m: std::marker::PhantomData,
         }
     }
 
     fn limit_hit(&mut self) -> bool {
-        if self.col.stopped.is_some() {
+        if self.col.stopped.is_some() || self.cancelled {
             return true;
+        }
+        if let Some(sh) = self.shared {
+            if sh.cancelled(self.unit) {
+                self.cancelled = true;
+                return true;
+            }
+            if let Some(l) = sh.stopped() {
+                self.col.stopped = Some(l);
+                return true;
+            }
         }
         if let Some(t) = self.opts.timeout {
             if self.col.start.elapsed() >= t {
-                self.col.stopped = Some(Limit::Timeout);
+                self.stop(Limit::Timeout);
                 return true;
             }
         }
         if let Some(m) = self.opts.max_executions {
-            if self.col.stats.executions >= m {
-                self.col.stopped = Some(Limit::MaxExecutions);
+            let n = match self.shared {
+                Some(sh) => sh.executions(),
+                None => self.col.stats.executions,
+            };
+            if n >= m {
+                self.stop(Limit::MaxExecutions);
                 return true;
             }
         }
         false
     }
 
+    fn stop(&mut self, l: Limit) {
+        if let Some(sh) = self.shared {
+            sh.stop(l.clone());
+        }
+        self.col.stopped = Some(l);
+    }
+
     fn run(mut self) -> (Report, Vec<u128>) {
-        let mut replay = 0usize;
+        self.explore(0);
+        self.finish()
+    }
+
+    /// Explores from the current schedule's first `replay` steps until nothing is left
+    /// (at positions from `root` on), a limit stops it, or a violation does.
+    fn explore(&mut self, mut replay: usize) {
         loop {
             self.execute(replay);
-            if let Some(p) = &self.opts.progress {
-                p.store(self.col.stats.executions, Ordering::Relaxed);
+            self.fresh = usize::MAX;
+            if self.shared.is_none() {
+                if let Some(p) = &self.opts.progress {
+                    p.store(self.col.stats.executions, Ordering::Relaxed);
+                }
             }
             if self.limit_hit() || (self.opts.stop_on_violation && self.col.cex.is_some()) {
+                break;
+            }
+            if self.frontier.is_some() && self.units.len() >= self.unit_cap {
                 break;
             }
             if self.opts.algo == Algo::Optimal {
@@ -256,10 +320,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             // Backtrack to the deepest position with something left to explore.
             let algo = self.opts.algo;
-            match (0..self.pos.len())
-                .rev()
-                .find(|&d| self.pos[d].pending(algo))
-            {
+            let full = self.frontier.unwrap_or(0);
+            match (0..self.pos.len()).rev().find(|&d| {
+                let p = &self.pos[d];
+                if d < full {
+                    p.backtrack.iter().any(|&s| !p.explored(s) && !p.asleep(s))
+                } else {
+                    p.pending(algo)
+                }
+            }) {
                 Some(d) => {
                     self.pos.truncate(d + 1);
                     self.schedule.truncate(d);
@@ -268,6 +337,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 None => break,
             }
         }
+    }
+
+    fn finish(self) -> (Report, Vec<u128>) {
         let mut report = self.col.finish("dpor", M::KIND.name());
         report.algo = Some(self.opts.algo.name().to_string());
         report.stats.sleep_blocked = Some(self.sleep_blocked);
@@ -288,14 +360,23 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         self.events.clear();
         self.pending.clear();
         if let Status::Fault(f) = &status {
-            self.col.fault(&state, f, &[]);
-            self.obs.fault(&state, f, &[]);
-            if self.opts.stop_on_violation {
-                return;
+            if self.frontier.is_some() {
+                // The enumeration judges nothing: the unit's explorer meets this fault.
+                if self.opts.stop_on_violation {
+                    self.record_unit(0, Vec::new(), replay, false);
+                    return;
+                }
+                state.threads[f.thread as usize].faulted = true;
+            } else {
+                self.col.fault(&state, f, &[]);
+                self.obs.fault(&state, f, &[]);
+                if self.opts.stop_on_violation {
+                    return;
+                }
+                state.threads[f.thread as usize].faulted = true;
             }
-            state.threads[f.thread as usize].faulted = true;
         }
-        for d in 0..replay {
+        for d in 0..replay.min(self.fresh) {
             let step = self.schedule[d];
             let (ev, status) = state.step::<M>(self.prog, step);
             if let Status::Fault(f) = status {
@@ -304,10 +385,31 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.hb.record::<M>(step, &ev, None);
             self.events.push(ev);
         }
+        // A unit's prefix steps that no earlier unit took: new, as in the exploration
+        // without a frontier (their faults are reported).
+        for d in self.fresh.min(replay)..replay {
+            let step = self.schedule[d];
+            let (ev, status) = state.step::<M>(self.prog, step);
+            self.hb.record::<M>(step, &ev, None);
+            self.events.push(ev);
+            self.col.stats.events += 1;
+            if let Status::Fault(f) = status {
+                self.col.fault(&state, &f, &self.events);
+                self.obs.fault(&state, &f, &self.events);
+                if self.opts.stop_on_violation {
+                    return;
+                }
+                state.threads[f.thread as usize].faulted = true;
+            }
+        }
         let mut d = replay;
         let mut found = Vec::new();
         loop {
             if d >= self.opts.max_depth.saturating_mul(64) {
+                if self.frontier.is_some() {
+                    self.record_unit(d, Vec::new(), replay, false);
+                    return;
+                }
                 self.col.stats.blocked += 1;
                 self.col.stats.depth_cut += 1;
                 return;
@@ -317,8 +419,38 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if d == self.pos.len() {
                 self.pos.push(Pos::default());
             }
+            if self.frontier == Some(d) {
+                let sleep = self.pos[d].sleep.clone();
+                self.record_unit(d, sleep, replay, true);
+                return;
+            }
             let Some((step, subtree)) = self.choose(d) else {
+                if self.frontier.is_some() {
+                    let sleep = self.pos[d].sleep.clone();
+                    self.record_unit(d, sleep, replay, false);
+                    return;
+                }
                 if self.enabled.is_empty() {
+                    if let Some(sh) = self.shared {
+                        // Workers count complete executions together, before judging one,
+                        // so that --max-executions stops at exactly that many.
+                        let completes = state.is_complete()
+                            && state.cut().is_none()
+                            && !state.threads.iter().any(|t| t.faulted);
+                        if completes {
+                            match sh.ticket(self.opts.max_executions) {
+                                Some(n) => {
+                                    if let Some(p) = &self.opts.progress {
+                                        p.store(n, Ordering::Relaxed);
+                                    }
+                                }
+                                None => {
+                                    self.stop(Limit::MaxExecutions);
+                                    return;
+                                }
+                            }
+                        }
+                    }
                     self.blocked_locks(&state, d);
                     if let Some(t) = &mut self.traces {
                         if state.is_complete() {
@@ -358,8 +490,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     }
                 }
             }
+            let full = self.frontier.is_some_and(|f| d < f);
             let p = &mut self.pos[d];
-            if self.opts.algo == Algo::Source && p.backtrack.is_empty() {
+            if self.opts.algo == Algo::Source && p.backtrack.is_empty() && !full {
                 p.backtrack.push(step);
             }
             p.done.push(step);
@@ -372,16 +505,29 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.events.push(ev);
             for &i in &found {
                 self.races += 1;
+                if i < self.root {
+                    // Above the root every process is explored or asleep: the reversal
+                    // is covered there (`parallel.rs`).
+                    continue;
+                }
                 match self.opts.algo {
                     Algo::Source => self.add_backtrack(i, d),
                     Algo::Optimal => self.pending.push((i, d)),
                 }
             }
             if let Status::Fault(f) = status {
-                self.col.fault(&state, &f, &self.events);
-                self.obs.fault(&state, &f, &self.events);
-                if self.opts.stop_on_violation {
-                    return;
+                if self.frontier.is_some() {
+                    // The unit's explorer reports the fault (it is a new step there).
+                    if self.opts.stop_on_violation {
+                        self.record_unit(d + 1, Vec::new(), replay, false);
+                        return;
+                    }
+                } else {
+                    self.col.fault(&state, &f, &self.events);
+                    self.obs.fault(&state, &f, &self.events);
+                    if self.opts.stop_on_violation {
+                        return;
+                    }
                 }
                 // Exploring everything: the faulting thread stops, the others go on, so
                 // that the races of the events they have yet to run are seen.
@@ -396,6 +542,18 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 return;
             }
         }
+    }
+
+    /// Frontier enumeration: the execution stops here, at position `end` (the frontier,
+    /// or where it ended earlier); the schedule's first `end` steps and the sleep set
+    /// there become a unit.
+    fn record_unit(&mut self, end: usize, sleep: Vec<Step>, fresh: usize, open: bool) {
+        self.units.push(parallel::Unit {
+            prefix: self.schedule[..end].to_vec(),
+            sleep,
+            fresh,
+            open,
+        });
     }
 
     /// The execution ended with threads waiting for mutexes that others hold (for good: a
@@ -428,6 +586,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if let Some((i, j)) = self.hb.blocked_lock(t, loc) {
                 debug_assert!(i < end && j >= end);
                 self.races += 1;
+                if i < self.root {
+                    self.hb.drop_virtual(j);
+                    continue;
+                }
                 match self.opts.algo {
                     Algo::Source => self.add_backtrack(i, j),
                     Algo::Optimal => {
@@ -444,6 +606,19 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// wakeup tree to follow after it.
     fn choose(&mut self, d: usize) -> Option<(Step, Vec<wut::Node>)> {
         let p = &mut self.pos[d];
+        if self.frontier.is_some_and(|f| d < f) {
+            // The top of a split tree: every enabled process that is not asleep, in
+            // enabled order (the same on every replay).
+            if p.done.is_empty() && p.backtrack.is_empty() {
+                p.backtrack.extend_from_slice(&self.enabled);
+            }
+            let step = p
+                .backtrack
+                .iter()
+                .copied()
+                .find(|&s| !p.explored(s) && !p.asleep(s));
+            return step.map(|s| (s, Vec::new()));
+        }
         match self.opts.algo {
             Algo::Source => {
                 let step = if p.backtrack.is_empty() {

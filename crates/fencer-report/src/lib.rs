@@ -4,10 +4,10 @@
 //! versions): `verdict`, `model`, `engine`, `executions`, `blocked`, `elapsed_ms`,
 //! `final_states`, `counterexample` are kept by every engine.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Every execution was explored and none violates anything.
@@ -31,7 +31,7 @@ impl Verdict {
 }
 
 /// One line of a counterexample: one event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceLine {
     /// 1-based position in the execution.
     pub step: usize,
@@ -53,7 +53,7 @@ pub struct TraceLine {
     pub buffer_update: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counterexample {
     /// `assertion`, `condition`, `deadlock`, `memory-error`, `arithmetic`, `bad-join`,
     /// `bad-unlock`, `bad-mutex`.
@@ -88,7 +88,7 @@ pub enum ScheduleStep {
 }
 
 /// Why an exploration stopped early.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
     Timeout,
@@ -105,7 +105,7 @@ pub enum Limit {
     LocalLoop,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Stats {
     /// Complete executions explored.
     pub executions: u64,
@@ -155,7 +155,7 @@ pub struct Stats {
     pub elapsed_ms: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub verdict: Verdict,
     pub model: String,

@@ -1,0 +1,283 @@
+//! `check --jobs N`, `check --shard I/N` and `fencer merge` end to end: results equal to
+//! one worker's, shards that merge into the whole run, and every error's exit code.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fencer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fencer"))
+        .args(args)
+        .output()
+        .expect("run fencer")
+}
+
+fn file(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fencer-parallel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs every shard of `prog` (`--json`), saves each result, returns the paths.
+fn shards(prog: &str, n: u32, extra: &[&str]) -> Vec<String> {
+    let name = Path::new(prog)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    (1..=n)
+        .map(|i| {
+            let shard = format!("{i}/{n}");
+            let mut args = vec!["check", prog, "--shard", &shard, "--json"];
+            args.extend_from_slice(extra);
+            let o = fencer(&args);
+            assert!(
+                matches!(code(&o), 0 | 1 | 3),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let p = tmp(&format!("{name}-{i}-of-{n}-{}.json", extra.join("")));
+            std::fs::write(&p, &o.stdout).unwrap();
+            p.display().to_string()
+        })
+        .collect()
+}
+
+fn merge(parts: &[String], extra: &[&str]) -> Output {
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    fencer(&args)
+}
+
+#[test]
+fn jobs_give_one_workers_answer() {
+    let prog = file("bench/fen/fib4_true.fen");
+    for model in ["sc", "tso"] {
+        let one = json(&fencer(&[
+            "check", &prog, "-m", model, "--jobs", "1", "--json",
+        ]));
+        assert!(
+            one.get("split").is_none(),
+            "--jobs 1 runs the engine without a frontier"
+        );
+        for jobs in ["2", "3"] {
+            let o = fencer(&["check", &prog, "-m", model, "--jobs", jobs, "--json"]);
+            assert_eq!(code(&o), 0);
+            let v = json(&o);
+            for k in [
+                "verdict",
+                "executions",
+                "final_states",
+                "final_state_executions",
+            ] {
+                assert_eq!(v[k], one[k], "{model} --jobs {jobs}: {k}");
+            }
+            assert_eq!(v["split"]["jobs"], jobs.parse::<u64>().unwrap());
+            assert!(v["split"]["units"].as_u64().unwrap() > 1);
+        }
+    }
+}
+
+#[test]
+fn the_counterexample_does_not_depend_on_the_workers() {
+    let prog = file("bench/fen/fib4_false.fen");
+    let run = |jobs: &str| {
+        let o = fencer(&["check", &prog, "-m", "tso", "--jobs", jobs, "--json"]);
+        assert_eq!(code(&o), 1);
+        json(&o)
+    };
+    let first = run("2");
+    assert!(first["split"]["violation_unit"].is_u64());
+    for jobs in ["2", "3", "2", "3", "4"] {
+        let v = run(jobs);
+        assert_eq!(
+            v["counterexample"], first["counterexample"],
+            "--jobs {jobs}"
+        );
+        assert_eq!(
+            v["split"]["violation_unit"],
+            first["split"]["violation_unit"]
+        );
+        assert_eq!(v["executions"], first["executions"], "--jobs {jobs}");
+    }
+}
+
+#[test]
+fn shards_merge_into_the_whole_run() {
+    let prog = file("bench/fen/fib4_true.fen");
+    let whole = json(&fencer(&[
+        "check", &prog, "-m", "pso", "--jobs", "2", "--json",
+    ]));
+    let parts = shards(&prog, 3, &["-m", "pso"]);
+    let mut sum = 0;
+    for p in &parts {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        sum += v["executions"].as_u64().unwrap();
+        assert_eq!(v["split"]["units"], whole["split"]["units"]);
+    }
+    assert_eq!(sum, whole["executions"].as_u64().unwrap());
+    let o = merge(&parts, &["--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    let m = json(&o);
+    for k in [
+        "verdict",
+        "executions",
+        "final_states",
+        "final_state_executions",
+    ] {
+        assert_eq!(m[k], whole[k], "{k}");
+    }
+    assert_eq!(m["stats"]["sleep_blocked"], whole["stats"]["sleep_blocked"]);
+    assert_eq!(m["split"]["shards"], 3);
+    // The parts in any order, and as text.
+    let mut rev = parts.clone();
+    rev.reverse();
+    let o = merge(&rev, &[]);
+    assert_eq!(code(&o), 0);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("merged: 3 shards"), "{text}");
+    assert!(
+        text.contains(&format!("executions: {} ", whole["executions"])),
+        "{text}"
+    );
+}
+
+#[test]
+fn merged_violation_is_the_stable_counterexample() {
+    let prog = file("bench/fen/fib4_false.fen");
+    let whole = json(&fencer(&["check", &prog, "--jobs", "2", "--json"]));
+    let parts = shards(&prog, 2, &[]);
+    let o = merge(&parts, &["--json"]);
+    assert_eq!(code(&o), 1);
+    let m = json(&o);
+    assert_eq!(m["verdict"], "violation");
+    assert_eq!(m["counterexample"], whole["counterexample"]);
+    assert_eq!(
+        m["split"]["violation_unit"],
+        whole["split"]["violation_unit"]
+    );
+}
+
+#[test]
+fn a_shard_stopped_by_a_limit_makes_the_merge_incomplete() {
+    let prog = file("bench/fen/fib4_true.fen");
+    let parts = shards(&prog, 2, &["--max-executions", "1"]);
+    let o = merge(&parts, &["--json"]);
+    assert_eq!(code(&o), 3);
+    assert_eq!(json(&o)["verdict"], "incomplete");
+    // Workers share the budget, exactly.
+    for jobs in ["2", "3"] {
+        let o = fencer(&[
+            "check",
+            &prog,
+            "--jobs",
+            jobs,
+            "--max-executions",
+            "7",
+            "--json",
+        ]);
+        assert_eq!(code(&o), 3);
+        let v = json(&o);
+        assert_eq!(v["stopped_by"], "max-executions");
+        assert_eq!(v["executions"], 7, "--jobs {jobs}");
+    }
+}
+
+#[test]
+fn shard_and_jobs_errors() {
+    let prog = file("bench/fen/fib4_true.fen");
+    for bad in ["0/3", "4/3", "1/0", "x/2", "2", "1/y", ""] {
+        let o = fencer(&["check", &prog, "--shard", bad]);
+        assert_eq!(code(&o), 2, "--shard {bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--shard"), "{err}");
+        let o = fencer(&["check", &prog, "--shard", bad, "--json"]);
+        assert_eq!(code(&o), 2);
+        assert!(json(&o)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--shard"));
+    }
+    let o = fencer(&["check", &prog, "--shard", "1/2", "--engine", "reference"]);
+    assert_eq!(code(&o), 2);
+    let dve = file("examples/dve/peterson.dve");
+    let o = fencer(&["check", &dve, "--shard", "1/2"]);
+    assert_eq!(code(&o), 2);
+    let o = fencer(&["check", &prog, "--jobs", "0"]);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn merge_errors() {
+    let prog = file("bench/fen/fib4_true.fen");
+    let parts = shards(&prog, 3, &[]);
+    let expect_usage = |o: Output, what: &str| {
+        assert_eq!(
+            code(&o),
+            2,
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(err.contains(what), "{err}");
+    };
+    // A shard missing, a shard twice.
+    expect_usage(merge(&parts[..2], &[]), "shard 3 of 3 missing");
+    expect_usage(
+        merge(&[parts[0].clone(), parts[0].clone(), parts[1].clone()], &[]),
+        "appears twice",
+    );
+    // Parts of different runs: another model; another number of shards.
+    let tso = shards(&prog, 3, &["-m", "tso"]);
+    expect_usage(
+        merge(&[parts[0].clone(), tso[1].clone(), parts[2].clone()], &[]),
+        "model differ",
+    );
+    let two = shards(&prog, 2, &[]);
+    expect_usage(
+        merge(&[parts[0].clone(), two[1].clone()], &[]),
+        "number of shards differ",
+    );
+    // Unreadable, not JSON, not a shard's result.
+    expect_usage(merge(&["/nonexistent/x.json".into()], &[]), "cannot read");
+    let junk = tmp("junk.json");
+    std::fs::write(&junk, "{ not json").unwrap();
+    expect_usage(merge(&[junk.display().to_string()], &[]), "not JSON");
+    let plain = tmp("plain.json");
+    std::fs::write(
+        &plain,
+        fencer(&["check", &prog, "--jobs", "1", "--json"]).stdout,
+    )
+    .unwrap();
+    expect_usage(merge(&[plain.display().to_string()], &[]), "--shard");
+    // JSON errors for scripts.
+    let o = merge(&parts[..1], &["--json"]);
+    assert_eq!(code(&o), 2);
+    assert!(json(&o)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("missing"));
+}

@@ -1,0 +1,402 @@
+//! Parallel (`--jobs N`) and sharded (`--shard I/N`) exploration: the tree is split
+//! statically at a deterministic frontier.
+//!
+//! 1. The top of the tree is expanded fully with sleep sets alone: at a node, every
+//!    enabled process that is not asleep is a child, in enabled order, and a child's sleep
+//!    set is what sleeps or was explored at the node and commutes with the step taken.
+//!    That is a sound reduction by itself (sleep sets never lose a trace) and never
+//!    completes one trace twice.
+//! 2. The nodes at the frontier depth `D`, and the executions that end above it, are the
+//!    *units*, numbered in the order of that depth-first expansion. `D` is the smallest
+//!    depth with at least [`UNITS`] units: it depends on the program (and the model and
+//!    options), never on the number of workers or shards, so every split sees the same
+//!    units.
+//! 3. Each unit is explored by the ordinary engine from its prefix, with its sleep set at
+//!    the root. A race whose reversal would go above the root is dropped: at a node above
+//!    it every enabled process is explored or asleep, so whatever process starts the
+//!    reversal (an initial of `notdep(i).j`, enabled before `i`) was explored there (its
+//!    subtree is another unit's, or several) or sleeps there (its traces are explored from
+//!    where it was put to sleep). What the engine's proof needs of a node (the processes
+//!    explored there are a source set for what is not asleep) holds trivially for a fully
+//!    expanded one.
+//!
+//! So the complete executions are one per trace, as without a frontier; only the
+//! executions blocked by sleep sets differ in number (the top has no wakeup trees). Each
+//! unit's exploration is deterministic and its result is kept apart; the report is their
+//! sum in unit order, so it does not depend on the number of workers or on timing. With
+//! stop-on-violation, a violation in unit `u` cancels the units after `u` and the units
+//! before it still finish: the report is that of units `0..=u`, the counterexample the
+//! first of unit order, which is what one worker reports.
+
+use crate::{Dpor, Options, Pos};
+use fencer_ir::Program;
+use fencer_machine::collect::Collector;
+use fencer_machine::{NoObserver, Step};
+use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
+use fencer_report::{Counterexample, Limit, Report, ScheduleStep};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The frontier is the first depth with at least this many units. Units differ a lot in
+/// size (the first ones, whose sleep sets are small, are the largest), so there must be
+/// many more of them than workers for the last ones to finish together.
+pub const UNITS: usize = 256;
+
+/// Deepest frontier: a program whose top stays this narrow has nothing to split.
+const MAX_DEPTH: usize = 1 << 16;
+
+/// How the exploration is split.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    /// Worker threads (at least 1).
+    pub jobs: usize,
+    /// Explore only one shard of the units.
+    pub shard: Option<Shard>,
+    /// The frontier is the first depth with at least this many units ([`UNITS`]; tests
+    /// use small numbers to put the frontier at every depth of small programs).
+    pub min_units: usize,
+}
+
+impl Split {
+    pub fn jobs(jobs: usize) -> Split {
+        Split {
+            jobs,
+            shard: None,
+            min_units: UNITS,
+        }
+    }
+}
+
+/// Shard `index` of `count` (0-based): the units whose index is `index` modulo `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+pub struct SplitResult {
+    pub report: Report,
+    /// Trace fingerprints of the complete executions, in unit order (when asked for).
+    pub traces: Vec<u128>,
+    /// Units of the whole tree (every shard's).
+    pub units: usize,
+    /// The frontier depth.
+    pub depth: usize,
+    /// The unit whose counterexample is reported.
+    pub violation_unit: Option<usize>,
+    /// Events executed in each unit this run explored (in unit order; 0 for the others):
+    /// how the work is spread over the units.
+    pub unit_events: Vec<u64>,
+}
+
+/// The speedup `jobs` workers would get on idle cores if a unit's time were proportional
+/// to its events, taking units in index order (as the pool does): total work over the
+/// time the busiest worker takes.
+pub fn predicted_speedup(unit_events: &[u64], jobs: usize) -> f64 {
+    let mut free = vec![0u64; jobs.max(1)];
+    for &e in unit_events {
+        // The next unit goes to the worker that is free first.
+        let w = (0..free.len())
+            .min_by_key(|&w| free[w])
+            .expect("one worker");
+        // Every unit also replays its prefix and sets up an engine.
+        free[w] += e + 1;
+    }
+    let total: u64 = unit_events.iter().map(|&e| e + 1).sum();
+    total as f64 / free.into_iter().max().unwrap_or(1).max(1) as f64
+}
+
+/// One part of the split tree: a schedule prefix and the sleep set after it.
+#[derive(Clone, Debug)]
+pub(crate) struct Unit {
+    pub prefix: Vec<Step>,
+    pub sleep: Vec<Step>,
+    /// The prefix's steps from this position on were first taken by this unit.
+    pub fresh: usize,
+    /// The unit stops at the frontier (not where its execution ended).
+    pub open: bool,
+}
+
+/// What all workers share: limits, the execution count and cancellation.
+pub(crate) struct Shared {
+    pub start: Instant,
+    executions: AtomicU64,
+    /// 0: running; 1: timeout; 2: --max-executions.
+    stop: AtomicU8,
+    /// Units of a larger index are abandoned (a violation was found in this one).
+    cancel_above: AtomicUsize,
+}
+
+impl Shared {
+    pub fn cancelled(&self, unit: usize) -> bool {
+        unit > self.cancel_above.load(Ordering::Relaxed)
+    }
+
+    pub fn stopped(&self) -> Option<Limit> {
+        match self.stop.load(Ordering::Relaxed) {
+            0 => None,
+            1 => Some(Limit::Timeout),
+            _ => Some(Limit::MaxExecutions),
+        }
+    }
+
+    pub fn stop(&self, l: Limit) {
+        let code = if l == Limit::Timeout { 1 } else { 2 };
+        let _ = self
+            .stop
+            .compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    pub fn executions(&self) -> u64 {
+        self.executions.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more complete execution, unless that would pass `max`: the new total.
+    pub fn ticket(&self, max: Option<u64>) -> Option<u64> {
+        let n = self.executions.fetch_add(1, Ordering::Relaxed);
+        match max {
+            Some(m) if n >= m => None,
+            _ => Some(n + 1),
+        }
+    }
+}
+
+/// Explores with the tree split at the frontier: by `split.jobs` workers, and only the
+/// units of `split.shard` when given. `traces`: also return the complete executions'
+/// trace fingerprints.
+pub fn explore_split(
+    prog: &Program,
+    model: ModelKind,
+    opts: &Options,
+    split: &Split,
+    traces: bool,
+) -> SplitResult {
+    match model {
+        ModelKind::Sc => split_run::<Sc>(prog, opts, split, traces),
+        ModelKind::Tso => split_run::<Tso>(prog, opts, split, traces),
+        ModelKind::Pso => split_run::<Pso>(prog, opts, split, traces),
+    }
+}
+
+/// The units at frontier `depth`, in depth-first order; at most about `cap` of them.
+fn enumerate<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    depth: usize,
+    cap: usize,
+) -> Vec<Unit> {
+    let eopts = Options {
+        timeout: None,
+        max_executions: None,
+        progress: None,
+        ..opts.clone()
+    };
+    let mut obs = NoObserver;
+    let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
+    d.frontier = Some(depth);
+    d.root = depth;
+    d.unit_cap = cap;
+    d.explore(0);
+    d.units
+}
+
+/// The frontier: the smallest depth with at least `min` units (the number of units
+/// only grows with the depth: a unit that ends is still one deeper), or the depth where
+/// every execution has ended.
+fn frontier<M: MemoryModel>(prog: &Program, opts: &Options, min: usize) -> (Vec<Unit>, usize) {
+    let enough = |units: &[Unit]| units.len() >= min;
+    let closed = |units: &[Unit]| units.iter().all(|u| !u.open);
+    // Doubling, then bisection, probing with the enumeration stopped at `min` units.
+    let mut lo = 0; // known: fewer than `min` units, some still open
+    let mut hi = 1;
+    loop {
+        let units = enumerate::<M>(prog, opts, hi, min);
+        if enough(&units) {
+            break;
+        }
+        if closed(&units) || hi >= MAX_DEPTH {
+            return (units, hi);
+        }
+        lo = hi;
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let units = enumerate::<M>(prog, opts, mid, min);
+        if enough(&units) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (enumerate::<M>(prog, opts, hi, usize::MAX), hi)
+}
+
+/// What exploring one unit found, kept apart until the units are summed in order.
+struct UnitOut {
+    stats: fencer_report::Stats,
+    final_states: BTreeMap<Vec<i64>, u64>,
+    final_schedules: BTreeMap<Vec<i64>, Vec<ScheduleStep>>,
+    cex: Option<Counterexample>,
+    stopped: Option<Limit>,
+    sleep_blocked: u64,
+    races: u64,
+    reversed: u64,
+    traces: Vec<u128>,
+}
+
+fn explore_unit<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    unit: &Unit,
+    index: usize,
+    shared: &Shared,
+    traces: bool,
+) -> Option<UnitOut> {
+    let mut obs = NoObserver;
+    let mut d = Dpor::<M>::new(prog, opts, traces, &mut obs);
+    d.col.start = shared.start;
+    d.shared = Some(shared);
+    d.unit = index;
+    let root = unit.prefix.len();
+    d.root = root;
+    d.schedule = unit.prefix.clone();
+    d.pos = (0..=root).map(|_| Pos::default()).collect();
+    d.pos[root].sleep = unit.sleep.clone();
+    d.fresh = unit.fresh;
+    d.explore(root);
+    if d.cancelled {
+        return None;
+    }
+    let Dpor {
+        col,
+        sleep_blocked,
+        races,
+        reversed,
+        traces,
+        ..
+    } = d;
+    Some(UnitOut {
+        stats: col.stats,
+        final_states: col.final_states,
+        final_schedules: col.final_schedules,
+        cex: col.cex,
+        stopped: col.stopped,
+        sleep_blocked,
+        races,
+        reversed,
+        traces: traces.unwrap_or_default(),
+    })
+}
+
+fn split_run<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    split: &Split,
+    traces: bool,
+) -> SplitResult {
+    let shared = Shared {
+        start: Instant::now(),
+        executions: AtomicU64::new(0),
+        stop: AtomicU8::new(0),
+        cancel_above: AtomicUsize::new(usize::MAX),
+    };
+    let (units, depth) = frontier::<M>(prog, opts, split.min_units.max(1));
+    let mine: Vec<usize> = match split.shard {
+        Some(s) => (0..units.len())
+            .filter(|&u| u % s.count as usize == s.index as usize)
+            .collect(),
+        None => (0..units.len()).collect(),
+    };
+    let results: Mutex<Vec<Option<UnitOut>>> = Mutex::new((0..units.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&u) = mine.get(k) else { break };
+        if shared.cancelled(u) || shared.stopped().is_some() {
+            break;
+        }
+        let Some(out) = explore_unit::<M>(prog, opts, &units[u], u, &shared, traces) else {
+            continue;
+        };
+        if opts.stop_on_violation && out.cex.is_some() {
+            shared.cancel_above.fetch_min(u, Ordering::Relaxed);
+        }
+        results.lock().expect("no worker panics holding it")[u] = Some(out);
+    };
+    let jobs = split.jobs.max(1).min(mine.len().max(1));
+    if jobs == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(work);
+            }
+        });
+    }
+    let results = results.into_inner().expect("no worker panicked");
+    // The sum, in unit order, of the units up to the first violation (with
+    // stop-on-violation): what one worker would have explored.
+    let last = if opts.stop_on_violation {
+        shared.cancel_above.load(Ordering::Relaxed)
+    } else {
+        usize::MAX
+    };
+    let mut col = Collector::new(prog);
+    col.start = shared.start;
+    let (mut sleep_blocked, mut races, mut reversed) = (0, 0, 0);
+    let mut all_traces = Vec::new();
+    let mut violation_unit = None;
+    let mut unit_events = vec![0; units.len()];
+    for (u, out) in results.into_iter().enumerate() {
+        if u > last {
+            break;
+        }
+        let Some(out) = out else { continue };
+        unit_events[u] = out.stats.events;
+        let st = &out.stats;
+        col.stats.executions += st.executions;
+        col.stats.blocked += st.blocked;
+        col.stats.assume_blocked += st.assume_blocked;
+        col.stats.depth_cut += st.depth_cut;
+        col.stats.unroll_cut += st.unroll_cut;
+        col.stats.recursion_cut += st.recursion_cut;
+        col.stats.local_loop_cut += st.local_loop_cut;
+        col.stats.events += st.events;
+        for (k, n) in out.final_states {
+            *col.final_states.entry(k).or_default() += n;
+        }
+        for (k, s) in out.final_schedules {
+            col.final_schedules.entry(k).or_insert(s);
+        }
+        if col.cex.is_none() && out.cex.is_some() {
+            col.cex = out.cex;
+            violation_unit = Some(u);
+        }
+        if col.stopped.is_none() {
+            col.stopped = out.stopped;
+        }
+        sleep_blocked += out.sleep_blocked;
+        races += out.races;
+        reversed += out.reversed;
+        all_traces.extend(out.traces);
+    }
+    if col.stopped.is_none() {
+        col.stopped = shared.stopped();
+    }
+    let mut report = col.finish("dpor", M::KIND.name());
+    report.algo = Some(opts.algo.name().to_string());
+    report.stats.sleep_blocked = Some(sleep_blocked);
+    report.stats.races = Some(races);
+    report.stats.reversed = Some(reversed);
+    SplitResult {
+        report,
+        traces: all_traces,
+        units: units.len(),
+        depth,
+        violation_unit,
+        unit_events,
+    }
+}

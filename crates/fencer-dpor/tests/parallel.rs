@@ -1,0 +1,347 @@
+//! Parallel and sharded exploration against one worker without a frontier: the same
+//! complete executions (trace fingerprints, as a multiset), final states and verdicts; the
+//! shards partition the executions; and the counterexample does not depend on the number
+//! of workers or on timing.
+//!
+//! `FENCER_CASES=N` sets the number of random programs per model and algorithm (default
+//! 40; a quarter as many with loops, half as many heap programs).
+
+use fencer_dpor::{explore_split, explore_traces, Algo, Options, Shard, Split, SplitResult};
+use fencer_ir::Program;
+use fencer_memory::ModelKind;
+use fencer_report::{Report, Verdict};
+use fencer_testgen::{program, Shape};
+use std::path::Path;
+use std::time::Instant;
+
+const MODELS: [ModelKind; 3] = [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso];
+const ALGOS: [Algo; 2] = [Algo::Optimal, Algo::Source];
+
+fn cases() -> u64 {
+    std::env::var("FENCER_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40)
+}
+
+fn opts(algo: Algo, unroll: Option<u32>, stop: bool) -> Options {
+    Options {
+        algo,
+        unroll,
+        stop_on_violation: stop,
+        ..Options::default()
+    }
+}
+
+fn split(jobs: usize, shard: Option<(u32, u32)>, min_units: usize) -> Split {
+    Split {
+        jobs,
+        shard: shard.map(|(index, count)| Shard { index, count }),
+        min_units,
+    }
+}
+
+fn sorted(mut v: Vec<u128>) -> Vec<u128> {
+    v.sort_unstable();
+    v
+}
+
+/// What every split run must share with one worker without a frontier.
+fn same_outcome(what: &str, a: &Report, b: &Report) -> Result<(), String> {
+    if a.verdict != b.verdict {
+        return Err(format!(
+            "{what}: verdict {:?} vs {:?}",
+            b.verdict, a.verdict
+        ));
+    }
+    if a.final_states != b.final_states || a.final_state_executions != b.final_state_executions {
+        return Err(format!(
+            "{what}: final states {:?} {:?} vs {:?} {:?}",
+            b.final_states, b.final_state_executions, a.final_states, a.final_state_executions
+        ));
+    }
+    if a.stats.executions != b.stats.executions {
+        return Err(format!(
+            "{what}: {} executions vs {}",
+            b.stats.executions, a.stats.executions
+        ));
+    }
+    Ok(())
+}
+
+/// Runs must be identical between two frontier splits (whatever the workers).
+fn same_split(what: &str, a: &SplitResult, b: &SplitResult) -> Result<(), String> {
+    same_outcome(what, &a.report, &b.report)?;
+    let (x, y) = (&a.report.stats, &b.report.stats);
+    if (x.blocked, x.sleep_blocked, x.events) != (y.blocked, y.sleep_blocked, y.events)
+        || a.traces != b.traces
+        || a.units != b.units
+        || a.violation_unit != b.violation_unit
+    {
+        return Err(format!(
+            "{what}: blocked {} sleep {:?} events {} units {} vs {} {:?} {} {}",
+            y.blocked,
+            y.sleep_blocked,
+            y.events,
+            b.units,
+            x.blocked,
+            x.sleep_blocked,
+            x.events,
+            a.units
+        ));
+    }
+    if a.report.counterexample != b.report.counterexample {
+        return Err(format!("{what}: another counterexample"));
+    }
+    Ok(())
+}
+
+/// Everything explored (no stop at a violation): the plain engine's trace multiset,
+/// final states and verdict for every split, and shards that partition the executions.
+fn check_all(
+    prog: &Program,
+    model: ModelKind,
+    algo: Algo,
+    unroll: Option<u32>,
+    min_units: usize,
+) -> Result<(), String> {
+    let o = opts(algo, unroll, false);
+    let (plain, traces) = explore_traces(prog, model, &o);
+    let want = sorted(traces.clone());
+    let mut dedup = want.clone();
+    dedup.dedup();
+    if dedup.len() != want.len() {
+        return Err("the plain engine explored a trace twice".into());
+    }
+    let one = explore_split(prog, model, &o, &split(1, None, min_units), true);
+    for jobs in [1, 2, 3] {
+        let r = explore_split(prog, model, &o, &split(jobs, None, min_units), true);
+        same_outcome(&format!("--jobs {jobs}"), &plain, &r.report)?;
+        if sorted(r.traces.clone()) != want {
+            return Err(format!(
+                "--jobs {jobs}: {} traces vs the plain engine's {}",
+                r.traces.len(),
+                want.len()
+            ));
+        }
+        same_split(&format!("--jobs {jobs} vs 1"), &one, &r)?;
+    }
+    for n in [2u32, 3] {
+        let mut union = Vec::new();
+        let mut executions = 0;
+        for i in 0..n {
+            let r = explore_split(prog, model, &o, &split(2, Some((i, n)), min_units), true);
+            executions += r.report.stats.executions;
+            if r.units != one.units {
+                return Err(format!("shard {i}/{n}: {} units vs {}", r.units, one.units));
+            }
+            union.extend(r.traces);
+        }
+        if sorted(union.clone()) != want {
+            return Err(format!(
+                "shards of {n}: {} traces in all vs {} (duplicates or missing)",
+                union.len(),
+                want.len()
+            ));
+        }
+        if executions != plain.stats.executions {
+            return Err(format!(
+                "shards of {n}: {executions} executions vs {}",
+                plain.stats.executions
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// With stop-on-violation: the same verdict as the plain engine, and the counterexample
+/// of one worker with the frontier whatever the number of workers, run after run.
+fn check_stable(
+    prog: &Program,
+    model: ModelKind,
+    algo: Algo,
+    unroll: Option<u32>,
+    min_units: usize,
+    repeat: usize,
+) -> Result<(), String> {
+    let o = opts(algo, unroll, true);
+    let plain = fencer_dpor::explore(prog, model, &o);
+    let one = explore_split(prog, model, &o, &split(1, None, min_units), false);
+    if (plain.verdict == Verdict::Violation) != (one.report.verdict == Verdict::Violation) {
+        return Err(format!(
+            "verdict {:?} vs the plain engine's {:?}",
+            one.report.verdict, plain.verdict
+        ));
+    }
+    for _ in 0..repeat {
+        for jobs in [2, 3] {
+            let r = explore_split(prog, model, &o, &split(jobs, None, min_units), false);
+            same_split(&format!("stop at a violation, --jobs {jobs}"), &one, &r)?;
+        }
+    }
+    Ok(())
+}
+
+fn random_program(seed: u64, kind: u64) -> (Program, Option<u32>) {
+    match kind {
+        0 => {
+            let src = program(seed, &Shape::default());
+            (fencer_text::parse_program("gen.fen", &src).unwrap(), None)
+        }
+        1 => {
+            let src = program(seed, &Shape::with_loops());
+            let mut p = fencer_text::parse_program("gen.fen", &src).unwrap();
+            if seed.is_multiple_of(2) {
+                fencer_ir::spin::spin_assume(&mut p);
+            }
+            (p, Some(2))
+        }
+        _ => (fencer_testgen::heap_program(seed), None),
+    }
+}
+
+fn random(kind: u64) {
+    let n = match kind {
+        0 => cases(),
+        1 => cases() / 4,
+        _ => cases() / 2,
+    };
+    let mut failures = Vec::new();
+    for seed in 0..n {
+        let (prog, unroll) = random_program(seed, kind);
+        for model in MODELS {
+            // Each program is explored about twenty times per model: the ones with many
+            // executions are the oracle test's.
+            if !quick(&prog, model, unroll, 1500) {
+                continue;
+            }
+            for algo in ALGOS {
+                // The frontier at several depths: a few units (deep DPOR below), many.
+                let min_units = [2, 5, 24][(seed % 3) as usize];
+                let r = check_all(&prog, model, algo, unroll, min_units)
+                    .and_then(|()| check_stable(&prog, model, algo, unroll, min_units, 1));
+                if let Err(e) = r {
+                    failures.push(format!(
+                        "seed {seed} kind {kind} {model} {algo:?} units {min_units}: {e}"
+                    ));
+                }
+            }
+        }
+        if failures.len() >= 3 {
+            break;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn random_programs() {
+    random(0);
+}
+
+#[test]
+fn random_programs_with_loops() {
+    random(1);
+}
+
+#[test]
+fn random_heap_programs() {
+    random(2);
+}
+
+/// Runs the plain engine on `prog` with an execution budget: whether it is quick enough to
+/// be checked here (every split explores it several times).
+fn quick(prog: &Program, model: ModelKind, unroll: Option<u32>, budget: u64) -> bool {
+    let o = Options {
+        max_executions: Some(budget),
+        unroll,
+        stop_on_violation: false,
+        ..Options::default()
+    };
+    let r = fencer_dpor::explore(prog, model, &o);
+    r.stopped_by.is_none() && r.stats.events <= 100 * budget
+}
+
+fn bench_programs(dir: &Path, ext: &str) -> Vec<(String, Program)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let prog = if ext == "fen" {
+            let src = std::fs::read_to_string(&f).unwrap();
+            fencer_text::parse_program(&name, &src).unwrap()
+        } else {
+            match fencer_c::load(&f, &fencer_c::CompileOptions::default(), ModelKind::Sc) {
+                Ok(p) => p,
+                Err(e) => panic!("{name}: {e}"),
+            }
+        };
+        out.push((name, prog));
+    }
+    out
+}
+
+/// Programs with more complete executions than this are skipped (and named): every split
+/// explores a program about ten times, and the workspace's tests must stay quick.
+const BUDGET: u64 = 1500;
+
+fn bench(dir: &Path, ext: &str) {
+    let started = Instant::now();
+    let mut skipped = Vec::new();
+    let mut failures = Vec::new();
+    for (name, mut prog) in bench_programs(dir, ext) {
+        fencer_ir::spin::spin_assume(&mut prog);
+        for model in MODELS {
+            // The larger programs are measured by `fencer bench`, not here.
+            if !quick(&prog, model, None, BUDGET) {
+                skipped.push(format!("{name} {model}"));
+                continue;
+            }
+            for algo in ALGOS {
+                // The real frontier under SC; a shallow one (more of the tree below
+                // it) under every model.
+                let units = if model == ModelKind::Sc {
+                    fencer_dpor::UNITS
+                } else {
+                    7
+                };
+                let r = check_all(&prog, model, algo, None, units)
+                    .and_then(|()| check_stable(&prog, model, algo, None, 7, 1));
+                if let Err(e) = r {
+                    failures.push(format!("{name} {model} {algo:?}: {e}"));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{}: skipped (over {BUDGET} executions or {} events): {}; {:.1} s",
+        dir.display(),
+        100 * BUDGET,
+        skipped.join(", "),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn bench_fen() {
+    bench(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/fen"),
+        "fen",
+    );
+}
+
+#[test]
+fn shared_bench_c() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/c");
+    if !dir.is_dir() {
+        eprintln!("skipped: {} is absent", dir.display());
+        return;
+    }
+    bench(&dir, "c");
+}
