@@ -134,10 +134,12 @@ struct Pos {
 }
 
 impl Pos {
-    fn reset(&mut self, sleep: Vec<(Step, Access)>, wut: Vec<wut::Node>) {
+    /// Makes this the position after a new step (keeping the vectors' allocations).
+    fn reset(&mut self, sleep: &[(Step, Access)], wut: Vec<wut::Node>) {
         self.backtrack.clear();
         self.done.clear();
-        self.sleep = sleep;
+        self.sleep.clear();
+        self.sleep.extend_from_slice(sleep);
         self.wut = wut;
     }
 
@@ -166,6 +168,12 @@ struct Dpor<'a, M> {
     opts: &'a Options,
     col: Collector<'a>,
     hb: Hb,
+    /// How many positions of `pos` belong to the current execution. Those past it are
+    /// kept for their allocations: a position is reset in place when an execution gets
+    /// there again, so the hot path allocates nothing per event.
+    depth: usize,
+    /// The next position's sleep set while it is computed.
+    sleep_buf: Vec<(Step, Access)>,
     /// Whether every event's kind is the same wherever it runs (`kinds_stable`): only
     /// then are weak initials' commuting processes used.
     stable: bool,
@@ -226,6 +234,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             col: Collector::new(prog),
             hb: Hb::new(prog.objects.len() as u32),
             stable: kinds_stable(prog, M::KIND),
+            depth: 0,
+            sleep_buf: Vec::new(),
             pos: Vec::new(),
             schedule: Vec::new(),
             events: Vec::new(),
@@ -275,12 +285,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             // Backtrack to the deepest position with something left to explore.
             let algo = self.opts.algo;
-            match (0..self.pos.len())
-                .rev()
-                .find(|&d| self.pos[d].pending(algo))
-            {
+            match (0..self.depth).rev().find(|&d| self.pos[d].pending(algo)) {
                 Some(d) => {
-                    self.pos.truncate(d + 1);
+                    self.depth = d + 1;
                     self.schedule.truncate(d);
                     replay = d;
                 }
@@ -334,8 +341,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             self.enabled.clear();
             state.enabled::<M>(self.prog, &mut self.enabled);
-            if d == self.pos.len() {
-                self.pos.push(Pos::default());
+            if d == self.depth {
+                if d == self.pos.len() {
+                    self.pos.push(Pos::default());
+                } else {
+                    self.pos[d].reset(&[], Vec::new());
+                }
+                self.depth = d + 1;
             }
             let Some((step, subtree)) = self.choose(d) else {
                 if self.enabled.is_empty() {
@@ -366,7 +378,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             // The child's sleep set: what sleeps here or was explored here before, and
             // commutes with the step taken.
             let acc = state.next_access::<M>(self.prog, step);
-            let mut child_sleep: Vec<(Step, Access)> = Vec::new();
+            let mut child_sleep = std::mem::take(&mut self.sleep_buf);
+            child_sleep.clear();
             {
                 let p = &self.pos[d];
                 for &(q, _) in p.sleep.iter().chain(p.done.iter()) {
@@ -413,7 +426,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if d == self.pos.len() {
                 self.pos.push(Pos::default());
             }
-            self.pos[d].reset(child_sleep, subtree);
+            self.depth = d + 1;
+            self.pos[d].reset(&child_sleep, subtree);
+            self.sleep_buf = child_sleep;
             if self.limit_hit() {
                 return;
             }
