@@ -430,5 +430,9 @@ pub fn load_llvm_text_with(
             Some("fencer reads LLVM 14 IR (typed pointers), as clang-14 writes it".into()),
         )
     })?;
-    lower::lower_with(&module, text, &file, model, inputs)
+    let mut prog = lower::lower_with(&module, text, &file, model, inputs)?;
+    // `-O0` code computes through chains of temporaries that every execution would
+    // interpret again (see `fencer_ir::simplify`).
+    fencer_ir::simplify::forward_substitute(&mut prog);
+    Ok(prog)
 }

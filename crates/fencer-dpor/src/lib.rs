@@ -22,7 +22,7 @@ pub use parallel::{explore_split, predicted_speedup, Shard, Split, SplitResult, 
 
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{dependent, Event, State, Status, Step};
+use fencer_machine::{dependent, Access, Event, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
@@ -33,8 +33,9 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
     /// Optimal-DPOR: sleep sets and wakeup trees (races reversed by whole event
-    /// sequences). One complete execution per trace; with weak initials restricted to
-    /// initials (see `wut.rs`) some executions are still blocked by sleep sets.
+    /// sequences). One complete execution per trace, and none blocked by a sleep set
+    /// where events keep their kinds wherever they run ([`kinds_stable`]); elsewhere weak
+    /// initials are restricted to initials and some executions are blocked.
     Optimal,
     /// Source-DPOR with sleep sets (races reversed by one process each): also one
     /// complete execution per trace, with executions its sleep sets block.
@@ -128,26 +129,29 @@ struct Pos {
     backtrack: Vec<Step>,
     /// Optimal-DPOR: the wakeup tree of sequences to explore from here.
     wut: Vec<wut::Node>,
-    /// Processes already explored from here.
-    done: Vec<Step>,
-    /// Processes whose next event need not be explored from here.
-    sleep: Vec<Step>,
+    /// Processes already explored from here, with what their event accesses here (for
+    /// weak initials).
+    done: Vec<(Step, Access)>,
+    /// Processes whose next event need not be explored from here, with the same.
+    sleep: Vec<(Step, Access)>,
 }
 
 impl Pos {
-    fn reset(&mut self, sleep: Vec<Step>, wut: Vec<wut::Node>) {
+    /// Makes this the position after a new step (keeping the vectors' allocations).
+    fn reset(&mut self, sleep: &[(Step, Access)], wut: Vec<wut::Node>) {
         self.backtrack.clear();
         self.done.clear();
-        self.sleep = sleep;
+        self.sleep.clear();
+        self.sleep.extend_from_slice(sleep);
         self.wut = wut;
     }
 
     fn asleep(&self, s: Step) -> bool {
-        self.sleep.contains(&s)
+        self.sleep.iter().any(|&(q, _)| q == s)
     }
 
     fn explored(&self, s: Step) -> bool {
-        self.done.contains(&s)
+        self.done.iter().any(|&(q, _)| q == s)
     }
 
     /// Whether something is left to explore from here.
@@ -167,11 +171,23 @@ struct Dpor<'a, M> {
     opts: &'a Options,
     col: Collector<'a>,
     hb: Hb,
+    /// How many positions of `pos` belong to the current execution. Those past it are
+    /// kept for their allocations: a position is reset in place when an execution gets
+    /// there again, so the hot path allocates nothing per event.
+    depth: usize,
+    /// The next position's sleep set while it is computed.
+    sleep_buf: Vec<(Step, Access)>,
+    /// Whether every event's kind is the same wherever it runs (`kinds_stable`): only
+    /// then are weak initials' commuting processes used.
+    stable: bool,
     pos: Vec<Pos>,
     /// The steps of the current execution.
     schedule: Vec<Step>,
     /// Its events (for counterexamples).
     events: Vec<Event>,
+    /// What each event accessed (for weak initials); kept across executions like the
+    /// schedule, since a replayed prefix repeats its events.
+    accs: Vec<Access>,
     enabled: Vec<Step>,
     /// Races of the current execution, for Optimal-DPOR to reverse once it has ended.
     pending: Vec<(usize, usize)>,
@@ -205,15 +221,24 @@ struct Dpor<'a, M> {
 }
 
 /// The current execution's events as the wakeup-tree insertion sees them.
-struct Current<'e> {
+struct Current<'e, M> {
     hb: &'e Hb,
+    stable: bool,
+    accs: &'e [Access],
     /// The racing event moved to the end of the sequence.
     j: usize,
+    _m: std::marker::PhantomData<M>,
 }
 
-impl wut::Events for Current<'_> {
+impl<M: MemoryModel> wut::Events for Current<'_, M> {
     fn step(&self, k: usize) -> Step {
         self.hb.step(k)
+    }
+    fn access(&self, k: usize) -> Access {
+        self.accs[k]
+    }
+    fn commutes(&self, p: Step, acc: Access, k: usize) -> bool {
+        self.stable && !dependent::<M>((p, acc), (self.hb.step(k), self.accs[k]))
     }
     fn before(&self, a: usize, b: usize) -> bool {
         if b == self.j {
@@ -231,9 +256,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             opts,
             col: Collector::new(prog),
             hb: Hb::new(prog.objects.len() as u32),
+            stable: kinds_stable(prog, M::KIND),
+            depth: 0,
+            sleep_buf: Vec::new(),
             pos: Vec::new(),
             schedule: Vec::new(),
             events: Vec::new(),
+            accs: Vec::new(),
             enabled: Vec::new(),
             pending: Vec::new(),
             sleep_blocked: 0,
@@ -321,7 +350,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             // Backtrack to the deepest position with something left to explore.
             let algo = self.opts.algo;
             let full = self.frontier.unwrap_or(0);
-            match (0..self.pos.len()).rev().find(|&d| {
+            match (0..self.depth).rev().find(|&d| {
                 let p = &self.pos[d];
                 if d < full {
                     p.backtrack.iter().any(|&s| !p.explored(s) && !p.asleep(s))
@@ -330,7 +359,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
             }) {
                 Some(d) => {
-                    self.pos.truncate(d + 1);
+                    self.depth = d + 1;
                     self.schedule.truncate(d);
                     replay = d;
                 }
@@ -358,6 +387,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         );
         self.hb.reset();
         self.events.clear();
+        self.accs.truncate(replay);
         self.pending.clear();
         if let Status::Fault(f) = &status {
             if self.frontier.is_some() {
@@ -416,8 +446,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             self.enabled.clear();
             state.enabled::<M>(self.prog, &mut self.enabled);
-            if d == self.pos.len() {
-                self.pos.push(Pos::default());
+            if d == self.depth {
+                if d == self.pos.len() {
+                    self.pos.push(Pos::default());
+                } else {
+                    self.pos[d].reset(&[], Vec::new());
+                }
+                self.depth = d + 1;
             }
             if self.frontier == Some(d) {
                 let sleep = self.pos[d].sleep.clone();
@@ -478,14 +513,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             // The child's sleep set: what sleeps here or was explored here before, and
             // commutes with the step taken.
             let acc = state.next_access::<M>(self.prog, step);
-            let mut child_sleep = Vec::new();
+            let mut child_sleep = std::mem::take(&mut self.sleep_buf);
+            child_sleep.clear();
             {
                 let p = &self.pos[d];
-                for &q in p.sleep.iter().chain(p.done.iter()) {
-                    if q != step && !child_sleep.contains(&q) {
+                for &(q, _) in p.sleep.iter().chain(p.done.iter()) {
+                    if q != step && !child_sleep.iter().any(|&(r, _)| r == q) {
                         let qa = state.next_access::<M>(self.prog, q);
                         if !dependent::<M>((q, qa), (step, acc)) {
-                            child_sleep.push(q);
+                            child_sleep.push((q, qa));
                         }
                     }
                 }
@@ -495,7 +531,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if self.opts.algo == Algo::Source && p.backtrack.is_empty() && !full {
                 p.backtrack.push(step);
             }
-            p.done.push(step);
+            p.done.push((step, acc));
             self.schedule.truncate(d);
             self.schedule.push(step);
             let (ev, status) = state.step::<M>(self.prog, step);
@@ -503,6 +539,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             found.clear();
             self.hb.record::<M>(step, &ev, Some(&mut found));
             self.events.push(ev);
+            self.accs.truncate(d);
+            self.accs.push(acc);
             for &i in &found {
                 self.races += 1;
                 if i < self.root {
@@ -537,7 +575,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if d == self.pos.len() {
                 self.pos.push(Pos::default());
             }
-            self.pos[d].reset(child_sleep, subtree);
+            self.depth = d + 1;
+            self.pos[d].reset(&child_sleep, subtree);
+            self.sleep_buf = child_sleep;
             if self.limit_hit() {
                 return;
             }
@@ -547,7 +587,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// Frontier enumeration: the execution stops here, at position `end` (the frontier,
     /// or where it ended earlier); the schedule's first `end` steps and the sleep set
     /// there become a unit.
-    fn record_unit(&mut self, end: usize, sleep: Vec<Step>, fresh: usize, open: bool) {
+    fn record_unit(&mut self, end: usize, sleep: Vec<(Step, Access)>, fresh: usize, open: bool) {
         self.units.push(parallel::Unit {
             prefix: self.schedule[..end].to_vec(),
             sleep,
@@ -585,6 +625,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             // thread's attempt must not appear in its reversal (it never ran).
             if let Some((i, j)) = self.hb.blocked_lock(t, loc) {
                 debug_assert!(i < end && j >= end);
+                self.accs.truncate(j);
+                self.accs.push(Access::Mutex(loc));
                 self.races += 1;
                 if i < self.root {
                     self.hb.drop_virtual(j);
@@ -598,6 +640,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     }
                 }
                 self.hb.drop_virtual(j);
+                self.accs.truncate(j);
             }
         }
     }
@@ -634,9 +677,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             Algo::Optimal => {
                 while !p.wut.is_empty() {
                     let node = p.wut.remove(0);
-                    // Insertion keeps sleeping processes out of the tree as far as the
-                    // widened accesses let it see; where one slips in, skipping it is
-                    // sound: a sleeping process's executions have all been explored.
+                    // Insertion keeps sleeping processes out of the tree as far as weak
+                    // initials let it see; where one slips in, skipping it is sound: a
+                    // sleeping process's executions have all been explored.
                     if p.asleep(node.step) || p.explored(node.step) {
                         continue;
                     }
@@ -666,15 +709,21 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
 
     fn reverse_race(&mut self, i: usize, j: usize, v: &mut Vec<usize>) {
         self.hb.notdep(i, j, v);
-        let ev = Current { hb: &self.hb, j };
+        let ev = Current::<M> {
+            hb: &self.hb,
+            stable: self.stable,
+            accs: &self.accs,
+            j,
+            _m: std::marker::PhantomData,
+        };
         let p = &mut self.pos[i];
         let taken = self.schedule[i];
         let redundant = p
             .sleep
             .iter()
             .chain(p.done.iter())
-            .filter(|&&q| q != taken)
-            .any(|&q| wut::initial(&ev, v, q).is_some());
+            .filter(|&&(q, _)| q != taken)
+            .any(|&(q, acc)| wut::weak_initial(&ev, v, q, acc).is_some());
         if !redundant {
             self.reversed += 1;
             wut::insert(&ev, &mut p.wut, v.clone());
@@ -700,4 +749,78 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             p.backtrack.push(q);
         }
     }
+}
+
+/// Whether no event of the program can change kind when a reordering moves it: no
+/// compare-and-swap (it fails or succeeds), no trylock (likewise), no heap objects, no
+/// addresses through pointers and no indirect calls (an access faults or not, a free races
+/// with it), and under TSO and PSO no thread that both stores and loads an object (a load
+/// may be forwarded from the thread's buffer or read memory). Every function is taken as
+/// a possible thread entry, with the functions it calls.
+///
+/// Optimal-DPOR's weak initials count a process whose next event commutes with a whole
+/// sequence. The paper's proof needs one independence relation used everywhere, and the
+/// sleep sets here judge events by the kinds they have where they run. Where kinds can
+/// change, judging commutation by kinds widened to cover every place is *not* enough: it
+/// makes insertion see dependences the sleep sets do not, a wakeup tree gets a leaf the
+/// paper's algorithm would not create, a later sequence is taken as compatible with that
+/// leaf, and below it a race is judged covered by a sleeping process that only covers
+/// another trace (the property test found such programs: a failing CAS and two reads of
+/// its location). So weak initials are used only where kinds are stable, and elsewhere
+/// restricted to initials: never a lost trace, at the price of executions blocked by
+/// sleep sets.
+pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
+    use fencer_ir::{Addr, Op, RmwOp};
+    let n = prog.functions.len();
+    let mut loads = vec![Vec::new(); n];
+    let mut stores = vec![Vec::new(); n];
+    let mut calls = vec![Vec::new(); n];
+    for (fi, f) in prog.functions.iter().enumerate() {
+        for ins in &f.body {
+            match &ins.op {
+                Op::Rmw {
+                    op: RmwOp::Cas { .. },
+                    ..
+                }
+                | Op::TryLock { .. }
+                | Op::Alloc { .. }
+                | Op::Free(_)
+                | Op::CallIndirect { .. } => return false,
+                Op::Load { addr, .. } | Op::Store { addr, .. } | Op::Rmw { addr, .. } => {
+                    let Addr::Global { obj, .. } = addr else {
+                        return false;
+                    };
+                    match ins.op {
+                        Op::Load { .. } => loads[fi].push(*obj),
+                        Op::Store { .. } => stores[fi].push(*obj),
+                        _ => {}
+                    }
+                }
+                Op::Lock(a) | Op::Unlock(a) | Op::MutexDestroy(a)
+                    if !matches!(a, Addr::Global { .. }) =>
+                {
+                    return false;
+                }
+                Op::Call { func, .. } => calls[fi].push(*func as usize),
+                _ => {}
+            }
+        }
+    }
+    if model == ModelKind::Sc {
+        return true;
+    }
+    (0..n).all(|root| {
+        let mut seen = vec![false; n];
+        let mut todo = vec![root];
+        let (mut l, mut st) = (Vec::new(), Vec::new());
+        while let Some(f) = todo.pop() {
+            if std::mem::replace(&mut seen[f], true) {
+                continue;
+            }
+            l.extend_from_slice(&loads[f]);
+            st.extend_from_slice(&stores[f]);
+            todo.extend(calls[f].iter().copied().filter(|&g| g < n));
+        }
+        !l.iter().any(|o| st.contains(o))
+    })
 }

@@ -112,7 +112,9 @@ pub fn predicted_speedup(unit_events: &[u64], jobs: usize) -> f64 {
 #[derive(Clone, Debug)]
 pub(crate) struct Unit {
     pub prefix: Vec<Step>,
-    pub sleep: Vec<Step>,
+    /// The sleep set at the unit's root, with what each process's next event accesses
+    /// there (for weak initials).
+    pub sleep: Vec<(Step, fencer_machine::Access)>,
     /// The prefix's steps from this position on were first taken by this unit.
     pub fresh: usize,
     /// The unit stops at the frontier (not where its execution ended).
@@ -264,6 +266,7 @@ fn explore_unit<M: MemoryModel>(
     d.root = root;
     d.schedule = unit.prefix.clone();
     d.pos = (0..=root).map(|_| Pos::default()).collect();
+    d.depth = root + 1;
     d.pos[root].sleep = unit.sleep.clone();
     d.fresh = unit.fresh;
     d.explore(root);

@@ -2,13 +2,16 @@
 //! at each position of the current execution, the ordered set of event sequences still
 //! to explore from there, kept so that no sequence starts a trace already explored.
 
-use fencer_machine::Step;
+use fencer_machine::{Access, Step};
 
 /// A node: the next event of process `step`, and the sequences that continue it. The tree
 /// of a position is the list of its root's children.
 #[derive(Clone, Debug)]
 pub struct Node {
     pub step: Step,
+    /// What the event accesses (kinds are stable where this is used): weak initials
+    /// compare it with the events of a sequence being inserted.
+    pub acc: Access,
     pub children: Vec<Node>,
 }
 
@@ -16,23 +19,42 @@ pub struct Node {
 /// events of the current execution, named by position).
 pub trait Events {
     fn step(&self, k: usize) -> Step;
+    /// What the event accesses.
+    fn access(&self, k: usize) -> Access;
     /// Whether the event at `a` happens before the one at `b` (`a` precedes `b` in `w`).
     fn before(&self, a: usize, b: usize) -> bool;
+    /// Whether the next event of process `p`, which accesses `acc`, commutes
+    /// with the event at `k` wherever in `w` the two run: neither changes what the other
+    /// does nor whether it can run.
+    fn commutes(&self, p: Step, acc: Access, k: usize) -> bool;
 }
 
-/// Whether process `p` can start `w`: `w` can be reordered so that `p`'s next event comes
-/// first (its first event in `w` has no predecessor there). Returns that event's position.
+/// How a process can start a sequence `w`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Its first event in `w`, at this index of `w`, has no predecessor there.
+    Initial(usize),
+    /// It has no event in `w` and its next event commutes with all of `w`.
+    Commutes,
+}
+
+/// Whether process `p`, whose next event may access `acc`, is a weak initial of `w` (the
+/// paper's `WI`): `w` can be reordered so that `p`'s next event comes first, or `p` has no
+/// event in `w` and its next event commutes with every event of `w`.
 ///
-/// The paper's weak initials also count a process whose next event commutes with all of
-/// `w`. That half is left out on purpose: with events whose kind depends on where they run
-/// (a compare-and-swap that fails is a read, a forwarded load reads no memory, an `assume`
-/// can block) it judged races already covered that were not, and the property test against
-/// the reference explorer found traces missing. Without it no trace is lost; what it costs
-/// is some executions that the sleep sets then block, which the statistics count.
-pub fn initial<E: Events>(ev: &E, w: &[usize], p: Step) -> Option<usize> {
-    let at = w.iter().position(|&k| ev.step(k) == p)?;
-    let k = w[at];
-    (!w[..at].iter().any(|&a| ev.before(a, k))).then_some(at)
+/// The second half is only ever true for programs whose events keep their kinds wherever
+/// they run (`Events::commutes` says so; see `kinds_stable` in the crate root for why).
+pub fn weak_initial<E: Events>(ev: &E, w: &[usize], p: Step, acc: Access) -> Option<Start> {
+    match w.iter().position(|&k| ev.step(k) == p) {
+        Some(at) => {
+            let k = w[at];
+            (!w[..at].iter().any(|&a| ev.before(a, k))).then_some(Start::Initial(at))
+        }
+        None => w
+            .iter()
+            .all(|&k| ev.commutes(p, acc, k))
+            .then_some(Start::Commutes),
+    }
 }
 
 /// Inserts `w` (positions of the current execution) into the tree `roots`, unless the tree
@@ -50,10 +72,19 @@ pub fn insert<E: Events>(ev: &E, roots: &mut Vec<Node>, mut w: Vec<usize>) {
         }
         let mut next = None;
         for (ci, c) in children.iter().enumerate() {
-            if let Some(at) = initial(ev, &w, c.step) {
-                w.remove(at);
-                next = Some(ci);
-                break;
+            match weak_initial(ev, &w, c.step, c.acc) {
+                Some(Start::Initial(at)) => {
+                    w.remove(at);
+                    next = Some(ci);
+                    break;
+                }
+                // `c`'s event commutes with all of `w`: `c.w` has `w`'s trace, and what
+                // is explored below `c` must be compatible with `w` itself.
+                Some(Start::Commutes) => {
+                    next = Some(ci);
+                    break;
+                }
+                None => {}
             }
         }
         match next {
@@ -67,6 +98,7 @@ pub fn insert<E: Events>(ev: &E, roots: &mut Vec<Node>, mut w: Vec<usize>) {
                 for &k in w.iter().rev() {
                     chain = Some(Node {
                         step: ev.step(k),
+                        acc: ev.access(k),
                         children: chain.into_iter().collect(),
                     });
                 }

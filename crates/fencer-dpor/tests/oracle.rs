@@ -182,6 +182,14 @@ fn against_reference(
             d.stats.unroll_cut, r.stats.unroll_cut
         ));
     }
+    // Optimal-DPOR is optimal where events keep their kinds wherever they run (see
+    // `kinds_stable`): no execution is blocked by a sleep set there.
+    let blocked = d.stats.sleep_blocked.unwrap_or(0);
+    if c.algo == Algo::Optimal && blocked > 0 && fencer_dpor::kinds_stable(prog, c.model) {
+        return fail(format!(
+            "{blocked} executions blocked by sleep sets (optimal, kinds stable)"
+        ));
+    }
     // Sleep sets keep even Source-DPOR from exploring two complete executions with one
     // trace; its redundancy shows as sleep-set-blocked executions instead. So both
     // algorithms must explore exactly the reference's traces, each once.

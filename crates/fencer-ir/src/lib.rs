@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+pub mod simplify;
 pub mod spin;
 
 /// Every value the machine handles: integers, booleans (0/1) and encoded pointers.

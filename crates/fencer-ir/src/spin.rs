@@ -508,7 +508,7 @@ fn entry_value(f: &Function, h: usize, r: crate::Reg) -> Option<(Entry, Vec<crat
     None
 }
 
-fn dst(op: &Op) -> Option<crate::Reg> {
+pub(crate) fn dst(op: &Op) -> Option<crate::Reg> {
     match op {
         Op::Load { dst, .. }
         | Op::Local { dst, .. }
@@ -526,7 +526,7 @@ fn dst(op: &Op) -> Option<crate::Reg> {
     }
 }
 
-fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
+pub(crate) fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
     match op {
         Op::Load { addr, .. } => addr_regs(addr, out),
         Op::Local { expr, .. } => expr.regs(out),
