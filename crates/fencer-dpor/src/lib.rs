@@ -408,6 +408,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         }
         for d in 0..replay.min(self.fresh) {
             let step = self.schedule[d];
+            self.replayed_access(&state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
             if let Status::Fault(f) = status {
                 state.threads[f.thread as usize].faulted = true;
@@ -419,6 +420,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         // without a frontier (their faults are reported).
         for d in self.fresh.min(replay)..replay {
             let step = self.schedule[d];
+            self.replayed_access(&state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
             self.hb.record::<M>(step, &ev, None);
             self.events.push(ev);
@@ -594,6 +596,14 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             fresh,
             open,
         });
+    }
+
+    /// Records what a replayed step accesses, unless an earlier execution of this engine
+    /// did (a unit's prefix is new to its engine).
+    fn replayed_access(&mut self, state: &State, d: usize, step: Step) {
+        if self.accs.len() == d {
+            self.accs.push(state.next_access::<M>(self.prog, step));
+        }
     }
 
     /// The execution ended with threads waiting for mutexes that others hold (for good: a
