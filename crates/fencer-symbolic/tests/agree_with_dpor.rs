@@ -9,10 +9,12 @@ use fencer_ir::{
 };
 use fencer_machine::{State, Status, Step};
 use fencer_memory::{ModelKind, Sc};
-use fencer_symbolic::{check, Options, Verdict};
+use fencer_symbolic::{check, Options, Por, Verdict};
 use proptest::prelude::*;
 
 const REGS: u32 = 4;
+/// Shared variables; three, so that three threads can also be independent.
+const VARS: u32 = 3;
 
 #[derive(Clone, Debug)]
 enum S {
@@ -25,7 +27,7 @@ enum S {
 
 fn stmt() -> impl Strategy<Value = S> {
     let reg = 0..REGS;
-    let var = 0..2u32;
+    let var = 0..VARS;
     let k = -2i64..5;
     prop_oneof![
         (reg.clone(), var.clone()).prop_map(|(r, v)| S::Load(r, v)),
@@ -126,7 +128,7 @@ fn thread(name: &str, body: &[S], input: Option<i64>) -> Function {
     }
 }
 
-fn program(a: &[S], b: &[S], inputs: Option<(i64, i64)>) -> Program {
+fn program(bodies: &[Vec<S>], inputs: Option<&[i64]>) -> Program {
     let obj = |n: &str| Object {
         name: n.into(),
         kind: ObjKind::Shared,
@@ -139,23 +141,19 @@ fn program(a: &[S], b: &[S], inputs: Option<(i64, i64)>) -> Program {
     Program {
         name: "random".into(),
         files: vec!["random".into()],
-        objects: vec![obj("x"), obj("y")],
-        functions: vec![
-            thread("p", a, inputs.map(|i| i.0)),
-            thread("q", b, inputs.map(|i| i.1)),
-        ],
-        threads: vec![
-            ThreadDecl {
-                name: "p".into(),
-                func: 0,
+        objects: (0..VARS).map(|v| obj(&format!("v{v}"))).collect(),
+        functions: bodies
+            .iter()
+            .enumerate()
+            .map(|(k, b)| thread(&format!("t{k}"), b, inputs.map(|i| i[k])))
+            .collect(),
+        threads: (0..bodies.len())
+            .map(|k| ThreadDecl {
+                name: format!("t{k}"),
+                func: k as u32,
                 arg: 0,
-            },
-            ThreadDecl {
-                name: "q".into(),
-                func: 1,
-                arg: 0,
-            },
-        ],
+            })
+            .collect(),
         cond: None,
         observe: Vec::new(),
         observe_explicit: true,
@@ -178,35 +176,48 @@ fn replays(prog: &Program, t: &fencer_symbolic::Trace) -> bool {
     matches!(last, Status::Fault(f) if f.src == t.fault.src && f.kind.name() == t.fault.kind)
 }
 
+/// Whether DPOR finds a violation for some valuation of the inputs in 0..=3.
+fn dpor_unsafe(bodies: &[Vec<S>]) -> bool {
+    let n = bodies.len() as u32;
+    (0..4i64.pow(n)).any(|mut k| {
+        let vals: Vec<i64> = (0..n)
+            .map(|_| {
+                let v = k % 4;
+                k /= 4;
+                v
+            })
+            .collect();
+        let p = program(bodies, Some(&vals));
+        let r = fencer_dpor::explore(&p, ModelKind::Sc, &fencer_dpor::Options::default());
+        r.verdict == fencer_report::Verdict::Violation
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+    /// Under each partial-order reduction (sleep sets only; source sets with summaries;
+    /// source sets reading covering subtrees path by path).
     #[test]
     fn symbolic_verdicts_match_dpor_over_every_input(
-        a in prop::collection::vec(stmt(), 1..6),
-        b in prop::collection::vec(stmt(), 1..6),
+        bodies in prop::collection::vec(prop::collection::vec(stmt(), 1..6), 2..4),
     ) {
-        let sym = program(&a, &b, None);
-        let out = check(&sym, &Options::default());
-        let mut dpor_unsafe = false;
-        for i in 0..4 {
-            for j in 0..4 {
-                let p = program(&a, &b, Some((i, j)));
-                let r = fencer_dpor::explore(&p, ModelKind::Sc, &fencer_dpor::Options::default());
-                dpor_unsafe |= r.verdict == fencer_report::Verdict::Violation;
+        let sym = program(&bodies, None);
+        let dpor_unsafe = dpor_unsafe(&bodies);
+        for por in [Por::Sleep, Por::Source, Por::SourceEnumerate] {
+            let out = check(&sym, &Options { por, ..Options::default() });
+            match &out.verdict {
+                Verdict::Safe => prop_assert!(!dpor_unsafe, "{por:?}: symbolic says safe, DPOR finds a violation"),
+                Verdict::Unsafe(t) => {
+                    prop_assert!(dpor_unsafe, "{por:?}: symbolic says unsafe, DPOR finds none: {t:?}");
+                    prop_assert!(replays(&sym, t), "{por:?}: the trace does not replay: {t:?}");
+                    // (An input whose `assume` the trace never reaches may take any value.)
+                }
+                // Multiplying two inputs is outside the engine's fragment: it must say so.
+                Verdict::Incomplete(i) => prop_assert!(
+                    matches!(i, fencer_symbolic::Incomplete::Unsupported(_)),
+                    "{por:?}: incomplete: {i:?}"
+                ),
             }
-        }
-        match &out.verdict {
-            Verdict::Safe => prop_assert!(!dpor_unsafe, "symbolic says safe, DPOR finds a violation"),
-            Verdict::Unsafe(t) => {
-                prop_assert!(dpor_unsafe, "symbolic says unsafe, DPOR finds none: {t:?}");
-                prop_assert!(replays(&sym, t), "the trace does not replay: {t:?}");
-                // (An input whose `assume` the trace never reaches may take any value.)
-            }
-            // Multiplying two inputs is outside the engine's fragment: it must say so.
-            Verdict::Incomplete(i) => prop_assert!(
-                matches!(i, fencer_symbolic::Incomplete::Unsupported(_)),
-                "incomplete: {i:?}"
-            ),
         }
     }
 }
