@@ -457,22 +457,36 @@ impl Engine<'_> {
     fn enumerate_races(&mut self, v: usize, w: usize) -> (u64, u64) {
         let (mut paths, mut checks) = (0u64, 0u64);
         let mut seen: FxHashSet<usize> = FxHashSet::default();
-        // Depth-first, with the steps of the current path.
-        let mut stack: Vec<(usize, usize)> = vec![(w, 0)];
+        // Depth-first, with the steps of the current path; a node reached through a cover
+        // continues the path without its own incoming step.
+        let mut stack: Vec<(usize, usize, bool)> = vec![(w, 0, true)];
         let mut path: Vec<(u32, Access)> = Vec::new();
         seen.insert(w);
-        while let Some((n, depth)) = stack.pop() {
+        while let Some((n, depth, jumped)) = stack.pop() {
             path.truncate(depth);
-            if n != w {
+            if !jumped {
                 if let Some(t) = self.nodes[n].thread {
                     path.push((t, self.nodes[n].acc));
                 }
             }
-            let mut next: Vec<usize> = match self.nodes[n].covered_by {
-                Some(c) if n != w => vec![c],
-                _ => self.nodes[n].children.clone(),
+            // The next steps of threads blocked here are future steps too (see `expand`).
+            let blocked: Vec<(u32, Access)> = {
+                let nd = &self.nodes[n];
+                nd.accs
+                    .iter()
+                    .copied()
+                    .filter(|(t, _)| nd.expanded && !nd.enabled.contains(t))
+                    .collect()
             };
-            next.retain(|&c| seen.insert(c));
+            for (t, a) in blocked {
+                checks += self.race(v, t, a);
+            }
+            let next: Vec<(usize, bool)> = match self.nodes[n].covered_by {
+                Some(c) if n != w => vec![(c, true)],
+                _ => self.nodes[n].children.iter().map(|&c| (c, false)).collect(),
+            };
+            let next: Vec<(usize, bool)> =
+                next.into_iter().filter(|&(c, _)| seen.insert(c)).collect();
             if next.is_empty() {
                 paths += 1;
                 for &(t, a) in &path {
@@ -481,8 +495,8 @@ impl Engine<'_> {
                 continue;
             }
             let d = path.len();
-            for c in next {
-                stack.push((c, d));
+            for (c, j) in next {
+                stack.push((c, d, j));
             }
         }
         (paths, checks)
