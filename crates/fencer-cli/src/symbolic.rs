@@ -79,6 +79,15 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
 }
 
 pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+    check_with(args, timeout, fencer_symbolic::Por::default())
+}
+
+/// As [`check`], with the partial-order reduction chosen (for a `--por` option).
+pub fn check_with(
+    args: &CheckArgs,
+    timeout: Option<Duration>,
+    por: fencer_symbolic::Por,
+) -> ExitCode {
     let started = Instant::now();
     if !matches!(args.model, ModelArg::Sc) {
         return usage_error(
@@ -94,6 +103,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
     let opts = fencer_symbolic::Options {
         max_nodes: args.max_nodes.map_or(2_000_000, |n| n as usize),
         timeout: timeout.map(|t| t.saturating_sub(started.elapsed())),
+        por,
         ..Default::default()
     };
     let Outcome { verdict, stats } = fencer_symbolic::check(&prog, &opts);
@@ -173,6 +183,15 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             "solver_calls": stats.solver_calls,
             "solver_ms": solver_ms,
             "incomplete_reason": why,
+            "por": match por {
+                fencer_symbolic::Por::Sleep => "sleep",
+                fencer_symbolic::Por::Source => "source",
+                fencer_symbolic::Por::SourceEnumerate => "source-enumerate",
+            },
+            "backtracks": stats.backtracks,
+            "race_checks": stats.race_checks,
+            "cover_checks": stats.cover_checks,
+            "cover_paths": stats.cover_paths,
         });
         if let fencer_symbolic::Verdict::Unsafe(t) = &verdict {
             j["inputs"] = serde_json::json!(t.inputs);

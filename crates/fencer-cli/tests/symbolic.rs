@@ -60,6 +60,8 @@ fn the_readme_example_is_proved_and_its_bug_refuted_with_the_input() {
     assert_eq!(j["verdict"], "safe");
     assert_eq!(j["engine"], "abpress");
     assert!(j["symbolic"]["covered"].as_u64().unwrap() > 0, "{j}");
+    assert_eq!(j["symbolic"]["por"], "source", "{j}");
+    assert!(j["symbolic"]["cover_paths"].as_u64().is_some(), "{j}");
     let src = std::fs::read_to_string(root().join("examples/input_loop.c"))
         .unwrap()
         .replace("if (left != 0)", "if (left != 0 || n == 7)");
