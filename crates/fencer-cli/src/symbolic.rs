@@ -35,6 +35,41 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
     ))
 }
 
+/// The machine blocks a thread for good when an iteration of a waiting loop changed
+/// nothing (the iteration can be dropped, and the machine's engines explore the shorter
+/// execution instead), leaving it at the loop's backward jump; the symbolic engine runs
+/// such iterations. One that changed nothing is harmless to repeat, so when the schedule
+/// runs the thread again the replay takes the backward jump and goes on.
+pub fn take_dropped_back_edge(prog: &Program, s: &mut State, t: u32) {
+    let Some(th) = s.threads.get_mut(t as usize) else {
+        return;
+    };
+    if !th.spin.blocked {
+        return;
+    }
+    th.spin = Default::default();
+    let Some(fr) = th.frames.last_mut() else {
+        return;
+    };
+    match prog.functions[fr.func as usize]
+        .body
+        .get(fr.pc as usize)
+        .map(|i| &i.op)
+    {
+        Some(fencer_ir::Op::Branch {
+            then_to, else_to, ..
+        }) => {
+            fr.pc = if *then_to <= fr.pc {
+                *then_to
+            } else {
+                *else_to
+            }
+        }
+        Some(fencer_ir::Op::Jump(to)) => fr.pc = *to,
+        _ => {}
+    }
+}
+
 /// Runs the trace on the concrete machine; the counterexample if it ends in the same
 /// fault, else why not.
 pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexample, String> {
@@ -57,6 +92,7 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
         if t as usize >= s.threads.len() || s.threads[t as usize].finished {
             return Err(format!("step {}: thread {t} does not run", i + 1));
         }
+        take_dropped_back_edge(prog, &mut s, t);
         if !s.thread_enabled::<Sc>(prog, t) {
             return Err(format!("step {}: thread {t} is blocked", i + 1));
         }
@@ -79,6 +115,15 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
 }
 
 pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+    check_with(args, timeout, fencer_symbolic::Por::default())
+}
+
+/// As [`check`], with the partial-order reduction chosen (for a `--por` option).
+pub fn check_with(
+    args: &CheckArgs,
+    timeout: Option<Duration>,
+    por: fencer_symbolic::Por,
+) -> ExitCode {
     let started = Instant::now();
     if !matches!(args.model, ModelArg::Sc) {
         return usage_error(
@@ -94,6 +139,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
     let opts = fencer_symbolic::Options {
         max_nodes: args.max_nodes.map_or(2_000_000, |n| n as usize),
         timeout: timeout.map(|t| t.saturating_sub(started.elapsed())),
+        por,
         ..Default::default()
     };
     let Outcome { verdict, stats } = fencer_symbolic::check(&prog, &opts);
@@ -173,6 +219,15 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             "solver_calls": stats.solver_calls,
             "solver_ms": solver_ms,
             "incomplete_reason": why,
+            "por": match por {
+                fencer_symbolic::Por::Sleep => "sleep",
+                fencer_symbolic::Por::Source => "source",
+                fencer_symbolic::Por::SourceEnumerate => "source-enumerate",
+            },
+            "backtracks": stats.backtracks,
+            "race_checks": stats.race_checks,
+            "cover_checks": stats.cover_checks,
+            "cover_paths": stats.cover_paths,
         });
         if let fencer_symbolic::Verdict::Unsafe(t) = &verdict {
             j["inputs"] = serde_json::json!(t.inputs);

@@ -60,6 +60,8 @@ fn the_readme_example_is_proved_and_its_bug_refuted_with_the_input() {
     assert_eq!(j["verdict"], "safe");
     assert_eq!(j["engine"], "abpress");
     assert!(j["symbolic"]["covered"].as_u64().unwrap() > 0, "{j}");
+    assert_eq!(j["symbolic"]["por"], "source", "{j}");
+    assert!(j["symbolic"]["cover_paths"].as_u64().is_some(), "{j}");
     let src = std::fs::read_to_string(root().join("examples/input_loop.c"))
         .unwrap()
         .replace("if (left != 0)", "if (left != 0 || n == 7)");
@@ -151,6 +153,21 @@ fn the_dpor_engine_refuses_inputs_and_names_this_engine() {
         "tso",
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_spin_loop_does_not_hide_the_thread_it_waits_for() {
+    // `main` spins until `q` sets the flag; `q`'s first steps touch nothing `main` reads
+    // in the loop, so no race names `q`, and the loop is covered after one round: without
+    // the cycle proviso, source sets never run `q` and answer "safe".
+    let src = format!(
+        "{HEAD}#include <pthread.h>\nint x = 0, y = 0, flag = 0;\n\
+         void *q(void *a) {{ x = 1; y = 2; flag = 1; return 0; }}\n\
+         int main(void) {{\n  pthread_t t;\n  pthread_create(&t, 0, q, 0);\n  \
+         while (flag == 0) {{}}\n  if (x == 1 && y == 2) reach_error();\n  return 0;\n}}\n"
+    );
+    let (code, j) = abpress(&write(&tmp("e"), "ignore.c", &src));
+    assert_eq!(code, 1, "{j}");
 }
 
 #[test]
@@ -254,4 +271,185 @@ fn svcomp_programs_give_their_expected_verdicts() {
 #[ignore = "a few minutes in a debug build"]
 fn svcomp_programs_slow() {
     corpus(CORPUS_SLOW);
+}
+
+/// The engine on one program of `../shared/svcomp` (through the library, so that the
+/// partial-order reduction can be chosen); `None` when the corpus is absent.
+#[cfg(feature = "c")]
+fn run_por(
+    file: &str,
+    por: fencer_symbolic::Por,
+    timeout: u64,
+) -> Option<fencer_symbolic::Outcome> {
+    let path = root().join("../shared/svcomp").join(file);
+    if !path.exists() {
+        eprintln!("skipped: ../shared/svcomp is not here (a clone without ../shared)");
+        return None;
+    }
+    Some(run_por_at(&path, por, timeout))
+}
+
+#[cfg(feature = "c")]
+fn run_por_at(path: &Path, por: fencer_symbolic::Por, timeout: u64) -> fencer_symbolic::Outcome {
+    let file = path.display();
+    let prog = fencer_c::load_with_inputs(
+        path,
+        &fencer_c::CompileOptions::default(),
+        fencer_memory::ModelKind::Sc,
+    )
+    .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let opts = fencer_symbolic::Options {
+        por,
+        timeout: Some(std::time::Duration::from_secs(timeout)),
+        ..Default::default()
+    };
+    fencer_symbolic::check(&prog, &opts)
+}
+
+#[cfg(feature = "c")]
+fn verdict_name(v: &fencer_symbolic::Verdict) -> String {
+    match v {
+        fencer_symbolic::Verdict::Safe => "safe".into(),
+        fencer_symbolic::Verdict::Unsafe(_) => "unsafe".into(),
+        fencer_symbolic::Verdict::Incomplete(i) => format!("incomplete ({i:?})"),
+    }
+}
+
+/// The paper's §5 claim: at a cover, reading the coverer's summary costs no more
+/// dependency checks than reading its subtree path by path, and the answers agree. Counts,
+/// not times, so the test is deterministic.
+#[cfg(feature = "c")]
+#[test]
+fn summaries_cut_the_dependency_analysis_at_covers() {
+    use fencer_symbolic::Por;
+    let mut saved = 0;
+    for file in [
+        "pthread-atomic/dekker.c",
+        "pthread-atomic/peterson.c",
+        "pthread-atomic/szymanski.c",
+        "pthread-atomic/time_var_mutex.c",
+        "pthread/lazy01.c",
+    ] {
+        let Some(sum) = run_por(file, Por::Source, 120) else {
+            return;
+        };
+        let en = run_por(file, Por::SourceEnumerate, 120).unwrap();
+        assert_eq!(
+            verdict_name(&sum.verdict),
+            verdict_name(&en.verdict),
+            "{file}"
+        );
+        let (s, e) = (&sum.stats, &en.stats);
+        assert!(s.covers_made > 0 || !matches!(sum.verdict, fencer_symbolic::Verdict::Safe));
+        assert!(
+            s.cover_checks <= e.cover_checks,
+            "{file}: {} checks with summaries, {} without",
+            s.cover_checks,
+            e.cover_checks
+        );
+        saved += e.cover_checks - s.cover_checks;
+    }
+    assert!(saved > 0, "summaries saved nothing");
+}
+
+/// Source sets against sleep sets alone: the same verdicts on corpus programs, and fewer
+/// nodes where threads touch different variables.
+#[cfg(feature = "c")]
+#[test]
+fn source_sets_cut_nodes_and_keep_verdicts() {
+    use fencer_symbolic::Por;
+    // Three workers, each adding to its own cell twice; the checks are theirs.
+    let src = format!(
+        "{HEAD}#include <pthread.h>\nint c[3];\n\
+         void *w(void *a) {{ long i = (long)a; c[i] = c[i] + 1; c[i] = c[i] + 1;\n  \
+         if (c[i] != 2) reach_error();\n  return 0; }}\n\
+         int main(void) {{\n  pthread_t t[3];\n  for (long i = 0; i < 3; i++) \
+         pthread_create(&t[i], 0, w, (void *)i);\n  for (int i = 0; i < 3; i++) \
+         pthread_join(t[i], 0);\n  return 0;\n}}\n"
+    );
+    let f = write(&tmp("f"), "independent.c", &src);
+    let src_o = run_por_at(&f, Por::Source, 120);
+    let sl_o = run_por_at(&f, Por::Sleep, 120);
+    assert!(
+        matches!(src_o.verdict, fencer_symbolic::Verdict::Safe),
+        "{:?}",
+        src_o.verdict
+    );
+    assert!(
+        matches!(sl_o.verdict, fencer_symbolic::Verdict::Safe),
+        "{:?}",
+        sl_o.verdict
+    );
+    assert!(
+        src_o.stats.nodes < sl_o.stats.nodes,
+        "source sets {} nodes, sleep sets {}",
+        src_o.stats.nodes,
+        sl_o.stats.nodes
+    );
+    for file in [
+        "pthread-atomic/dekker.c",
+        "pthread/sigma.c",
+        "pthread/fib_bench-2.c",
+        "pthread-atomic/time_var_mutex.c",
+    ] {
+        let Some(src) = run_por(file, Por::Source, 120) else {
+            return;
+        };
+        let sl = run_por(file, Por::Sleep, 120).unwrap();
+        assert_eq!(
+            verdict_name(&src.verdict),
+            verdict_name(&sl.verdict),
+            "{file}"
+        );
+    }
+}
+
+/// Table 1 of the paper, for the programs of `../shared/svcomp` it lists: nodes, covers,
+/// solver and total time, and the dependency analysis at covers, per reduction. Prints;
+/// run with `--ignored --nocapture` in a release build.
+#[cfg(feature = "c")]
+#[test]
+#[ignore = "minutes; prints the table for the README"]
+fn table1() {
+    use fencer_symbolic::Por;
+    // Programs named on the command line (`-- --ignored table1 pthread/indexer.c`).
+    let files: Vec<String> = std::env::args().filter(|a| a.ends_with(".c")).collect();
+    let default = [
+        "pthread-atomic/dekker.c",
+        "pthread-atomic/peterson.c",
+        "pthread-atomic/szymanski.c",
+        "pthread-atomic/time_var_mutex.c",
+        "pthread/stack-1.c",
+        "pthread-atomic/qrcu-1.c",
+        "pthread/fib_bench-1.c",
+        "pthread/fib_bench_longer-1.c",
+        "pthread/indexer.c",
+        "pthread-ext/09_fmaxsym.c",
+    ];
+    let files: Vec<&str> = if files.is_empty() {
+        default.to_vec()
+    } else {
+        files.iter().map(|s| s.as_str()).collect()
+    };
+    for file in files {
+        for por in [Por::Sleep, Por::Source, Por::SourceEnumerate] {
+            let Some(o) = run_por(file, por, 300) else {
+                return;
+            };
+            let s = &o.stats;
+            println!(
+                "{file}\t{por:?}\t{}\tnodes {}\tcovers {}\tsolver {:.1} s\ttotal {:.1} s\tcover paths {} checks {} (per cover {:.1} / {:.1})\tbacktracks {}",
+                verdict_name(&o.verdict),
+                s.nodes,
+                s.covers_made,
+                s.solver_time.as_secs_f64(),
+                s.elapsed.as_secs_f64(),
+                s.cover_paths,
+                s.cover_checks,
+                s.cover_paths as f64 / s.covers_made.max(1) as f64,
+                s.cover_checks as f64 / s.covers_made.max(1) as f64,
+                s.backtracks,
+            );
+        }
+    }
 }

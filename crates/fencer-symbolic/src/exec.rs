@@ -1475,7 +1475,7 @@ pub fn eval_concrete(e: &Expr, regs: &[Value]) -> Option<Value> {
 }
 
 /// What a step touches, for deciding whether two steps commute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
     /// Only the thread's own registers.
     None,

@@ -18,25 +18,45 @@
 //! - A node is covered by an earlier, uncovered node with the same key, an implied label
 //!   and a sleep set that is a subset of its own; a covered node (and its subtree) is not
 //!   expanded. Strengthening a label uncovers what it covered.
-//! - Partial-order reduction: sleep sets only (with steps that touch different cells, or
-//!   only registers, independent). The paper's source sets with summaries (its
-//!   Definitions 7-8) are not implemented: every enabled thread not asleep is expanded, so
-//!   no backtracking set depends on the (cut) subtree of a covered node, and the sleep-set
-//!   inclusion condition on covers is what keeps them sound (Godefroid's state matching
-//!   with sleep sets).
+//! - Partial-order reduction ([`Por`]): by default source-set DPOR with sleep sets (steps
+//!   that touch different cells, or only registers, are independent). A node expands one
+//!   thread first; a new step races with every dependent step of another thread on its
+//!   path, which puts its thread (or, if it cannot run there, every enabled thread) into the
+//!   backtracking set of the node that step left. A covered node has no steps below it: its
+//!   future is its coverer's, so each node keeps a summary of the shared accesses below it
+//!   (the paper's Definitions 7-8, over-approximated) and a cover races the covered node's
+//!   path with the coverer's summary (Theorem 4.1); a summary that grows later races the
+//!   paths of the nodes its node covers. A blocked thread's next step races too, and a
+//!   cover fully expands the choice point above the covered node (the cycle proviso: a
+//!   cover may close a cycle, around which a thread no race names would be ignored).
+//!   `Por::Sleep` expands every enabled thread not asleep (the earlier engine).
 //! - A violation found is a feasible path: its inputs come from a model of the path
 //!   condition, checked to satisfy it; the caller replays it on the concrete machine.
 
 pub mod exec;
 pub mod wlp;
 
-use exec::{independent, key_eq, key_hash, End, Exec, Fault, Kind, Micro, SVar, St, Stop};
+use exec::{independent, key_eq, key_hash, Access, End, Exec, Fault, Kind, Micro, SVar, St, Stop};
 use fencer_ir::{Program, Value};
 use fencer_smt::cnf::Clause;
 use fencer_smt::{Lit, Sort};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+
+/// Which threads a node expands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Por {
+    /// Every enabled thread not asleep (sleep sets only).
+    Sleep,
+    /// Source-set DPOR with sleep sets: one thread first, others as races ask for them;
+    /// a covered node's races come from its coverer's summary of shared accesses.
+    #[default]
+    Source,
+    /// As `Source`, but at a cover the coverer's subtree is read path by path instead of
+    /// through its summary (the paper's baseline for measuring what summaries save).
+    SourceEnumerate,
+}
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -48,6 +68,7 @@ pub struct Options {
     /// Resident memory (bytes) at which the search stops (`incomplete`), checked now and
     /// then: the tree keeps every node's state.
     pub max_memory: u64,
+    pub por: Por,
 }
 
 impl Default for Options {
@@ -57,6 +78,7 @@ impl Default for Options {
             timeout: None,
             cover_budget: 200,
             max_memory: 6 << 30,
+            por: Por::default(),
         }
     }
 }
@@ -72,6 +94,17 @@ pub struct Stats {
     pub solver_calls: u64,
     pub solver_time: Duration,
     pub elapsed: Duration,
+    /// Dependency checks (a step of a covered node's path against an access of the
+    /// covering subtree) made when covers were established.
+    pub cover_checks: u64,
+    /// What those checks read: with summaries, one summary per cover; without, the paths
+    /// of the covering subtree.
+    pub cover_paths: u64,
+    /// Dependency checks in all (new steps against their paths, summaries growing under
+    /// covers, and the above).
+    pub race_checks: u64,
+    /// Threads added to a node's backtracking set by a race.
+    pub backtracks: u64,
 }
 
 /// A violation: the threads' steps in order (after the initial local prefixes), the values
@@ -121,6 +154,18 @@ struct Node {
     children: Vec<usize>,
     expanded: bool,
     sleep: Vec<u32>,
+    /// What the edge from the parent touches (`None` for pending local instructions).
+    acc: Access,
+    /// Set at expansion: the threads enabled here and what each thread's next step touches.
+    enabled: Vec<u32>,
+    accs: Vec<(u32, Access)>,
+    /// Threads to expand here (all enabled ones under `Por::Sleep`) and those expanded.
+    backtrack: Vec<u32>,
+    done: Vec<u32>,
+    /// Shared accesses (thread, access) of the steps below this node, and of the subtrees
+    /// of the nodes that cover nodes below it (the paper's node summary, Definition 8,
+    /// over-approximated: every access, not only the earliest per variable).
+    summary: FxHashSet<(u32, Access)>,
 }
 
 enum Abort {
@@ -283,11 +328,24 @@ impl Engine<'_> {
             children: Vec::new(),
             expanded: false,
             sleep: Vec::new(),
+            acc: Access::None,
+            enabled: Vec::new(),
+            accs: Vec::new(),
+            backtrack: Vec::new(),
+            done: Vec::new(),
+            summary: FxHashSet::default(),
         });
         self.work.push(0);
         while let Some(v) = self.work.pop() {
             self.limits()?;
-            if self.nodes[v].expanded || self.is_covered(v) {
+            if self.is_covered(v) {
+                continue;
+            }
+            if self.nodes[v].expanded {
+                // Races found since its expansion may have asked for more threads here.
+                if self.has_backtrack(v) {
+                    self.expand(v)?;
+                }
                 continue;
             }
             if self.try_cover(v) {
@@ -296,6 +354,152 @@ impl Engine<'_> {
             self.expand(v)?;
         }
         Ok(())
+    }
+
+    fn has_backtrack(&self, u: usize) -> bool {
+        let n = &self.nodes[u];
+        n.backtrack
+            .iter()
+            .any(|t| !n.done.contains(t) && !n.sleep.contains(t))
+    }
+
+    /// Asks node `u` to expand thread `t`, or every enabled thread if `t` is not enabled
+    /// there (Flanagan and Godefroid's conservative choice: the race's thread cannot start
+    /// at `u`, so a thread that enables it must, and which one is not known).
+    fn add_backtrack(&mut self, u: usize, t: u32) {
+        let n = &mut self.nodes[u];
+        let before = n.backtrack.len();
+        if n.enabled.contains(&t) {
+            if !n.backtrack.contains(&t) {
+                n.backtrack.push(t);
+            }
+        } else {
+            for &e in &n.enabled {
+                if !n.backtrack.contains(&e) {
+                    n.backtrack.push(e);
+                }
+            }
+        }
+        if n.backtrack.len() > before {
+            self.stats.backtracks += (n.backtrack.len() - before) as u64;
+            if self.has_backtrack(u) {
+                self.work.push(u);
+            }
+        }
+    }
+
+    /// The races of a step (thread `t`, access `a`) that comes after node `z` with the
+    /// steps of the path from the root to `z`: each dependent step of another thread gets
+    /// `t` into the backtracking set of the node it left. Every dependent step, not only
+    /// the last one not ordered before `t` by happens-before: a step known only from a
+    /// summary has no position on a path to compute happens-before from.
+    fn race(&mut self, z: usize, t: u32, a: Access) -> u64 {
+        let mut checks = 0;
+        let mut n = z;
+        while n != 0 {
+            let p = self.nodes[n].parent;
+            if let Some(q) = self.nodes[n].thread {
+                checks += 1;
+                if q != t && !independent(self.nodes[n].acc, a) {
+                    self.add_backtrack(p, t);
+                }
+            }
+            n = p;
+        }
+        self.stats.race_checks += checks;
+        checks
+    }
+
+    /// Adds a step's access to the summaries of `x` and its ancestors; where a node that
+    /// gets it covers others, the covered nodes' futures include it: their paths race with
+    /// it (Theorem 4.1), and their ancestors' summaries get it too.
+    fn add_summary(&mut self, x: usize, e: (u32, Access)) {
+        let mut stack = vec![x];
+        while let Some(mut y) = stack.pop() {
+            while y != usize::MAX {
+                if !self.nodes[y].summary.insert(e) {
+                    // The ancestors have it too (a summary includes its children's), and
+                    // the nodes covered by them were raced against it when they got it.
+                    break;
+                }
+                for i in 0..self.nodes[y].covers.len() {
+                    let z = self.nodes[y].covers[i];
+                    self.race(z, e.0, e.1);
+                    stack.push(z);
+                }
+                y = self.nodes[y].parent;
+            }
+        }
+    }
+
+    /// The races of a new cover `v` by `w`: the steps of `v`'s path against everything
+    /// `w`'s subtree does (through its summary, or its paths under `Por::SourceEnumerate`).
+    fn cover_races(&mut self, v: usize, w: usize) {
+        let entries: Vec<(u32, Access)> = self.nodes[w].summary.iter().copied().collect();
+        if self.opts.por == Por::SourceEnumerate {
+            let (paths, checks) = self.enumerate_races(v, w);
+            self.stats.cover_paths += paths;
+            self.stats.cover_checks += checks;
+        } else {
+            self.stats.cover_paths += 1;
+            for &(t, a) in &entries {
+                let c = self.race(v, t, a);
+                self.stats.cover_checks += c;
+            }
+        }
+        for e in entries {
+            self.add_summary(v, e);
+        }
+    }
+
+    /// The paper's baseline: every path of `w`'s subtree (continuing at the coverer of a
+    /// covered node, each node once), each of its steps raced against `v`'s path.
+    fn enumerate_races(&mut self, v: usize, w: usize) -> (u64, u64) {
+        let (mut paths, mut checks) = (0u64, 0u64);
+        let mut seen: FxHashSet<usize> = FxHashSet::default();
+        // Depth-first, with the steps of the current path; a node reached through a cover
+        // continues the path without its own incoming step.
+        let mut stack: Vec<(usize, usize, bool)> = vec![(w, 0, true)];
+        let mut path: Vec<(u32, Access)> = Vec::new();
+        seen.insert(w);
+        while let Some((n, depth, jumped)) = stack.pop() {
+            path.truncate(depth);
+            if !jumped {
+                if let Some(t) = self.nodes[n].thread {
+                    path.push((t, self.nodes[n].acc));
+                }
+            }
+            // The next steps of threads blocked here are future steps too (see `expand`).
+            let blocked: Vec<(u32, Access)> = {
+                let nd = &self.nodes[n];
+                nd.accs
+                    .iter()
+                    .copied()
+                    .filter(|(t, _)| nd.expanded && !nd.enabled.contains(t))
+                    .collect()
+            };
+            for (t, a) in blocked {
+                checks += self.race(v, t, a);
+            }
+            let next: Vec<(usize, bool)> = match self.nodes[n].covered_by {
+                Some(c) if n != w => vec![(c, true)],
+                _ => self.nodes[n].children.iter().map(|&c| (c, false)).collect(),
+            };
+            let next: Vec<(usize, bool)> =
+                next.into_iter().filter(|&(c, _)| seen.insert(c)).collect();
+            if next.is_empty() {
+                paths += 1;
+                for &(t, a) in &path {
+                    checks += self.race(v, t, a);
+                }
+                continue;
+            }
+            let d = path.len();
+            for (c, j) in next {
+                stack.push((c, d, j));
+            }
+        }
+        (paths, checks)
     }
 
     fn is_covered(&self, mut v: usize) -> bool {
@@ -375,6 +579,28 @@ impl Engine<'_> {
                 self.uncover(x);
             }
         }
+        if self.opts.por != Por::Sleep {
+            self.cover_races(v, w);
+            self.proviso(v);
+        }
+    }
+
+    /// The cycle proviso: a cover closes a cycle of the graph of tree and cover edges (a
+    /// cover goes to an earlier node, so every cycle has one), and a thread that no race
+    /// brings in could be ignored around the cycle forever (a spin loop waiting for a
+    /// thread that is never scheduled). So the choice point above a covered node expands
+    /// every enabled thread, as with the stack proviso of static partial-order reduction.
+    fn proviso(&mut self, v: usize) {
+        let mut x = self.nodes[v].parent;
+        while x != usize::MAX && !self.nodes[x].st.pending.is_empty() {
+            x = self.nodes[x].parent;
+        }
+        if x == usize::MAX {
+            return;
+        }
+        for e in self.nodes[x].enabled.clone() {
+            self.add_backtrack(x, e);
+        }
     }
 
     fn uncover(&mut self, x: usize) {
@@ -382,7 +608,7 @@ impl Engine<'_> {
             self.nodes[w].covers.retain(|&y| y != x);
         }
         for y in self.subtree(x) {
-            if !self.nodes[y].expanded {
+            if !self.nodes[y].expanded || self.has_backtrack(y) {
                 self.work.push(y);
             }
         }
@@ -394,54 +620,124 @@ impl Engine<'_> {
     }
 
     fn expand(&mut self, u: usize) -> Result<(), Abort> {
-        self.nodes[u].expanded = true;
-        let st = self.nodes[u].st.clone();
-        if !st.pending.is_empty() {
-            // Pending local instructions commute with every other thread's steps: they
-            // alone are explored, and the sleep set carries over.
-            let sleep = self.nodes[u].sleep.clone();
-            for (s2, ops) in self.explore_step(u, None)? {
-                self.add_child(u, None, s2, ops, sleep.clone());
+        let first = self.nodes[u].children.len();
+        if !self.nodes[u].expanded {
+            self.nodes[u].expanded = true;
+            let st = self.nodes[u].st.clone();
+            if !st.pending.is_empty() {
+                // Pending local instructions commute with every other thread's steps: they
+                // alone are explored, and the sleep set carries over.
+                let sleep = self.nodes[u].sleep.clone();
+                for (s2, ops) in self.explore_step(u, None)?.0 {
+                    self.add_child(u, None, Access::None, s2, ops, sleep.clone());
+                }
+                self.push_children(u, first);
+                return Ok(());
             }
-            self.push_children(u);
-            return Ok(());
+            let n = st.threads.len() as u32;
+            let mut svars = std::mem::take(&mut self.svars);
+            let mut intern = |v| Self::intern(&mut svars, v);
+            let probe = Exec::new(self.prog, (*st).clone(), &[], &mut intern);
+            let enabled: Vec<u32> = (0..n).filter(|&t| probe.enabled(t)).collect();
+            drop(probe);
+            let mut accs = Vec::new();
+            for t in 0..n {
+                if st.threads[t as usize].finished {
+                    continue;
+                }
+                let mut probe = Exec::new(self.prog, (*st).clone(), &[], &mut intern);
+                accs.push((t, probe.access(t)));
+            }
+            self.svars = svars;
+            let node = &mut self.nodes[u];
+            node.backtrack = match self.opts.por {
+                Por::Sleep => enabled.clone(),
+                // One thread to start with; races add the others.
+                _ => enabled
+                    .iter()
+                    .copied()
+                    .find(|t| !node.sleep.contains(t))
+                    .into_iter()
+                    .collect(),
+            };
+            node.enabled = enabled;
+            node.accs = accs;
+            if self.opts.por != Por::Sleep {
+                // A blocked thread's next step never happens on this path, yet it races
+                // with the steps that block it (Flanagan and Godefroid race every thread's
+                // next step, enabled or not); it is a future step of this node too.
+                let blocked: Vec<(u32, Access)> = {
+                    let n = &self.nodes[u];
+                    n.accs
+                        .iter()
+                        .copied()
+                        .filter(|(t, _)| !n.enabled.contains(t))
+                        .collect()
+                };
+                for (t, a) in blocked {
+                    self.race(u, t, a);
+                    self.add_summary(u, (t, a));
+                }
+            }
         }
-        let n = st.threads.len() as u32;
-        let mut svars = std::mem::take(&mut self.svars);
-        let mut intern = |v| Self::intern(&mut svars, v);
-        let probe = Exec::new(self.prog, (*st).clone(), &[], &mut intern);
-        let enabled: Vec<u32> = (0..n).filter(|&t| probe.enabled(t)).collect();
-        drop(probe);
-        let mut acc = FxHashMap::default();
-        for t in 0..n {
-            if st.threads[t as usize].finished {
-                continue;
-            }
-            let mut probe = Exec::new(self.prog, (*st).clone(), &[], &mut intern);
-            acc.insert(t, probe.access(t));
-        }
-        self.svars = svars;
-        let sleep = self.nodes[u].sleep.clone();
-        let mut done: Vec<u32> = Vec::new();
-        for &t in &enabled {
-            if sleep.contains(&t) {
-                continue;
-            }
-            let at = acc[&t];
-            let mut child_sleep: Vec<u32> = sleep
+        loop {
+            let n = &self.nodes[u];
+            let Some(t) = n
+                .backtrack
                 .iter()
-                .chain(done.iter())
                 .copied()
-                .filter(|s| acc.get(s).is_some_and(|&a| independent(a, at)))
-                .collect();
-            child_sleep.sort();
-            child_sleep.dedup();
-            for (s2, ops) in self.explore_step(u, Some(t))? {
-                self.add_child(u, Some(t), s2, ops, child_sleep.clone());
-            }
-            done.push(t);
+                .find(|t| !n.done.contains(t) && !n.sleep.contains(t))
+            else {
+                break;
+            };
+            self.expand_thread(u, t)?;
         }
-        self.push_children(u);
+        self.push_children(u, first);
+        Ok(())
+    }
+
+    fn acc_of(&self, u: usize, t: u32) -> Access {
+        self.nodes[u]
+            .accs
+            .iter()
+            .find(|&&(s, _)| s == t)
+            .map_or(Access::All, |&(_, a)| a)
+    }
+
+    fn expand_thread(&mut self, u: usize, t: u32) -> Result<(), Abort> {
+        let at = self.acc_of(u, t);
+        let child_sleep: Vec<u32> = {
+            let n = &self.nodes[u];
+            let mut cs: Vec<u32> = n
+                .sleep
+                .iter()
+                .chain(n.done.iter())
+                .copied()
+                .filter(|&s| n.accs.iter().any(|&(r, a)| r == s && independent(a, at)))
+                .collect();
+            cs.sort();
+            cs.dedup();
+            cs
+        };
+        self.nodes[u].done.push(t);
+        let (succ, partial) = self.explore_step(u, Some(t))?;
+        if self.opts.por != Por::Sleep {
+            if partial || succ.is_empty() {
+                // In some of the node's states the thread cannot move (an `assume` on
+                // inputs, a blocked step): there the others must run, whatever races say.
+                let all = self.nodes[u].enabled.clone();
+                for e in all {
+                    self.add_backtrack(u, e);
+                }
+            }
+            if !succ.is_empty() {
+                self.race(u, t, at);
+                self.add_summary(u, (t, at));
+            }
+        }
+        for (s2, ops) in succ {
+            self.add_child(u, Some(t), at, s2, ops, child_sleep.clone());
+        }
         Ok(())
     }
 
@@ -459,14 +755,34 @@ impl Engine<'_> {
         self.nodes[u].st = Rc::new(slim);
     }
 
-    fn push_children(&mut self, u: usize) {
-        self.forget_path(u);
-        for &c in self.nodes[u].children.iter().rev() {
+    fn push_children(&mut self, u: usize, first: usize) {
+        // A node that races may still send back to needs its path condition then.
+        if self.opts.por == Por::Sleep || !self.nodes[u].st.pending.is_empty() {
+            self.forget_path(u);
+        } else {
+            let n = &self.nodes[u];
+            if n.enabled
+                .iter()
+                .all(|t| n.done.contains(t) || n.sleep.contains(t))
+            {
+                self.forget_path(u);
+            }
+        }
+        for i in (first..self.nodes[u].children.len()).rev() {
+            let c = self.nodes[u].children[i];
             self.work.push(c);
         }
     }
 
-    fn add_child(&mut self, u: usize, t: Option<u32>, st: St, ops: Vec<Micro>, sleep: Vec<u32>) {
+    fn add_child(
+        &mut self,
+        u: usize,
+        t: Option<u32>,
+        acc: Access,
+        st: St,
+        ops: Vec<Micro>,
+        sleep: Vec<u32>,
+    ) {
         let key = key_hash(&st);
         let id = self.nodes.len();
         self.nodes.push(Node {
@@ -481,6 +797,12 @@ impl Engine<'_> {
             children: Vec::new(),
             expanded: false,
             sleep,
+            acc,
+            enabled: Vec::new(),
+            accs: Vec::new(),
+            backtrack: Vec::new(),
+            done: Vec::new(),
+            summary: FxHashSet::default(),
         });
         self.nodes[u].children.push(id);
         self.by_key.entry(key).or_default().push(id);
@@ -488,9 +810,17 @@ impl Engine<'_> {
 
     /// The successors of node `u` by thread `t`'s step, one per feasible combination of
     /// symbolic decisions; infeasible alternatives are refined away.
-    fn explore_step(&mut self, u: usize, t: Option<u32>) -> Result<Vec<(St, Vec<Micro>)>, Abort> {
+    /// Also says whether some of the node's states block the step (an `assume` whose
+    /// condition is symbolic, or a blocked alternative).
+    #[allow(clippy::type_complexity)]
+    fn explore_step(
+        &mut self,
+        u: usize,
+        t: Option<u32>,
+    ) -> Result<(Vec<(St, Vec<Micro>)>, bool), Abort> {
         let st = self.nodes[u].st.clone();
         let mut out = Vec::new();
+        let mut partial = false;
         let mut stack: Vec<Vec<bool>> = vec![Vec::new()];
         while let Some(choices) = stack.pop() {
             self.limits()?;
@@ -501,11 +831,12 @@ impl Engine<'_> {
             self.svars = svars;
             match end {
                 Ok(End::Done(s2)) => out.push((s2, ops)),
-                Ok(End::Blocked) => {}
+                Ok(End::Blocked) => partial = true,
                 Ok(End::Fault(s2, f)) => self.violation(u, t, &s2, f)?,
                 Err(Stop::Decide { f, b, kind }) => {
                     for alt in [true, false] {
                         if kind == Kind::Assume && !alt {
+                            partial = true;
                             continue;
                         }
                         let (lf, lb) = if alt {
@@ -542,7 +873,7 @@ impl Engine<'_> {
                 }
             }
         }
-        Ok(out)
+        Ok((out, partial))
     }
 
     fn where_(&self, st: &St, t: Option<u32>) -> String {
@@ -647,7 +978,7 @@ impl Engine<'_> {
                     debug_assert_eq!(w, x);
                 }
                 for z in self.subtree(y) {
-                    if !self.nodes[z].expanded {
+                    if !self.nodes[z].expanded || self.has_backtrack(z) {
                         self.work.push(z);
                     }
                 }
