@@ -200,6 +200,28 @@ fn program_model(m: ModelArg, json: bool) -> Result<ModelKind, ExitCode> {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum PorArg {
+    /// Source sets with sleep sets: a node expands one thread, and others as races ask;
+    /// at a cover, races come from the coverer's summary of shared accesses.
+    Source,
+    /// Sleep sets only: every enabled thread not asleep.
+    Sleep,
+    /// Source sets, reading a coverer's subtree path by path instead of its summary (the
+    /// paper's baseline, to measure what summaries save).
+    SourceEnumerate,
+}
+
+impl From<PorArg> for fencer_symbolic::Por {
+    fn from(p: PorArg) -> Self {
+        match p {
+            PorArg::Source => fencer_symbolic::Por::Source,
+            PorArg::Sleep => fencer_symbolic::Por::Sleep,
+            PorArg::SourceEnumerate => fencer_symbolic::Por::SourceEnumerate,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum EngineArg {
     /// Dynamic partial-order reduction on chronological traces: one execution per
     /// Shasha-Snir trace (or close to it), the fast engine.
@@ -208,7 +230,7 @@ enum EngineArg {
     /// other engines are tested against. Exact, but exponential.
     Reference,
     /// Symbolic (C programs, SC): inputs from `__VERIFIER_nondet_*` and loops without a
-    /// bound, by lazy abstraction with covers and sleep sets (AbPress).
+    /// bound, by lazy abstraction with covers and source sets (AbPress).
     Abpress,
 }
 
@@ -251,6 +273,9 @@ struct CheckArgs {
     /// DPOR algorithm (with --engine dpor).
     #[arg(long, value_enum, default_value = "optimal")]
     algo: AlgoArg,
+    /// Partial-order reduction of --engine abpress.
+    #[arg(long, value_enum, default_value = "source")]
+    por: PorArg,
     /// Also print the number of races found and reversed.
     #[arg(long, short)]
     verbose: bool,
@@ -706,7 +731,7 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
         return cub::check(&args, timeout);
     }
     if matches!(args.engine, EngineArg::Abpress) {
-        return symbolic::check(&args, timeout);
+        return symbolic::check_with(&args, timeout, args.por.into());
     }
     if args.file.extension().is_some_and(|e| e == "dve") {
         if views.view.is_some()

@@ -125,6 +125,7 @@ impl RepairArgs {
             cflags: self.cflags.clone(),
             model,
             engine: super::EngineArg::Dpor,
+            por: super::PorArg::Source,
             algo: super::AlgoArg::Optimal,
             verbose: false,
             all: false,

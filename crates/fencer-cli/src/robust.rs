@@ -120,6 +120,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
             WeakModel::Pso => ModelArg::Pso,
         },
         engine: EngineArg::Dpor,
+        por: PorArg::Source,
         algo: a.algo,
         verbose: a.verbose,
         all: true,

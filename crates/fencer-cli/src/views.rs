@@ -389,6 +389,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
             ModelKind::Pso => ModelArg::Pso,
         },
         engine: EngineArg::Dpor,
+        por: PorArg::Source,
         algo: AlgoArg::Optimal,
         verbose: false,
         all: false,
