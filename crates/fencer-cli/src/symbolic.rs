@@ -114,11 +114,7 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
     }
 }
 
-pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
-    check_with(args, timeout, fencer_symbolic::Por::default())
-}
-
-/// As [`check`], with the partial-order reduction chosen (for a `--por` option).
+/// `--engine abpress`, with the partial-order reduction `--por` chose.
 pub fn check_with(
     args: &CheckArgs,
     timeout: Option<Duration>,

@@ -47,7 +47,7 @@ fn replace(e: &mut Expr, r: Reg, with: &Expr) -> usize {
 
 /// Calls `f` on every expression the instruction reads.
 fn exprs_mut(op: &mut Op, f: &mut impl FnMut(&mut Expr)) {
-    let mut addr = |a: &mut crate::Addr, f: &mut dyn FnMut(&mut Expr)| match a {
+    let addr = |a: &mut crate::Addr, f: &mut dyn FnMut(&mut Expr)| match a {
         crate::Addr::Global { index, .. } => f(index),
         crate::Addr::Ptr(e) => f(e),
     };
@@ -131,6 +131,8 @@ fn substitute_function(f: &mut Function) -> usize {
     let temp = |r: Reg| f.reg_names[r as usize].starts_with('%');
     let mut deleted = vec![false; n];
     let mut regs = Vec::new();
+    // Indices, not iterators: the body rewrites instruction `j` and deletes `i`.
+    #[allow(clippy::needless_range_loop)]
     for i in 0..n {
         let Op::Local { dst: d, expr } = &f.body[i].op else {
             continue;
