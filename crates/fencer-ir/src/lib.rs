@@ -549,6 +549,24 @@ pub struct Function {
 }
 
 impl Function {
+    /// Per register, whether the function can give it a value (a parameter, or the
+    /// destination of an instruction): temporaries that `simplify` substituted away are
+    /// not, and views leave them out.
+    pub fn written_regs(&self) -> Vec<bool> {
+        let mut w = vec![false; self.reg_names.len()];
+        for x in w.iter_mut().take(self.params as usize) {
+            *x = true;
+        }
+        for ins in &self.body {
+            if let Some(d) = spin::dst(&ins.op) {
+                if let Some(x) = w.get_mut(d as usize) {
+                    *x = true;
+                }
+            }
+        }
+        w
+    }
+
     pub fn num_regs(&self) -> usize {
         self.reg_names.len()
     }

@@ -46,10 +46,12 @@ fn states_json(x: &Execution) -> Value {
                     let fr = th.frames.last().expect("a thread has a frame");
                     let f = &x.prog.functions[fr.func as usize];
                     let at = f.body.get(fr.pc as usize).map(|ins| ins.loc.line);
+                    let written = f.written_regs();
                     let regs: Vec<Value> = fr
                         .regs
                         .iter()
                         .enumerate()
+                        .filter(|&(r, _)| written.get(r).copied().unwrap_or(true))
                         .take(MAX_REGS)
                         .map(|(r, v)| {
                             let n = f.reg_names.get(r).cloned().unwrap_or(format!("r{r}"));
