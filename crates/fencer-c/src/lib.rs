@@ -158,12 +158,20 @@ pub fn llvm_text(path: &Path, opts: &CompileOptions) -> Result<String, Error> {
                     Some(INSTALL_HELP.into()),
                 )
             })?;
+            // fencer's own headers come after every other directory, so that a program's
+            // own `genmc.h` (or the system's) is the one used when there is one.
+            let headers = TempDir::new(&file)?;
+            std::fs::write(headers.0.join("genmc.h"), GENMC_HEADER).map_err(|e| {
+                Error::plain(&file, format!("cannot write fencer's genmc.h: {e}"), None)
+            })?;
             // gnu89 inline: a plain `inline` function gets its out-of-line definition, which
             // a call at -O0 needs (SV-COMP programs rely on this, as gcc's verifiers do).
             Command::new(&clang)
                 .args(["-O0", "-g", "-S", "-emit-llvm", "-fno-discard-value-names"])
                 .args(["-D__FENCER__=1", "-Wno-everything", "-fgnu89-inline"])
                 .args(&opts.flags)
+                .arg("-idirafter")
+                .arg(&headers.0)
                 .arg(path)
                 .args(["-o", "-"])
                 .output()
@@ -262,6 +270,11 @@ pub const RUNTIME_FUNCTIONS: &[&str] = &[
     "labs",
     "llabs",
 ];
+
+/// `genmc.h` for programs written for GenMC (its test suite, its users' harnesses): its
+/// annotations are hints to GenMC's own reductions and become plain C here. See
+/// docs/c.md.
+pub const GENMC_HEADER: &str = include_str!("../runtime/genmc.h");
 
 /// The name counterexamples give the C library's source.
 pub const RUNTIME_FILE: &str = "fencer_rt.c";

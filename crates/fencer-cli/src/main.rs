@@ -296,8 +296,10 @@ struct CheckArgs {
     /// stopped while the others go on, and the result then holds up to that bound.
     #[arg(long, value_name = "N", default_value_t = 100_000)]
     max_depth: usize,
-    /// Cut executions that run any loop more than N times (by counting each backward
-    /// jump); the result then holds up to that bound and the cut executions are counted.
+    /// Cut executions that run any loop more than N times in a row (each backward jump
+    /// counted from the loop's entry: a nested loop, or one in a function called again,
+    /// starts from 0); the result then holds up to that bound and the cut executions are
+    /// counted.
     #[arg(long, value_name = "N")]
     unroll: Option<u32>,
     /// DVE: also report a reachable state where no process can move.

@@ -56,7 +56,8 @@ pub struct Options {
     pub algo: Algo,
     pub timeout: Option<Duration>,
     pub max_executions: Option<u64>,
-    /// Cut executions that take any backward jump more than this many times.
+    /// Cut executions that take any backward jump more than this many times in one entry
+    /// of its loop.
     pub unroll: Option<u32>,
     /// Most visible events one thread may execute in one execution: a thread that reaches
     /// it is cut while the others go on (the result is then bounded). Executions longer

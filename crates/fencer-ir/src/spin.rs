@@ -3,7 +3,9 @@
 //! redo, so it can be dropped from any execution.
 //!
 //! The loops taken are regions `head..=back` whose only backward jump is `back: jump head`,
-//! entered only at the head, without calls or returns, where no register the loop writes
+//! entered only at the head (calls and returns inside are allowed: a callee's steps are the
+//! thread's events, judged like the loop's own, and its frame is gone when control comes
+//! back; a return leaves the loop like a jump out), where no register the loop writes
 //! is live at the head: read before being written on some path from the head, around the
 //! loop *or after it* (registers that final states report count as read when the thread
 //! ends). The back edge becomes [`Op::SpinBack`], which blocks the thread for good when
@@ -115,7 +117,7 @@ fn liveness(f: &Function, exit_live: &[crate::Reg]) -> Vec<Vec<u64>> {
 /// Loops the rewrite above cannot take (branches inside, as `while (a == 1 && b == 1) {}`
 /// compiles to; read-modify-writes, as in a compare-and-swap retry loop; stores on some
 /// paths): a region `head..=back` whose only backward jump is `back: jump head`, entered only
-/// at the head, without calls or returns, that carries no register from one iteration to
+/// at the head, that carries no register from one iteration to
 /// the next. Such an iteration in which every event was pure (loads, fences, failed
 /// compare-and-swaps; see the machine) can be dropped from any execution, leaving a valid
 /// one with the same outcome. So the back edge becomes [`Op::SpinBack`], which blocks the
@@ -178,20 +180,19 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
         return None;
     }
     let region = &f.body[h..j];
-    let allowed = region.iter().all(|i| {
-        !matches!(
-            i.op,
-            Op::Call { .. }
-                | Op::CallIndirect { .. }
-                | Op::Return(_)
-                | Op::Exit
-                | Op::LoopHead { .. }
-                | Op::SpinBack { .. }
-        )
-    });
+    // A return inside the loop leaves it, like a jump out (`while (1) { if (!tas(&l))
+    // return; }`). A call inside the loop is fine: the callee's frame is gone when control comes back
+    // to the loop, and whatever else it does is an event of the thread, which the machine
+    // judges pure or not like the loop's own.
+    let allowed = region
+        .iter()
+        .all(|i| !matches!(i.op, Op::LoopHead { .. } | Op::SpinBack { .. }));
     if !allowed {
         return None;
     }
+    let calls = region
+        .iter()
+        .any(|i| matches!(i.op, Op::Call { .. } | Op::CallIndirect { .. }));
     // The only backward jump in the region is the back edge itself.
     if region
         .iter()
@@ -242,6 +243,7 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
             Op::Branch {
                 then_to, else_to, ..
             } => vec![*then_to as usize, *else_to as usize],
+            Op::Return(_) | Op::Exit => Vec::new(),
             _ => vec![h + k + 1],
         };
         for t in succs {
@@ -266,6 +268,9 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
         match carried_ok(f, h, j, r, &carried)? {
             Carried::Same => {}
             // The registers the moved load fed must not remember the earlier value.
+            // Its argument moves a load to just before the successful compare-and-swap
+            // past the rest of the iteration, which a callee could make visible.
+            Carried::Reloaded { .. } if calls => return None,
             Carried::Reloaded { between } => {
                 if between.iter().any(|&x| x != r && is_live(x)) {
                     return None;
@@ -377,6 +382,7 @@ fn carried_ok(
             Op::Branch {
                 then_to, else_to, ..
             } => vec![(*then_to as usize, true), (*else_to as usize, false)],
+            Op::Return(_) | Op::Exit => Vec::new(),
             _ => vec![(pc + 1, false)],
         };
         for (t, then) in succs {

@@ -13,7 +13,7 @@ pub mod collect;
 pub mod trace;
 
 use fencer_ir::{
-    Addr, BinOp, Expr, FenceKind, FuncId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value,
+    Addr, BinOp, Expr, FenceKind, FuncId, ObjId, Op, Program, Ptr, Reg, RmwOp, SrcLoc, Value,
 };
 use fencer_memory::{Buffers, Chan, Drain, Entry, Loc, MemoryModel};
 use fencer_report::TraceLine;
@@ -268,8 +268,8 @@ pub struct ThreadState {
     pub events: u32,
     /// The function the thread started in (names spawned threads).
     pub func: FuncId,
-    /// How often each backward jump (function, from-pc) was taken, for `--unroll`.
-    pub back_edges: Vec<(FuncId, u32, u32)>,
+    /// How often each backward jump was taken since its loop was entered, for `--unroll`.
+    pub back_edges: Vec<BackEdge>,
     /// Set when a bound stopped the thread: it never runs again.
     pub cut: Option<CutKind>,
     /// Pure-iteration tracking (see [`SpinTrack`]).
@@ -281,30 +281,74 @@ pub struct ThreadState {
 
 /// Counts a backward jump from `pc` of `func` for `--unroll`; false when taking it would
 /// exceed the bound.
-/// Writes a register, noting whether its value changed (see `SpinTrack::changed`).
+/// Writes a register of the frame at call depth `depth`, noting whether its value changed
+/// (see `SpinTrack::changed`). A frame deeper than the backward jump being watched is gone
+/// when control is back at that jump, so what it held does not count: a spin loop that
+/// calls `try_lock(l)` comes back with the same state whatever the callee's registers did.
 #[inline]
-fn write_reg(slot: &mut Value, v: Value, changed: &mut bool) {
+fn write_reg(slot: &mut Value, v: Value, sp: &mut SpinTrack, depth: usize) {
     if *slot != v {
         *slot = v;
-        *changed = true;
+        if sp.at.is_some_and(|a| depth as u32 <= a.2) {
+            sp.changed = true;
+        }
     }
 }
 
-fn take_back_edge(edges: &mut Vec<(FuncId, u32, u32)>, func: FuncId, pc: u32, unroll: u32) -> bool {
+fn take_back_edge(
+    edges: &mut Vec<BackEdge>,
+    func: FuncId,
+    from: u32,
+    to: u32,
+    depth: usize,
+    unroll: u32,
+) -> bool {
     if unroll == u32::MAX {
         return true;
     }
-    let n = match edges.iter_mut().find(|e| (e.0, e.1) == (func, pc)) {
+    let depth = depth as u32;
+    // The loops laid out inside this one are entered anew by its next iteration: their
+    // counts start again, so that N bounds the iterations of each entry of a loop (as
+    // CBMC's and GenMC's unrolling do), not their sum over the whole execution.
+    edges.retain(|e| !(e.depth == depth && e.func == func && e.from > to && e.from < from));
+    let n = match edges
+        .iter_mut()
+        .find(|e| (e.func, e.from, e.depth) == (func, from, depth))
+    {
         Some(e) => {
-            e.2 += 1;
-            e.2
+            e.count += 1;
+            e.count
         }
         None => {
-            edges.push((func, pc, 1));
+            edges.push(BackEdge {
+                func,
+                from,
+                depth,
+                count: 1,
+            });
             1
         }
     };
     n <= unroll
+}
+
+/// A backward jump taken by a thread, for `--unroll`: where (function, from-pc, and the
+/// call depth of its frame) and how often since its loop was last entered.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BackEdge {
+    func: FuncId,
+    from: u32,
+    depth: u32,
+    count: u32,
+}
+
+/// Forgets the backward jumps of frames deeper than `depth` (they returned): a loop in a
+/// function called again starts its count again.
+#[inline]
+fn forget_back_edges(edges: &mut Vec<BackEdge>, depth: usize) {
+    if !edges.is_empty() {
+        edges.retain(|e| e.depth as usize <= depth);
+    }
 }
 
 /// Dynamic spin-loop pruning. When a thread takes a backward jump, comes back to the same
@@ -318,11 +362,11 @@ fn take_back_edge(edges: &mut Vec<(FuncId, u32, u32)>, func: FuncId, pc: u32, un
 pub struct SpinTrack {
     /// The backward jump last taken: function, pc, call depth.
     at: Option<(FuncId, u32, u32)>,
-    /// Whether a register has taken a new value since then. (Set on a write of a value
-    /// other than the register's: a register that changes and changes back counts as
-    /// changed, which only keeps an iteration that could have been dropped. Comparing
-    /// whole register files at every backward jump cost more than the rest of a long
-    /// local loop's step.)
+    /// Whether a register of the jump's frame or a caller's has taken a new value since
+    /// then. (Set on a write of a value other than the register's: a register that
+    /// changes and changes back counts as changed, which only keeps an iteration that
+    /// could have been dropped. Comparing whole register files at every backward jump
+    /// cost more than the rest of a long local loop's step.)
     changed: bool,
     /// Only loads since then.
     pure: bool,
@@ -428,11 +472,104 @@ impl ObjState {
     }
 }
 
+/// Bits of a heap object's id that name the allocating thread (the rest count that
+/// thread's allocations).
+const ALLOC_THREAD_BITS: u32 = 10;
+
+/// The program's objects: its globals, then what each thread allocated. A heap (or
+/// escaping stack) object's id is the allocating thread and how many objects that thread
+/// allocated before, never a global count: two threads' allocations then commute (the
+/// same objects and pointer values in either order), so DPOR need not order them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Memory {
+    globals: Vec<ObjState>,
+    /// Per thread, its allocations in order.
+    heap: Vec<Vec<ObjState>>,
+}
+
+impl Memory {
+    fn new(globals: Vec<ObjState>) -> Memory {
+        Memory {
+            globals,
+            heap: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, id: ObjId) -> Option<&ObjState> {
+        let g = self.globals.len() as u32;
+        if id < g {
+            return self.globals.get(id as usize);
+        }
+        let rel = id - g;
+        self.heap
+            .get((rel & ((1 << ALLOC_THREAD_BITS) - 1)) as usize)?
+            .get((rel >> ALLOC_THREAD_BITS) as usize)
+    }
+
+    fn get_mut(&mut self, id: ObjId) -> Option<&mut ObjState> {
+        let g = self.globals.len() as u32;
+        if id < g {
+            return self.globals.get_mut(id as usize);
+        }
+        let rel = id - g;
+        self.heap
+            .get_mut((rel & ((1 << ALLOC_THREAD_BITS) - 1)) as usize)?
+            .get_mut((rel >> ALLOC_THREAD_BITS) as usize)
+    }
+
+    /// Adds thread `t`'s next object; `None` when its id would not fit a pointer.
+    fn alloc(&mut self, t: u32, o: ObjState) -> Option<ObjId> {
+        if t >= 1 << ALLOC_THREAD_BITS {
+            return None;
+        }
+        if self.heap.len() <= t as usize {
+            self.heap.resize_with(t as usize + 1, Vec::new);
+        }
+        let k = self.heap[t as usize].len() as u64;
+        let id = self.globals.len() as u64 + ((k << ALLOC_THREAD_BITS) | t as u64);
+        // Pointers encode `id + 1` in 31 bits (see `Ptr::encode`).
+        if id >= (1 << 31) - 1 {
+            return None;
+        }
+        self.heap[t as usize].push(o);
+        Some(id as ObjId)
+    }
+
+    /// Every object with its id: globals first, then each thread's allocations.
+    pub fn iter(&self) -> impl Iterator<Item = (ObjId, &ObjState)> + '_ {
+        let g = self.globals.len() as u32;
+        let globals = self
+            .globals
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (i as ObjId, o));
+        let heap = self.heap.iter().enumerate().flat_map(move |(t, objs)| {
+            objs.iter()
+                .enumerate()
+                .map(move |(k, o)| (g + ((k as u32) << ALLOC_THREAD_BITS | t as u32), o))
+        });
+        globals.chain(heap)
+    }
+}
+
+impl std::ops::Index<ObjId> for Memory {
+    type Output = ObjState;
+    fn index(&self, id: ObjId) -> &ObjState {
+        self.get(id).expect("an object the machine made")
+    }
+}
+
+impl std::ops::IndexMut<ObjId> for Memory {
+    fn index_mut(&mut self, id: ObjId) -> &mut ObjState {
+        self.get_mut(id).expect("an object the machine made")
+    }
+}
+
 /// A machine state: threads, memory, and every thread's store buffers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
     pub threads: Vec<ThreadState>,
-    pub mem: Vec<ObjState>,
+    pub mem: Memory,
     pub bufs: Vec<Buffers<StoreTag>>,
     /// Most times a thread may take one backward jump (`--unroll`); `u32::MAX` for no bound.
     pub unroll: u32,
@@ -520,7 +657,7 @@ impl State {
             .collect();
         let mut s = State {
             threads: Vec::new(),
-            mem,
+            mem: Memory::new(mem),
             bufs: Vec::new(),
             unroll,
             max_events,
@@ -596,7 +733,7 @@ impl State {
     }
 
     pub fn cell_value(&self, loc: Loc) -> Value {
-        self.mem[loc.obj as usize].get(loc.index).value
+        self.mem[loc.obj].get(loc.index).value
     }
 
     /// The steps enabled in this state, threads first, then updates; appended to `out`.
@@ -837,7 +974,7 @@ impl State {
                     },
                     Op::Assume(_) => Access::Local,
                     Op::Free(e) => match eval(e, &fr.regs).and_then(Ptr::decode) {
-                        Some(p) if self.mem.get(p.obj as usize).is_some_and(|o| o.heap) => {
+                        Some(p) if self.mem.get(p.obj).is_some_and(|o| o.heap) => {
                             Access::Free(p.obj)
                         }
                         _ => Access::Any,
@@ -904,7 +1041,8 @@ pub enum Access {
     Barrier,
     /// Waits for a thread to finish.
     Join(u32),
-    /// Allocates: the next object's identity depends on the allocations before it.
+    /// Allocates. Independent of other threads' allocations: an object's identity is its
+    /// thread and that thread's allocation count (see [`Memory`]).
     Alloc,
     /// A store into the thread's buffer or a load from it: nothing another thread sees,
     /// but it faults if the object has been freed.
@@ -984,9 +1122,6 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
             return true;
         }
     }
-    if aa == Access::Alloc && ab == Access::Alloc {
-        return true;
-    }
     let object = |x: Access| match x {
         Access::Buffered(l) => Some(l.obj),
         Access::Free(o) => Some(o),
@@ -1064,7 +1199,7 @@ impl State {
         match addr {
             Addr::Global { obj, index } => {
                 let i = eval(index, &fr.regs).ok_or("division by zero in an index")?;
-                let o = &self.mem[*obj as usize];
+                let o = &self.mem[*obj];
                 if i < 0 || i >= o.size() as i64 {
                     return Err(format!(
                         "index {i} out of bounds of `{}` (size {})",
@@ -1085,7 +1220,7 @@ impl State {
                 let p = Ptr::decode(v).ok_or_else(|| format!("{v} is not a valid address"))?;
                 let o = self
                     .mem
-                    .get(p.obj as usize)
+                    .get(p.obj)
                     .ok_or_else(|| format!("{v} is not a valid address"))?;
                 if !o.alive {
                     return Err("use after free".into());
@@ -1109,7 +1244,7 @@ impl State {
     fn freed_object(&self, fr: &Frame, addr: &Addr) -> Option<Loc> {
         let Addr::Ptr(e) = addr else { return None };
         let p = Ptr::decode(eval(e, &fr.regs)?)?;
-        let o = self.mem.get(p.obj as usize)?;
+        let o = self.mem.get(p.obj)?;
         (o.heap && !o.alive).then_some(Loc {
             obj: p.obj,
             index: p.offset,
@@ -1117,13 +1252,13 @@ impl State {
     }
 
     fn read(&self, loc: Loc) -> (Value, ReadFrom) {
-        let c = self.mem[loc.obj as usize].get(loc.index);
+        let c = self.mem[loc.obj].get(loc.index);
         (c.value, c.writer.map_or(ReadFrom::Init, ReadFrom::Store))
     }
 
     /// Whether the cell holds a value a program may read.
     pub fn cell_state(&self, loc: Loc) -> CellState {
-        self.mem[loc.obj as usize].get(loc.index).state
+        self.mem[loc.obj].get(loc.index).state
     }
 
     fn write(&mut self, loc: Loc, value: Value, id: EventId) {
@@ -1131,7 +1266,7 @@ impl State {
     }
 
     fn write_state(&mut self, loc: Loc, value: Value, id: EventId, state: CellState) {
-        self.mem[loc.obj as usize].set(
+        self.mem[loc.obj].set(
             loc.index,
             Cell {
                 value,
@@ -1143,8 +1278,9 @@ impl State {
 
     fn set_reg(&mut self, t: u32, r: Reg, v: Value) {
         let th = &mut self.threads[t as usize];
+        let depth = th.frames.len();
         let fr = th.frames.last_mut().expect("frame");
-        write_reg(&mut fr.regs[r as usize], v, &mut th.spin.changed);
+        write_reg(&mut fr.regs[r as usize], v, &mut th.spin, depth);
     }
 
     fn thread_step<M: MemoryModel>(&mut self, prog: &Program, t: u32) -> (Event, Status) {
@@ -1437,8 +1573,19 @@ impl State {
                     );
                     return (ev(EventKind::Failed), Status::Fault(f));
                 }
-                let obj = self.mem.len() as u32;
-                self.mem.push(ObjState::new(n as u32, *zeroed, true));
+                let Some(obj) = self.mem.alloc(t, ObjState::new(n as u32, *zeroed, true)) else {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::MemoryError,
+                        format!(
+                            "too many allocations: fencer names a heap object by its thread \
+                             (at most {}) and the thread's allocation count",
+                            1 << ALLOC_THREAD_BITS
+                        ),
+                    );
+                    return (ev(EventKind::Failed), Status::Fault(f));
+                };
                 self.set_reg(t, *dst, Ptr { obj, offset: 0 }.encode());
                 if *stack {
                     let fr = self.threads[t as usize].frames.last_mut().expect("frame");
@@ -1457,7 +1604,7 @@ impl State {
                     let bad = |m: &str| m.to_string();
                     let err = match Ptr::decode(v) {
                         None => Some(bad("free of a value that is not a pointer")),
-                        Some(p) => match self.mem.get(p.obj as usize) {
+                        Some(p) => match self.mem.get(p.obj) {
                             None => Some(bad("free of an invalid pointer")),
                             Some(o) if !o.heap || p.offset != 0 => {
                                 Some(bad("free of a pointer that malloc did not return"))
@@ -1469,12 +1616,7 @@ impl State {
                     if let Some(m) = err {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
                         let kind = match Ptr::decode(v) {
-                            Some(p)
-                                if self
-                                    .mem
-                                    .get(p.obj as usize)
-                                    .is_some_and(|o| o.heap && !o.alive) =>
-                            {
+                            Some(p) if self.mem.get(p.obj).is_some_and(|o| o.heap && !o.alive) => {
                                 EventKind::FaultedAccess {
                                     loc: Loc {
                                         obj: p.obj,
@@ -1487,7 +1629,7 @@ impl State {
                         return (ev(kind), Status::Fault(f));
                     }
                     let obj = Ptr::decode(v).expect("checked").obj;
-                    self.mem[obj as usize].alive = false;
+                    self.mem[obj].alive = false;
                     EventKind::Free { obj: Some(obj) }
                 }
             }
@@ -1495,7 +1637,7 @@ impl State {
                 let th = &self.threads[t as usize];
                 let obj = pending_stack_object(&self.mem, &th.frames)
                     .expect("an exit stops only to free a stack object");
-                self.mem[obj as usize].alive = false;
+                self.mem[obj].alive = false;
                 EventKind::Free { obj: Some(obj) }
             }
             Op::Local { .. }
@@ -1555,6 +1697,7 @@ impl State {
                     return Local::Ready;
                 }
                 th.frames.pop();
+                forget_back_edges(&mut th.back_edges, th.frames.len());
                 th.frames.last_mut().expect("caller").pc += 1;
                 continue;
             };
@@ -1572,7 +1715,7 @@ impl State {
                     let Some(v) = eval(expr, &fr.regs) else {
                         return arith();
                     };
-                    write_reg(&mut fr.regs[*dst as usize], v, &mut th.spin.changed);
+                    write_reg(&mut fr.regs[*dst as usize], v, &mut th.spin, depth);
                     fr.pc += 1;
                 }
                 Op::Jump(_) | Op::Branch { .. } => {
@@ -1600,7 +1743,9 @@ impl State {
                         sp.changed = false;
                         sp.pure = true;
                     }
-                    if to <= fr.pc && !take_back_edge(&mut th.back_edges, fr.func, fr.pc, unroll) {
+                    if to <= fr.pc
+                        && !take_back_edge(&mut th.back_edges, fr.func, fr.pc, to, depth, unroll)
+                    {
                         return Local::Cut(CutKind::Unroll);
                     }
                     let fr = th.frames.last_mut().expect("frame");
@@ -1694,9 +1839,10 @@ impl State {
                         return Local::Ready;
                     }
                     let done = th.frames.pop().expect("frame");
+                    forget_back_edges(&mut th.back_edges, depth - 1);
                     let caller = th.frames.last_mut().expect("caller");
                     if let (Some(r), Some(v)) = (done.ret, v) {
-                        write_reg(&mut caller.regs[r as usize], v, &mut th.spin.changed);
+                        write_reg(&mut caller.regs[r as usize], v, &mut th.spin, depth - 1);
                     }
                     caller.pc += 1;
                 }
@@ -1714,11 +1860,7 @@ impl State {
                     return Local::Ready;
                 }
                 Op::ThreadId { dst } => {
-                    write_reg(
-                        &mut fr.regs[*dst as usize],
-                        t as Value,
-                        &mut th.spin.changed,
-                    );
+                    write_reg(&mut fr.regs[*dst as usize], t as Value, &mut th.spin, depth);
                     fr.pc += 1;
                 }
                 Op::Nondet { dst, bits } => {
@@ -1742,7 +1884,7 @@ impl State {
                 }
                 Op::LoopHead { dst } => {
                     let n = th.events as Value;
-                    write_reg(&mut fr.regs[*dst as usize], n, &mut th.spin.changed);
+                    write_reg(&mut fr.regs[*dst as usize], n, &mut th.spin, depth);
                     fr.pc += 1;
                 }
                 Op::SpinBack { to, start } => {
@@ -1751,7 +1893,7 @@ impl State {
                         return Local::Ready;
                     }
                     let to = *to;
-                    if !take_back_edge(&mut th.back_edges, fr.func, fr.pc, unroll) {
+                    if !take_back_edge(&mut th.back_edges, fr.func, fr.pc, to, depth, unroll) {
                         return Local::Cut(CutKind::Unroll);
                     }
                     let fr = th.frames.last_mut().expect("frame");
@@ -1893,13 +2035,13 @@ impl State {
 }
 
 /// A stack object of one of the calls that is still alive (the next one an exit frees).
-fn pending_stack_object(mem: &[ObjState], frames: &[Frame]) -> Option<u32> {
+fn pending_stack_object(mem: &Memory, frames: &[Frame]) -> Option<u32> {
     frames
         .iter()
         .rev()
         .flat_map(|f| f.stack.iter().rev())
         .copied()
-        .find(|&o| mem[o as usize].alive)
+        .find(|&o| mem[o].alive)
 }
 
 /// `x`, `a[3]`, or `heap#5[0]` for a cell.

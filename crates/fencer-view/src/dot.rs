@@ -64,7 +64,7 @@ pub fn render(x: &Execution) -> String {
     let mut init_locs: BTreeSet<Loc> = BTreeSet::new();
     for n in 0..g.len() {
         if let Some(a) = g.acc[n] {
-            if (a.loc.obj as usize) < x.last().mem.len() {
+            if x.last().mem.get(a.loc.obj).is_some() {
                 init_locs.insert(a.loc);
             }
         }

@@ -357,7 +357,7 @@ impl Execution<'_> {
         let mut out = Vec::new();
         for e in &self.events {
             if let Some(l) = event_loc(&e.kind) {
-                if !out.contains(&l) && (l.obj as usize) < self.last().mem.len() {
+                if !out.contains(&l) && self.last().mem.get(l.obj).is_some() {
                     out.push(l);
                 }
             }
@@ -371,7 +371,7 @@ impl Execution<'_> {
     /// A cell's contents in `state`, as shown: the value, `?` if never written, `-` if its
     /// object is freed.
     pub fn cell_text(&self, state: &State, l: Loc) -> String {
-        let Some(o) = state.mem.get(l.obj as usize) else {
+        let Some(o) = state.mem.get(l.obj) else {
             return "-".into();
         };
         if !o.alive {
