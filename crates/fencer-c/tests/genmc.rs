@@ -70,7 +70,10 @@ fn a_genmc_h_of_the_programs_own_comes_first() {
 fn allocations_of_different_threads_commute() {
     let f = file("allocs.c");
     let d = dpor(&f, &[], None);
-    assert_eq!(d.stats.executions, 1, "one trace, whatever the allocation order");
+    assert_eq!(
+        d.stats.executions, 1,
+        "one trace, whatever the allocation order"
+    );
     assert_eq!(reference(&f).stats.traces, Some(1));
 }
 

@@ -17,7 +17,7 @@ struct Ev {
     clock: Vec<u32>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct LocInfo {
     /// The latest event that wrote memory at this location (an update, an RMW, or a store
     /// under SC).
@@ -29,6 +29,7 @@ struct LocInfo {
 }
 
 /// Mirror of one store-buffer entry: the store, and the latest load forwarded from it.
+#[derive(Clone)]
 struct BufRec {
     loc: Loc,
     store: usize,
@@ -41,7 +42,7 @@ struct BufRec {
 /// fences before the store): an update, or a read-modify-write, of epoch `e` waits for
 /// every store of an older epoch, so it happens after their updates. Those all come
 /// before it in every execution, in epoch order, so two clocks suffice.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Epochs {
     /// The epoch of the latest update.
     epoch: u32,
@@ -87,6 +88,8 @@ pub struct Hb {
     heap_from: u32,
     /// Dense process numbers, stable across executions.
     procs: HashMap<Step, u32>,
+    /// The step of each process number.
+    proc_step: Vec<Step>,
     /// The update processes of each thread.
     aux_of: Vec<Vec<u32>>,
     pclock: Vec<Vec<u32>>,
@@ -106,6 +109,20 @@ pub struct Hb {
     lock_clock: Vec<(usize, Vec<u32>)>,
     cand_buf: Vec<usize>,
     found_buf: Vec<usize>,
+}
+
+/// What [`Hb::restore`] needs to come back to the point of [`Hb::save`]: everything an
+/// event changes but the events themselves, which later events never change (they are
+/// truncated instead).
+#[derive(Default)]
+pub struct Saved {
+    at: usize,
+    pclock: Vec<Vec<u32>>,
+    pcount: Vec<u32>,
+    locs: HashMap<Loc, LocInfo>,
+    bufs: HashMap<(u32, Chan), VecDeque<BufRec>>,
+    fences: Vec<u32>,
+    epochs: Vec<Epochs>,
 }
 
 fn get(c: &[u32], i: u32) -> u32 {
@@ -132,7 +149,11 @@ impl Hb {
     /// Forgets the current execution (keeps process numbers and allocations).
     pub fn reset(&mut self) {
         for e in self.ev.drain(..) {
-            self.spare.push(e.clock);
+            // Events recorded alone have no clock: an empty vector would only be
+            // reallocated by the next event that takes it.
+            if e.clock.capacity() > 0 {
+                self.spare.push(e.clock);
+            }
         }
         for c in &mut self.pclock {
             c.clear();
@@ -161,12 +182,73 @@ impl Hb {
         }
     }
 
+    /// How many events the current execution has recorded.
+    pub fn recorded(&self) -> usize {
+        self.ev.len()
+    }
+
+    /// Saves the relation as it is now, into `to` (whose vectors are reused).
+    pub fn save(&self, to: &mut Saved) {
+        to.at = self.ev.len();
+        to.pclock.clone_from(&self.pclock);
+        to.pcount.clone_from(&self.pcount);
+        to.locs.clone_from(&self.locs);
+        to.bufs.clone_from(&self.bufs);
+        to.fences.clone_from(&self.fences);
+        to.epochs.clone_from(&self.epochs);
+    }
+
+    /// Comes back to the point of `s`, saved in this execution or in one that shares its
+    /// events up to there. Processes first seen after it keep their numbers, with no
+    /// events.
+    pub fn restore(&mut self, s: &Saved) {
+        for e in self.ev.drain(s.at..) {
+            if e.clock.capacity() > 0 {
+                self.spare.push(e.clock);
+            }
+        }
+        for (i, c) in self.pclock.iter_mut().enumerate() {
+            c.clear();
+            if let Some(sc) = s.pclock.get(i) {
+                c.extend_from_slice(sc);
+            }
+        }
+        for (i, n) in self.pcount.iter_mut().enumerate() {
+            *n = s.pcount.get(i).copied().unwrap_or(0);
+        }
+        self.locs.clone_from(&s.locs);
+        self.bufs.clone_from(&s.bufs);
+        for (i, n) in self.fences.iter_mut().enumerate() {
+            *n = s.fences.get(i).copied().unwrap_or(0);
+        }
+        for (i, e) in self.epochs.iter_mut().enumerate() {
+            match s.epochs.get(i) {
+                Some(se) => e.clone_from(se),
+                None => {
+                    e.epoch = 0;
+                    e.older.clear();
+                    e.current.clear();
+                }
+            }
+        }
+        let mut k = 0;
+        while k < self.lock_clock.len() {
+            if self.lock_clock[k].0 >= s.at {
+                let (_, c) = self.lock_clock.swap_remove(k);
+                self.spare.push(c);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
     fn proc(&mut self, s: Step) -> u32 {
         if let Some(&p) = self.procs.get(&s) {
             return p;
         }
         let p = self.procs.len() as u32;
         self.procs.insert(s, p);
+        self.proc_step.push(s);
         self.pclock.push(Vec::new());
         self.pcount.push(0);
         if let Step::Update(t, _) = s {
@@ -205,6 +287,67 @@ impl Hb {
     /// Whether the event at `a` happens before the event whose clock is `c`.
     fn covered(&self, a: usize, c: &[u32]) -> bool {
         get(c, self.ev[a].proc) >= self.ev[a].idx
+    }
+
+    /// Whether every event so far of a process outside thread `tid`'s family happens
+    /// before `tid`'s next event: then, while `tid` runs alone, none of its events can
+    /// race (see [`Hb::record_alone`]).
+    pub fn covers_others(&mut self, tid: u32) -> bool {
+        let p = self.proc(Step::Thread(tid)) as usize;
+        let own = &self.pclock[p];
+        (0..self.pcount.len())
+            .all(|q| family(self.proc_step[q]) == tid || get(own, q as u32) >= self.pcount[q])
+    }
+
+    /// Whether the updates pending in thread `tid`'s buffers will race with nothing that
+    /// has run: every event of another family that such an update's write would race
+    /// with (the location's last write and its readers, and for a heap cell the last
+    /// write of its object's life) happens before the store it writes back. Then, with
+    /// [`Hb::covers_others`], the thread and its updates can run alone.
+    pub fn pending_updates_covered(&self, tid: u32) -> bool {
+        let covered_by = |a: Option<usize>, s: usize| {
+            a.is_none_or(|a| family(self.ev[a].step) == tid || self.covered(a, &self.ev[s].clock))
+        };
+        self.bufs
+            .iter()
+            .filter(|((t, _), _)| *t == tid)
+            .all(|(_, q)| {
+                q.iter().all(|r| {
+                    let at = |l: &Loc| self.locs.get(l);
+                    at(&r.loc).is_none_or(|i| {
+                        covered_by(i.last_write, r.store)
+                            && i.readers.iter().all(|&x| covered_by(Some(x), r.store))
+                    }) && (r.loc.obj < self.heap_from
+                        || at(&life(r.loc.obj)).is_none_or(|i| covered_by(i.last_write, r.store)))
+                })
+            })
+    }
+
+    /// Records an event of thread `tid` running alone: every other thread has finished,
+    /// its buffers are empty and its events happen before this one ([`Hb::covers_others`]),
+    /// and the event is a load, an unbuffered store or a read-modify-write. Such an event
+    /// races with nothing, and nothing that runs later races with it or with anything
+    /// before it: a thread spawned later, the thread's own updates and its later events
+    /// all happen after it. So neither the per-location state nor the event's clock is
+    /// needed: its clock is left empty, never read, because a race `(i, j)` has `i`
+    /// after the last such event, and clocks are only read between `i` and `j`. The
+    /// process's own count and clock entry advance, so events recorded fully afterwards
+    /// are ordered after it.
+    pub fn record_alone(&mut self, step: Step) {
+        let p = self.proc(step);
+        self.pcount[p as usize] += 1;
+        let idx = self.pcount[p as usize];
+        let own = &mut self.pclock[p as usize];
+        if own.len() <= p as usize {
+            own.resize(p as usize + 1, 0);
+        }
+        own[p as usize] = idx;
+        self.ev.push(Ev {
+            step,
+            proc: p,
+            idx,
+            clock: Vec::new(),
+        });
     }
 
     /// Records the event just executed (`state` is the state after it). Races found are

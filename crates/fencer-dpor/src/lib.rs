@@ -20,9 +20,10 @@ mod wut;
 
 pub use parallel::{explore_split, predicted_speedup, Shard, Split, SplitResult, UNITS};
 
+use fencer_ir::Op;
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
-use fencer_machine::{dependent, Access, Event, State, Status, Step};
+use fencer_machine::{dependent, Access, Event, EventKind, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
@@ -218,8 +219,41 @@ struct Dpor<'a, M> {
     cancelled: bool,
     /// Frontier enumeration: stop once this many units are known.
     unit_cap: usize,
+    /// A thread that runs alone from the current position on: every other thread has
+    /// finished with empty buffers and happens before it, and nothing sleeps or waits in
+    /// a wakeup tree here. Its loads, unbuffered stores and read-modify-writes then race
+    /// with nothing (see [`Hb::record_alone`]) and nothing can be explored instead of
+    /// them, so they are executed without the enabled set, sleep sets, access
+    /// prediction or race detection: the long tail of a `main` that checks its results
+    /// after the joins costs little more than interpreting it.
+    alone: Option<u32>,
+    /// Snapshots of the current execution at some of its positions, deepest last (see
+    /// [`Snapshot`]); and spent ones, kept for their allocations.
+    snaps: Vec<Snapshot>,
+    snap_pool: Vec<Snapshot>,
+    /// Snapshots are off where the initial state faults (its fault is reported by every
+    /// execution that starts from it).
+    snap_ok: bool,
     _m: std::marker::PhantomData<M>,
 }
+
+/// The machine and the happens-before relation after the first `sched.len()` steps of an
+/// execution: an execution whose schedule starts with those steps resumes here instead of
+/// replaying them from the initial state. Exploration backtracks depth-first, so the
+/// snapshots valid for the next execution are a stack: those at or above the backtrack
+/// point. One is taken at the end of a replay that ran [`SNAP_GAP`] steps or more past the
+/// snapshot it started from, so an execution replays fewer than that many steps after the
+/// first return to a point, and there are at most [`SNAP_CAP`] of them (memory: that many
+/// machine states and per-location tables, besides the events they share with the
+/// execution).
+struct Snapshot {
+    sched: Vec<Step>,
+    state: State,
+    hb: hb::Saved,
+}
+
+const SNAP_GAP: usize = 8;
+const SNAP_CAP: usize = 64;
 
 /// The current execution's events as the wakeup-tree insertion sees them.
 struct Current<'e, M> {
@@ -279,6 +313,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             unit: 0,
             cancelled: false,
             unit_cap: usize::MAX,
+            alone: None,
+            snaps: Vec::new(),
+            snap_pool: Vec::new(),
+            snap_ok: true,
             _m: std::marker::PhantomData,
         }
     }
@@ -381,33 +419,19 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// Runs one execution: replays the first `replay` steps of the schedule, then takes a
     /// new step at position `replay` and continues to the end.
     fn execute(&mut self, replay: usize) {
-        let (mut state, status) = State::initial_limited(
-            self.prog,
-            self.opts.unroll.unwrap_or(u32::MAX),
-            self.opts.max_depth.min(u32::MAX as usize) as u32,
-        );
-        self.hb.reset();
-        self.events.clear();
         self.accs.truncate(replay);
         self.pending.clear();
-        if let Status::Fault(f) = &status {
-            if self.frontier.is_some() {
-                // The enumeration judges nothing: the unit's explorer meets this fault.
-                if self.opts.stop_on_violation {
-                    self.record_unit(0, Vec::new(), replay, false);
-                    return;
-                }
-                state.threads[f.thread as usize].faulted = true;
-            } else {
-                self.col.fault(&state, f, &[]);
-                self.obs.fault(&state, f, &[]);
-                if self.opts.stop_on_violation {
-                    return;
-                }
-                state.threads[f.thread as usize].faulted = true;
-            }
-        }
-        for d in 0..replay.min(self.fresh) {
+        self.alone = None;
+        let snaps = self.snap_ok && self.frontier.is_none() && self.fresh >= replay;
+        let resumed = if snaps { self.resume(replay) } else { None };
+        let (mut state, start) = match resumed {
+            Some(r) => r,
+            None => match self.start(replay) {
+                Some(state) => (state, 0),
+                None => return,
+            },
+        };
+        for d in start..replay.min(self.fresh) {
             let step = self.schedule[d];
             self.replayed_access(&state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
@@ -416,6 +440,18 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             self.hb.record::<M>(step, &ev, None);
             self.events.push(ev);
+        }
+        if snaps && replay - start >= SNAP_GAP && self.snaps.len() < SNAP_CAP {
+            let mut snap = self.snap_pool.pop().unwrap_or_else(|| Snapshot {
+                sched: Vec::new(),
+                state: state.clone(),
+                hb: hb::Saved::default(),
+            });
+            snap.sched.clear();
+            snap.sched.extend_from_slice(&self.schedule[..replay]);
+            snap.state.clone_from(&state);
+            self.hb.save(&mut snap.hb);
+            self.snaps.push(snap);
         }
         // A unit's prefix steps that no earlier unit took: new, as in the exploration
         // without a frontier (their faults are reported).
@@ -437,6 +473,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         }
         let mut d = replay;
         let mut found = Vec::new();
+        // The position whose step running alone declined: it takes the normal path, and
+        // the check whether the thread runs alone is not repeated there.
+        let mut declined = usize::MAX;
         loop {
             if d >= self.opts.max_depth.saturating_mul(64) {
                 if self.frontier.is_some() {
@@ -446,6 +485,19 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.col.stats.blocked += 1;
                 self.col.stats.depth_cut += 1;
                 return;
+            }
+            if let Some(t) = self.alone {
+                match self.step_alone(&mut state, t, d) {
+                    Some(true) => {
+                        d += 1;
+                        continue;
+                    }
+                    Some(false) => return,
+                    None => {
+                        self.alone = None;
+                        declined = d;
+                    }
+                }
             }
             self.enabled.clear();
             state.enabled::<M>(self.prog, &mut self.enabled);
@@ -461,6 +513,16 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 let sleep = self.pos[d].sleep.clone();
                 self.record_unit(d, sleep, replay, true);
                 return;
+            }
+            if let Some(&Step::Thread(t)) = self.enabled.first() {
+                if d >= replay
+                    && d != declined
+                    && self.frontier.is_none()
+                    && self.runs_alone(&state, t, d)
+                {
+                    self.alone = Some(t);
+                    continue;
+                }
             }
             let Some((step, subtree)) = self.choose(d) else {
                 if self.frontier.is_some() {
@@ -585,6 +647,176 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 return;
             }
         }
+    }
+
+    /// The initial state, with the relation and the events reset: `None` if the execution
+    /// stops at once (a fault of the initial state, when violations stop the search).
+    fn start(&mut self, replay: usize) -> Option<State> {
+        let (mut state, status) = State::initial_limited(
+            self.prog,
+            self.opts.unroll.unwrap_or(u32::MAX),
+            self.opts.max_depth.min(u32::MAX as usize) as u32,
+        );
+        self.hb.reset();
+        self.events.clear();
+        if let Status::Fault(f) = &status {
+            self.snap_ok = false;
+            self.snaps.clear();
+            if self.frontier.is_some() {
+                // The enumeration judges nothing: the unit's explorer meets this fault.
+                if self.opts.stop_on_violation {
+                    self.record_unit(0, Vec::new(), replay, false);
+                    return None;
+                }
+                state.threads[f.thread as usize].faulted = true;
+            } else {
+                self.col.fault(&state, f, &[]);
+                self.obs.fault(&state, f, &[]);
+                if self.opts.stop_on_violation {
+                    return None;
+                }
+                state.threads[f.thread as usize].faulted = true;
+            }
+        }
+        Some(state)
+    }
+
+    /// The state at the deepest snapshot on the way to position `replay`, with the
+    /// relation and the events brought back there; the snapshots past it are dropped.
+    fn resume(&mut self, replay: usize) -> Option<(State, usize)> {
+        while let Some(s) = self.snaps.last() {
+            let at = s.sched.len();
+            if at <= replay
+                && at <= self.events.len()
+                && at <= self.hb.recorded()
+                && s.sched[..] == self.schedule[..at]
+            {
+                break;
+            }
+            let s = self.snaps.pop().expect("a snapshot");
+            self.snap_pool.push(s);
+        }
+        let s = self.snaps.last()?;
+        let at = s.sched.len();
+        self.hb.restore(&s.hb);
+        self.events.truncate(at);
+        Some((s.state.clone(), at))
+    }
+
+    /// Whether thread `t`, the first enabled step at the fresh position `d`, runs alone
+    /// from here (see [`Dpor::alone`]): the other enabled steps are its own updates, which
+    /// the exploration would take only when the thread cannot move.
+    fn runs_alone(&mut self, state: &State, t: u32, d: usize) -> bool {
+        let p = &self.pos[d];
+        p.sleep.is_empty()
+            && p.done.is_empty()
+            && p.wut.is_empty()
+            && p.backtrack.is_empty()
+            && self.enabled[1..]
+                .iter()
+                .all(|s| matches!(s, Step::Update(u, _) if *u == t))
+            && state
+                .threads
+                .iter()
+                .enumerate()
+                .all(|(u, th)| u as u32 == t || th.finished && !th.faulted && th.cut.is_none())
+            && state
+                .bufs
+                .iter()
+                .enumerate()
+                .all(|(u, b)| u as u32 == t || b.is_empty())
+            && self.hb.covers_others(t)
+            && self.hb.pending_updates_covered(t)
+    }
+
+    /// Takes the next step of thread `t` running alone, at position `d`: `Some(true)` if
+    /// the execution goes on, `Some(false)` if it stops here (a violation or a limit),
+    /// `None` if this step is not one to take alone (the normal path takes it).
+    fn step_alone(&mut self, state: &mut State, t: u32, d: usize) -> Option<bool> {
+        {
+            let th = &state.threads[t as usize];
+            if th.finished || th.cut.is_some() || th.spin.blocked || th.faulted {
+                return None;
+            }
+            // Loads and stores are always enabled; a read-modify-write is when the
+            // thread's buffers are empty. Anything else takes the normal path, and the
+            // updates of the thread's buffers run only when the thread cannot: the
+            // exploration's first choice, which nothing reverses.
+            match &state.current(self.prog, t).1.op {
+                Op::Load { .. } | Op::Store { .. } => {}
+                Op::Rmw { .. } if state.bufs[t as usize].is_empty() => {}
+                _ => return None,
+            }
+        }
+        if d >= self.opts.max_depth.saturating_mul(64) {
+            return None;
+        }
+        let step = Step::Thread(t);
+        self.schedule.truncate(d);
+        self.schedule.push(step);
+        let (ev, status) = state.step::<M>(self.prog, step);
+        self.col.stats.events += 1;
+        let acc = match ev.kind {
+            EventKind::Load {
+                loc,
+                forwarded: true,
+                ..
+            } => Some(Access::Buffered(loc)),
+            EventKind::Load { loc, .. } => Some(Access::Read(loc)),
+            EventKind::Store {
+                loc,
+                buffered: false,
+                ..
+            } => Some(Access::Write(loc)),
+            EventKind::Rmw {
+                loc,
+                written: Some(_),
+                ..
+            } => Some(Access::Rmw(loc)),
+            EventKind::Rmw {
+                loc, written: None, ..
+            } => Some(Access::RmwRead(loc)),
+            _ => None,
+        };
+        self.accs.truncate(d);
+        match acc {
+            Some(acc) => {
+                self.hb.record_alone(step);
+                self.accs.push(acc);
+            }
+            None => {
+                // A buffered store (its update needs the store's clock and its place in
+                // the buffer's mirror), or a fault (a bad address or uninitialised
+                // memory: what it would have accessed is what later events race with).
+                let mut found = Vec::new();
+                self.hb.record::<M>(step, &ev, Some(&mut found));
+                debug_assert!(found.is_empty(), "an event running alone races");
+                match ev.kind {
+                    EventKind::Store { loc, .. } => self.accs.push(Access::Buffered(loc)),
+                    _ => {
+                        self.accs.push(Access::Any);
+                        self.alone = None;
+                    }
+                }
+            }
+        }
+        self.events.push(ev);
+        if let Status::Fault(f) = status {
+            self.col.fault(state, &f, &self.events);
+            self.obs.fault(state, &f, &self.events);
+            if self.opts.stop_on_violation {
+                return Some(false);
+            }
+            state.threads[t as usize].faulted = true;
+            self.alone = None;
+        }
+        let d = d + 1;
+        if d == self.pos.len() {
+            self.pos.push(Pos::default());
+        }
+        self.depth = d + 1;
+        self.pos[d].reset(&[], Vec::new());
+        Some(!self.limit_hit())
     }
 
     /// Frontier enumeration: the execution stops here, at position `end` (the frontier,

@@ -217,6 +217,7 @@ impl BinOp {
     }
 
     /// Evaluates with wrapping arithmetic; `None` on division by zero.
+    #[inline]
     pub fn eval(self, a: Value, b: Value) -> Option<Value> {
         use BinOp::*;
         Some(match self {
@@ -287,6 +288,7 @@ pub enum UnOp {
 }
 
 impl UnOp {
+    #[inline]
     pub fn eval(self, a: Value) -> Value {
         match self {
             UnOp::Neg => a.wrapping_neg(),

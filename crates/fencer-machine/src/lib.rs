@@ -1144,7 +1144,17 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
 }
 
 /// Evaluates a local expression; `None` on division by zero.
+#[inline]
 pub fn eval(e: &Expr, regs: &[Value]) -> Option<Value> {
+    // Most operands are a register or a constant: those are read here, without a call.
+    match e {
+        Expr::Const(v) => Some(*v),
+        Expr::Reg(r) => Some(regs[*r as usize]),
+        _ => eval_tree(e, regs),
+    }
+}
+
+fn eval_tree(e: &Expr, regs: &[Value]) -> Option<Value> {
     Some(match e {
         Expr::Const(v) => *v,
         Expr::Reg(r) => regs[*r as usize],
