@@ -184,6 +184,8 @@ struct Engine<'p> {
     start: Instant,
     /// Why the answer cannot be "safe" even if the search completes.
     unsure: Option<String>,
+    /// The registers live before each instruction, by function (see `clear_dead`).
+    live: Vec<Vec<Vec<u64>>>,
 }
 
 fn int_sort(_: fencer_smt::Var) -> Sort {
@@ -202,6 +204,11 @@ pub fn check(prog: &Program, opts: &Options) -> Outcome {
         stats: Stats::default(),
         start: Instant::now(),
         unsure: None,
+        live: prog
+            .functions
+            .iter()
+            .map(fencer_ir::spin::live_registers)
+            .collect(),
     };
     let verdict = match e.run() {
         Ok(()) => match e.unsure.take() {
@@ -783,6 +790,8 @@ impl Engine<'_> {
         ops: Vec<Micro>,
         sleep: Vec<u32>,
     ) {
+        let mut st = st;
+        self.clear_dead(&mut st);
         let key = key_hash(&st);
         let id = self.nodes.len();
         self.nodes.push(Node {
@@ -806,6 +815,46 @@ impl Engine<'_> {
         });
         self.nodes[u].children.push(id);
         self.by_key.entry(key).or_default().push(id);
+    }
+
+    /// Sets every register that no future step reads before writing it (static liveness:
+    /// at the frame's instruction for the innermost frame, after the call for the callers)
+    /// to 0, so that states differing only in
+    /// dead values have equal keys and cover each other. Nothing can observe such a
+    /// register: the engine judges no final state, a thread's result is dropped, and a
+    /// label, being weakest preconditions of paths from its node, only mentions registers
+    /// those paths read first (concrete ones not even those).
+    fn clear_dead(&self, st: &mut St) {
+        let live =
+            |bits: &[u64], r: usize| bits.get(r / 64).is_some_and(|w| w >> (r % 64) & 1 == 1);
+        for th in &mut st.threads {
+            let depth = th.frames.len();
+            for (d, fr) in th.frames.iter_mut().enumerate() {
+                let lv = &self.live[fr.func as usize];
+                let inner = d + 1 == depth;
+                let at = if inner {
+                    fr.pc as usize
+                } else {
+                    fr.pc as usize + 1
+                };
+                let none: [u64; 0] = [];
+                let bits: &[u64] = lv.get(at).map_or(&none, |b| b.as_slice());
+                let dead = |r: usize| !live(bits, r);
+                if fr
+                    .regs
+                    .iter()
+                    .enumerate()
+                    .any(|(r, v)| dead(r) && *v != exec::V::C(0))
+                {
+                    let regs = Rc::make_mut(&mut fr.regs);
+                    for (r, v) in regs.iter_mut().enumerate() {
+                        if dead(r) {
+                            *v = exec::V::C(0);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The successors of node `u` by thread `t`'s step, one per feasible combination of
