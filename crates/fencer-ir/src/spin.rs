@@ -69,9 +69,21 @@ fn successors(f: &Function, pc: usize, out: &mut Vec<Option<usize>>) {
     }
 }
 
+/// The registers live before each instruction of `f` (one bit per register, 64 to a
+/// word), with nothing read after the function ends: for engines that look at no final
+/// state, a dead register's value cannot matter. A call does not kill the register it
+/// returns into: a callee that returns no value leaves it as it was.
+pub fn live_registers(f: &Function) -> Vec<Vec<u64>> {
+    liveness_with(f, &[], false)
+}
+
 /// The registers live before each instruction: read on some path before being written.
 /// `exit_live` are read after the function ends (a thread's registers in final states).
 fn liveness(f: &Function, exit_live: &[crate::Reg]) -> Vec<Vec<u64>> {
+    liveness_with(f, exit_live, true)
+}
+
+fn liveness_with(f: &Function, exit_live: &[crate::Reg], call_kills: bool) -> Vec<Vec<u64>> {
     let words = f.num_regs().div_ceil(64).max(1);
     let n = f.body.len();
     let mut exit = vec![0u64; words];
@@ -97,7 +109,8 @@ fn liveness(f: &Function, exit_live: &[crate::Reg]) -> Vec<Vec<u64>> {
                 }
             }
             let op = &f.body[pc].op;
-            if let Some(d) = dst(op) {
+            let call = matches!(op, Op::Call { .. } | Op::CallIndirect { .. });
+            if let Some(d) = dst(op).filter(|_| call_kills || !call) {
                 out[d as usize / 64] &= !(1 << (d % 64));
             }
             reads.clear();

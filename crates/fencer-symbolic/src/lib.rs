@@ -17,7 +17,10 @@
 //!   every pruned alternative, which is what makes covers sound.
 //! - A node is covered by an earlier, uncovered node with the same key, an implied label
 //!   and a sleep set that is a subset of its own; a covered node (and its subtree) is not
-//!   expanded. Strengthening a label uncovers what it covered.
+//!   expanded. Strengthening a label uncovers what it covered. Where no label is implied,
+//!   forced covering pushes a candidate's label up the node's path by weakest
+//!   preconditions; if an ancestor's label implies it, the node takes it and is covered.
+//!   The key leaves out dead registers (static liveness), which nothing can read.
 //! - Partial-order reduction ([`Por`]): by default source-set DPOR with sleep sets (steps
 //!   that touch different cells, or only registers, are independent). A node expands one
 //!   thread first; a new step races with every dependent step of another thread on its
@@ -105,6 +108,10 @@ pub struct Stats {
     pub race_checks: u64,
     /// Threads added to a node's backtracking set by a race.
     pub backtracks: u64,
+    /// Labels strengthened to let a cover through (Impact's forced covering), and the
+    /// attempts whose strengthening could not be proved.
+    pub forced_covers: usize,
+    pub forced_failed: usize,
 }
 
 /// A violation: the threads' steps in order (after the initial local prefixes), the values
@@ -184,7 +191,15 @@ struct Engine<'p> {
     start: Instant,
     /// Why the answer cannot be "safe" even if the search completes.
     unsure: Option<String>,
+    /// The registers live before each instruction, by function (see `clear_dead`).
+    live: Vec<Vec<Vec<u64>>>,
 }
+
+/// Forced covering (see `try_cover`): candidates per node, how far up a path a label is
+/// pushed, and the failures allowed beyond four per success before it is not tried.
+const FORCED_COVERS: usize = 2;
+const FORCED_DEPTH: usize = 64;
+const FORCED_FAILURES: usize = 32;
 
 fn int_sort(_: fencer_smt::Var) -> Sort {
     Sort::Int
@@ -202,6 +217,11 @@ pub fn check(prog: &Program, opts: &Options) -> Outcome {
         stats: Stats::default(),
         start: Instant::now(),
         unsure: None,
+        live: prog
+            .functions
+            .iter()
+            .map(fencer_ir::spin::live_registers)
+            .collect(),
     };
     let verdict = match e.run() {
         Ok(()) => match e.unsure.take() {
@@ -532,6 +552,7 @@ impl Engine<'_> {
         let Some(cands) = self.by_key.get(&key).cloned() else {
             return false;
         };
+        let mut forced = Vec::new();
         for w in cands {
             if w >= v || self.is_covered(w) {
                 continue;
@@ -548,6 +569,31 @@ impl Engine<'_> {
             }
             let (lv, lw) = (self.nodes[v].label.clone(), self.nodes[w].label.clone());
             if self.implies(&lv, &lw) {
+                self.cover(v, w);
+                return true;
+            }
+            if forced.len() < FORCED_COVERS {
+                forced.push(w);
+            }
+        }
+        // Impact's forced covering: the coverer's label may hold at `v` without `v`'s
+        // label saying so (labels only say what refinements needed). If its weakest
+        // precondition along `v`'s path is implied by an ancestor's label (or is true at
+        // the root), it is a valid label for `v` and the nodes between, and `v` is covered.
+        for w in forced {
+            // Attempts that fail cost a walk up the path with an implication per node;
+            // where they keep failing (labels that hold on one path only), stop trying.
+            if self.stats.forced_failed > FORCED_FAILURES + 4 * self.stats.forced_covers {
+                break;
+            }
+            let lw = self.nodes[w].label.clone();
+            if self.strengthen(v, lw, FORCED_DEPTH).is_none() {
+                self.stats.forced_failed += 1;
+                continue;
+            }
+            self.stats.forced_covers += 1;
+            let (lv, lw) = (self.nodes[v].label.clone(), self.nodes[w].label.clone());
+            if !self.is_covered(w) && !self.is_covered(v) && self.implies(&lv, &lw) {
                 self.cover(v, w);
                 return true;
             }
@@ -783,6 +829,8 @@ impl Engine<'_> {
         ops: Vec<Micro>,
         sleep: Vec<u32>,
     ) {
+        let mut st = st;
+        self.clear_dead(&mut st);
         let key = key_hash(&st);
         let id = self.nodes.len();
         self.nodes.push(Node {
@@ -806,6 +854,46 @@ impl Engine<'_> {
         });
         self.nodes[u].children.push(id);
         self.by_key.entry(key).or_default().push(id);
+    }
+
+    /// Sets every register that no future step reads before writing it (static liveness:
+    /// at the frame's instruction for the innermost frame, after the call for the callers)
+    /// to 0, so that states differing only in
+    /// dead values have equal keys and cover each other. Nothing can observe such a
+    /// register: the engine judges no final state, a thread's result is dropped, and a
+    /// label, being weakest preconditions of paths from its node, only mentions registers
+    /// those paths read first (concrete ones not even those).
+    fn clear_dead(&self, st: &mut St) {
+        let live =
+            |bits: &[u64], r: usize| bits.get(r / 64).is_some_and(|w| w >> (r % 64) & 1 == 1);
+        for th in &mut st.threads {
+            let depth = th.frames.len();
+            for (d, fr) in th.frames.iter_mut().enumerate() {
+                let lv = &self.live[fr.func as usize];
+                let inner = d + 1 == depth;
+                let at = if inner {
+                    fr.pc as usize
+                } else {
+                    fr.pc as usize + 1
+                };
+                let none: [u64; 0] = [];
+                let bits: &[u64] = lv.get(at).map_or(&none, |b| b.as_slice());
+                let dead = |r: usize| !live(bits, r);
+                if fr
+                    .regs
+                    .iter()
+                    .enumerate()
+                    .any(|(r, v)| dead(r) && *v != exec::V::C(0))
+                {
+                    let regs = Rc::make_mut(&mut fr.regs);
+                    for (r, v) in regs.iter_mut().enumerate() {
+                        if dead(r) {
+                            *v = exec::V::C(0);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The successors of node `u` by thread `t`'s step, one per feasible combination of
@@ -932,30 +1020,22 @@ impl Engine<'_> {
         }))
     }
 
-    /// Conjoins to the labels of `u` and its ancestors the weakest precondition of `path`
-    /// (micro-operations from `u`) to `false`, up to the first label that already implies it.
-    fn refine(&mut self, u: usize, path: Vec<Micro>) -> Result<(), Abort> {
-        self.stats.refinements += 1;
-        let mut q: Vec<Clause> = vec![Vec::new()];
-        for m in path.iter().rev() {
-            q = wlp::wlp(m, &q);
-        }
+    /// Conjoins `q`, a condition on node `x`'s states, to the label of `x`, and its weakest
+    /// precondition along the path to the labels of the ancestors, up to the first label
+    /// that already implies it; the nodes whose labels grew, from `x` up. `None` (no label
+    /// changed) when it reaches the root without becoming true: then it is not known to
+    /// hold in every state of the path (the root is one concrete state). Strengthened
+    /// labels undo the covers they gave.
+    fn strengthen(&mut self, x: usize, q: Vec<Clause>, depth: usize) -> Option<Vec<usize>> {
+        let (mut x, mut q) = (x, q);
         let mut chain: Vec<(usize, Vec<Clause>)> = Vec::new();
-        let mut x = u;
         loop {
+            if chain.len() >= depth {
+                return None;
+            }
             if x == 0 {
-                // The initial state is concrete: the precondition must be true there.
                 if !q.is_empty() {
-                    if std::env::var_os("FENCER_SYMBOLIC_DEBUG").is_some() {
-                        eprintln!(
-                            "refinement failed: path {path:?}\nprecondition at the root: {q:?}"
-                        );
-                    }
-                    return Err(Abort::Stop(Incomplete::Unknown(
-                        "refinement could not express why a path is infeasible (an input's \
-                         precondition was approximated)"
-                            .into(),
-                    )));
+                    return None;
                 }
                 break;
             }
@@ -984,9 +1064,30 @@ impl Engine<'_> {
                 }
             }
         }
+        Some(chain.into_iter().map(|(x, _)| x).collect())
+    }
+
+    /// Conjoins to the labels of `u` and its ancestors the weakest precondition of `path`
+    /// (micro-operations from `u`) to `false`, up to the first label that already implies it.
+    fn refine(&mut self, u: usize, path: Vec<Micro>) -> Result<(), Abort> {
+        self.stats.refinements += 1;
+        let mut q: Vec<Clause> = vec![Vec::new()];
+        for m in path.iter().rev() {
+            q = wlp::wlp(m, &q);
+        }
+        let Some(chain) = self.strengthen(u, q, usize::MAX) else {
+            if std::env::var_os("FENCER_SYMBOLIC_DEBUG").is_some() {
+                eprintln!("refinement failed: path {path:?}");
+            }
+            return Err(Abort::Stop(Incomplete::Unknown(
+                "refinement could not express why a path is infeasible (an input's \
+                 precondition was approximated)"
+                    .into(),
+            )));
+        };
         // Nodes whose labels grew may now be covered, which stops their subtrees (Impact's
         // "close" along the refined path, from the root down).
-        for &(x, _) in chain.iter().rev() {
+        for &x in chain.iter().rev() {
             if self.is_covered(x) {
                 break;
             }
