@@ -237,6 +237,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             groups: Default::default(),
             unary: Default::default(),
             shapes: Default::default(),
+            masks: Vec::new(),
             oracle: oracle.as_ref(),
             bad: None,
             approximations: 0,
@@ -300,6 +301,9 @@ struct Search<'a> {
     /// bits in a 64-bit mask: a visited cube whose shapes are not all among a cube's
     /// cannot be included in it under any renaming.
     shapes: rustc_hash::FxHashMap<usize, (u64, Vec<u64>)>,
+    /// The shape mask and process count of each visited cube, in the order of `visited`:
+    /// scanned for every queued cube, so kept contiguous.
+    masks: Vec<(u64, u8)>,
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
@@ -686,6 +690,7 @@ impl Search<'_> {
         shapes.dedup();
         let mask = shapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
         self.shapes.insert(i, (mask, shapes));
+        self.masks.push((mask, vc.procs));
         self.unary.insert(i, unary);
         self.groups.insert(i, groups);
         self.visited.push(i);
@@ -821,7 +826,20 @@ impl Search<'_> {
                 cfacts.insert((g, k), v);
             }
         }
+        let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, &Lit)> = Default::default();
+        let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), &Lit> = Default::default();
+        for l in &c.lits {
+            if let Some((g, i, j, v, eq)) = cell_val(l) {
+                let key = (g, i, j.unwrap_or(u8::MAX));
+                if eq {
+                    cell_eq.insert(key, (v, l));
+                } else {
+                    cell_ne.insert((key, v), l);
+                }
+            }
+        }
         let mut candidates: Vec<Vec<Lit>> = Vec::new();
+        let mut compat: Vec<u32> = Vec::new();
         // Most cubes that are covered are covered syntactically (distrib_channels: tens of
         // thousands of postponed cubes, each against over a thousand visited ones): first
         // only the visited cubes whose literal shapes are all among the cube's, renamed
@@ -830,26 +848,18 @@ impl Search<'_> {
         if sys.procs.is_none() && !sys.tso {
             let cshapes: FxHashSet<u64> = c.lits.iter().filter_map(lit_shape).collect();
             let cmask = cshapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
-            'fast: for &v in &self.visited {
-                let vc = &self.nodes[v].cube;
-                let (vmask, vshapes) = &self.shapes[&v];
-                if vc.procs > c.procs
-                    || vmask & !cmask != 0
-                    || !vshapes.iter().all(|h| cshapes.contains(h))
-                {
+            'fast: for (&v, &(vmask, vprocs)) in self.visited.iter().zip(&self.masks) {
+                if vprocs > c.procs || vmask & !cmask != 0 {
                     continue;
                 }
-                let mut compat: Vec<Vec<u8>> = Vec::with_capacity(vc.procs as usize);
+                let vc = &self.nodes[v].cube;
+                if !self.shapes[&v].1.iter().all(|h| cshapes.contains(h)) {
+                    continue;
+                }
+                compat.clear();
                 for facts in &self.unary[&v] {
-                    let ok: Vec<u8> = (0..c.procs)
-                        .filter(|&p| {
-                            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
-                                Some(&w) => (w == val) == eq,
-                                None => true,
-                            })
-                        })
-                        .collect();
-                    if ok.is_empty() {
+                    let ok = compatible(facts, &cfacts, c.procs);
+                    if ok == 0 {
                         continue 'fast;
                     }
                     compat.push(ok);
@@ -867,6 +877,8 @@ impl Search<'_> {
                     found: false,
                     candidates: &mut candidates,
                     only_syntactic: true,
+                    cell_eq: &cell_eq,
+                    cell_ne: &cell_ne,
                 };
                 m.extend(true);
                 if m.found {
@@ -880,18 +892,11 @@ impl Search<'_> {
                 continue;
             }
             // Which of the cube's processes each variable of the visited cube may become.
-            let mut compat: Vec<Vec<u8>> = Vec::with_capacity(vc.procs as usize);
+            compat.clear();
             if sys.procs.is_none() {
                 for facts in &self.unary[&v] {
-                    let ok: Vec<u8> = (0..c.procs)
-                        .filter(|&p| {
-                            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
-                                Some(&w) => (w == val) == eq,
-                                None => true,
-                            })
-                        })
-                        .collect();
-                    if ok.is_empty() {
+                    let ok = compatible(facts, &cfacts, c.procs);
+                    if ok == 0 {
                         continue 'visited;
                     }
                     compat.push(ok);
@@ -911,6 +916,8 @@ impl Search<'_> {
                 found: false,
                 candidates: &mut candidates,
                 only_syntactic: false,
+                cell_eq: &cell_eq,
+                cell_ne: &cell_ne,
             };
             if sys.procs.is_some() {
                 // Constants are not renamed.
@@ -1143,6 +1150,44 @@ fn lit_shape(l: &Lit) -> Option<u64> {
     Some(h.finish())
 }
 
+/// The processes of the cube (bit `p` for `#p+1`) that a variable of a visited cube with
+/// these constructor facts may be renamed to: those the cube's facts do not contradict.
+fn compatible(
+    facts: &[UnaryFact],
+    cfacts: &rustc_hash::FxHashMap<(u32, u8), u32>,
+    procs: u8,
+) -> u32 {
+    (0..procs)
+        .filter(|&p| {
+            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
+                Some(&w) => (w == val) == eq,
+                None => true,
+            })
+        })
+        .fold(0, |m, p| m | 1 << p)
+}
+
+/// An array cell by its array and one or two process variables (`u8::MAX`: no second).
+type CellKey = (u32, u8, u8);
+
+/// `A[#i] = v`, `A[#i,#j] <> v`... for a constructor `v`: (array, i, j, v, equality).
+fn cell_val(l: &Lit) -> Option<(u32, u8, Option<u8>, u32, bool)> {
+    let (a, b, eq) = match l {
+        Lit::Eq(a, b) => (a, b, true),
+        Lit::Ne(a, b) => (a, b, false),
+        _ => return None,
+    };
+    match (a, b) {
+        (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)))
+        | (Term::Atom(crate::Atom::Cell(g, idx)), Term::Val(v)) => match idx.as_slice() {
+            [ProcRef::Var(i)] => Some((*g, *i, None, *v, eq)),
+            [ProcRef::Var(i), ProcRef::Var(j)] => Some((*g, *i, Some(*j), *v, eq)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// (array, constructor, equality) of a literal `A[#k] = v` or `A[#k] <> v`.
 type UnaryFact = (u32, u32, bool);
 
@@ -1173,21 +1218,49 @@ struct Match<'a, 'b> {
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
     groups: &'a [Vec<Lit>],
     map: Vec<u8>,
-    /// The renamed literals so far.
-    out: Vec<Lit>,
-    /// The processes each variable may be renamed to.
-    compat: &'a [Vec<u8>],
+    /// The renamed literals so far (the cube's own when the renaming lands on one).
+    out: Vec<std::borrow::Cow<'a, Lit>>,
+    /// The cube's literals `A[#i] = C` / `A[#i,#j] = C` by cell, and its `<>` ones, for
+    /// renaming the commonest literals without building them (see [`cell_val`]).
+    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'a Lit)>,
+    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'a Lit>,
+    /// The processes each variable may be renamed to (bit `p` for `#p+1`).
+    compat: &'a [u32],
     found: bool,
     candidates: &'b mut Vec<Vec<Lit>>,
     /// Only renamings that keep every literal in the cube (no candidates are collected).
     only_syntactic: bool,
 }
 
-impl Match<'_, '_> {
+impl<'a> Match<'a, '_> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
-    fn check(&mut self, group: &[Lit], syntactic: &mut bool) -> bool {
+    fn check(&mut self, group: &'a [Lit], syntactic: &mut bool) -> bool {
         for l in group {
+            if !self.sys.tso {
+                if let Some((g, i, j, v, eq)) = cell_val(l) {
+                    let m = &self.map;
+                    let key = (g, m[i as usize], j.map_or(u8::MAX, |j| m[j as usize]));
+                    let fact = self.cell_eq.get(&key);
+                    let own = if eq {
+                        fact.filter(|f| f.0 == v).map(|f| f.1)
+                    } else {
+                        self.cell_ne.get(&(key, v)).copied()
+                    };
+                    if let Some(own) = own {
+                        self.out.push(std::borrow::Cow::Borrowed(own));
+                        continue;
+                    }
+                    if self.only_syntactic {
+                        return false;
+                    }
+                    *syntactic = false;
+                    // Against an equality of the cube with another value (`contradicts`).
+                    if fact.is_some_and(|f| (f.0 == v) != eq) {
+                        return false;
+                    }
+                }
+            }
             let map = &self.map;
             let r = l.map_procs(&|p| match p {
                 ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
@@ -1200,11 +1273,11 @@ impl Match<'_, '_> {
             };
             // Reads are matched at the leaf, where their ranks are mapped too.
             if self.a_ev.has_reads() && has_read(&r) {
-                self.out.push(r);
+                self.out.push(std::borrow::Cow::Owned(r));
                 continue;
             }
             if self.have.contains(&r) {
-                self.out.push(r);
+                self.out.push(std::borrow::Cow::Owned(r));
                 continue;
             }
             if self.only_syntactic {
@@ -1214,7 +1287,7 @@ impl Match<'_, '_> {
             if self.contradicts(&r) {
                 return false;
             }
-            self.out.push(r);
+            self.out.push(std::borrow::Cow::Owned(r));
         }
         true
     }
@@ -1256,7 +1329,8 @@ impl Match<'_, '_> {
             if syn {
                 self.found = true;
             } else {
-                self.candidates.push(self.out.clone());
+                self.candidates
+                    .push(self.out.iter().map(|l| l.clone().into_owned()).collect());
             }
             return;
         }
@@ -1323,6 +1397,7 @@ impl Match<'_, '_> {
             let mut syntactic = syn;
             let mut out = Vec::with_capacity(self.out.len());
             for l in &self.out {
+                let l: &Lit = l;
                 if !has_read(l) {
                     out.push(l.clone());
                     continue;
@@ -1358,8 +1433,10 @@ impl Match<'_, '_> {
             self.out.truncate(before);
             return;
         }
-        let compat = self.compat;
-        for &p in &compat[k] {
+        let mut bits = self.compat[k];
+        while bits != 0 {
+            let p = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
             if self.found {
                 break;
             }
