@@ -685,12 +685,15 @@ impl Search<'_> {
                 unary[k as usize].push((g, v, eq));
             }
         }
-        let mut shapes: Vec<u64> = vc.lits.iter().filter_map(lit_shape).collect();
-        shapes.sort_unstable();
-        shapes.dedup();
-        let mask = shapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
-        self.shapes.insert(i, (mask, shapes));
-        self.masks.push((mask, vc.procs));
+        // Only the syntactic first pass of `subsumed_by_visited` uses shapes.
+        if self.sys.procs.is_none() && !self.sys.tso {
+            let mut shapes: Vec<u64> = vc.lits.iter().filter_map(lit_shape).collect();
+            shapes.sort_unstable();
+            shapes.dedup();
+            let mask = shapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
+            self.shapes.insert(i, (mask, shapes));
+            self.masks.push((mask, vc.procs));
+        }
         self.unary.insert(i, unary);
         self.groups.insert(i, groups);
         self.visited.push(i);
