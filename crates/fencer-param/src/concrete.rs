@@ -87,9 +87,13 @@ impl<'a> Instance<'a> {
 
     fn atom(&self, s: &State, env: &[u8], a: &Atom) -> i64 {
         match a {
+            // The offset computed in place (as `cell` does): BRAB's oracle evaluates
+            // candidates over thousands of states, and a vector per access dominated.
             Atom::Cell(g, idx) => {
-                let idx: Vec<u8> = idx.iter().map(|p| Self::proc(env, *p)).collect();
-                s[self.cell(*g, &idx)]
+                let o = idx.iter().fold(0usize, |o, p| {
+                    o * self.procs as usize + Self::proc(env, *p) as usize
+                });
+                s[self.base[*g as usize] + o]
             }
             Atom::Pid(p) => Self::proc(env, *p) as i64,
             // A TSO state (see `tso`) holds each thread's view of memory after memory.
