@@ -39,6 +39,37 @@ impl<'a> Instance<'a> {
         }
     }
 
+    /// The cells of abstract sort.
+    fn abstract_cells(&self) -> impl Iterator<Item = usize> + '_ {
+        self.sys
+            .globals
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.sort == Sort::Abstract)
+            .flat_map(move |(g, glob)| {
+                let n = (self.procs as usize).pow(glob.arity as u32);
+                self.base[g]..self.base[g] + n
+            })
+    }
+
+    /// Renumbers the abstract values of a state by first occurrence. Abstract values are
+    /// only compared with each other (no constants, no arithmetic), so a bijection of them
+    /// maps reachable states to reachable states and changes no literal's truth: one state
+    /// per class is enough for BRAB's oracle, which then reaches deeper within its bound.
+    pub fn canon_abstract(&self, s: &mut State) {
+        let mut seen: Vec<i64> = Vec::new();
+        for c in self.abstract_cells().collect::<Vec<_>>() {
+            let v = s[c];
+            s[c] = match seen.iter().position(|&x| x == v) {
+                Some(k) => k as i64,
+                None => {
+                    seen.push(v);
+                    seen.len() as i64 - 1
+                }
+            };
+        }
+    }
+
     pub fn cell(&self, g: u32, idx: &[u8]) -> usize {
         let mut o = 0;
         for &i in idx {
@@ -56,9 +87,13 @@ impl<'a> Instance<'a> {
 
     fn atom(&self, s: &State, env: &[u8], a: &Atom) -> i64 {
         match a {
+            // The offset computed in place (as `cell` does): BRAB's oracle evaluates
+            // candidates over thousands of states, and a vector per access dominated.
             Atom::Cell(g, idx) => {
-                let idx: Vec<u8> = idx.iter().map(|p| Self::proc(env, *p)).collect();
-                s[self.cell(*g, &idx)]
+                let o = idx.iter().fold(0usize, |o, p| {
+                    o * self.procs as usize + Self::proc(env, *p) as usize
+                });
+                s[self.base[*g as usize] + o]
             }
             Atom::Pid(p) => Self::proc(env, *p) as i64,
             // A TSO state (see `tso`) holds each thread's view of memory after memory.
@@ -142,7 +177,14 @@ impl<'a> Instance<'a> {
         match sort {
             Sort::Enum(t) => (0..self.sys.types[t as usize].1.len() as i64).collect(),
             Sort::Proc => (0..self.procs as i64).collect(),
-            Sort::Abstract | Sort::Int | Sort::Real if self.small => vec![0, 1, 2],
+            // States of BRAB's exploration number their abstract values by first occurrence
+            // (see `canon_abstract`): the values in use and one new one are every choice
+            // up to renaming.
+            Sort::Abstract if self.small => {
+                let used = self.abstract_cells().map(|c| s[c]).max().unwrap_or(-1);
+                (0..=used + 1).collect()
+            }
+            Sort::Int | Sort::Real if self.small => vec![0, 1, 2],
             Sort::Abstract | Sort::Int | Sort::Real => {
                 let mut v: Vec<i64> = vec![0];
                 for (g, glob) in self.sys.globals.iter().enumerate() {
@@ -437,7 +479,8 @@ pub fn explore(sys: &System, procs: u8, max_states: usize) -> Explicit {
     let mut parent: Vec<(usize, Option<Step>)> = Vec::new();
     let mut states: Vec<State> = Vec::new();
     let mut queue = VecDeque::new();
-    for s in inits {
+    for mut s in inits {
+        inst.canon_abstract(&mut s);
         if seen.insert(s.clone()) {
             states.push(s);
             parent.push((usize::MAX, None));
@@ -627,15 +670,27 @@ fn uses_order(sys: &System) -> bool {
 
 /// The states of the instance reachable within `max_depth` steps (every step when `None`),
 /// breadth-first from every initial state (or some of them: see
-/// [`initial_states_sampled`]; nondeterministic numbers and abstract values are chosen
-/// among 0, 1 and 2), at most `max_states` of them: an
+/// [`initial_states_sampled`]; nondeterministic numbers are chosen among 0, 1 and 2,
+/// abstract values among those in use and one new one, states being kept up to a
+/// renaming of abstract values), at most `max_states` of them: an
 /// under-approximation of the reachable states when a bound stops it (BRAB's oracle only
 /// needs states that are reachable, not all of them). Empty when the initial states cannot
 /// be listed.
 pub fn reachable(sys: &System, procs: u8, max_depth: Option<u32>, max_states: usize) -> Vec<State> {
     let mut inst = Instance::new(sys, procs);
     inst.small = true;
-    let inits = match initial_states_sampled(&inst, max_states, true) {
+    // Initial states that differ only in the values `init` leaves free are many (german.ctc:
+    // 1,536 from ten free data cells) and a breadth-first search spends its bound on them,
+    // stopping after two steps: the candidates it validates are then wrong and the search
+    // restarts without end. Without a depth bound the few initial states of fewer sampled
+    // values (a 64th of the bound) leave the room to go deep (german.ctc: 22 steps, no
+    // restart); with `--forward-depth` the depth is the user's and the bound goes to breadth.
+    let init_max = if max_depth.is_some() {
+        max_states
+    } else {
+        max_states / 64
+    };
+    let inits = match initial_states_sampled(&inst, init_max, true) {
         Ok(v) => v,
         // Too many to list: one, from a model of `init`.
         Err(_) => initial_state(&inst, &[]).into_iter().collect(),
@@ -643,7 +698,8 @@ pub fn reachable(sys: &System, procs: u8, max_depth: Option<u32>, max_states: us
     let mut seen: FxHashSet<State> = FxHashSet::default();
     let mut states: Vec<State> = Vec::new();
     let mut frontier: Vec<usize> = Vec::new();
-    for s in inits {
+    for mut s in inits {
+        inst.canon_abstract(&mut s);
         if seen.insert(s.clone()) {
             states.push(s);
             frontier.push(states.len() - 1);
@@ -651,12 +707,16 @@ pub fn reachable(sys: &System, procs: u8, max_depth: Option<u32>, max_states: us
     }
     let mut depth = 0;
     while !frontier.is_empty() && max_depth.is_none_or(|d| depth < d) {
+        if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
+            eprintln!("forward depth {depth}: {} states", states.len());
+        }
         let mut next = Vec::new();
         for i in frontier {
             let s = states[i].clone();
             let mut new = Vec::new();
             inst.successors(&s, &mut |_, n| new.push(n));
-            for n in new {
+            for mut n in new {
+                inst.canon_abstract(&mut n);
                 if seen.contains(&n) {
                     continue;
                 }

@@ -236,6 +236,8 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             too_many_events: false,
             groups: Default::default(),
             unary: Default::default(),
+            shapes: Default::default(),
+            masks: Vec::new(),
             oracle: oracle.as_ref(),
             bad: None,
             approximations: 0,
@@ -295,6 +297,13 @@ struct Search<'a> {
     /// For each visited node, the constructor facts about each process variable alone:
     /// a cheap filter of the processes it can be renamed to.
     unary: rustc_hash::FxHashMap<usize, Vec<Vec<UnaryFact>>>,
+    /// For each visited node, the shapes of its literals (see [`lit_shape`]) and their
+    /// bits in a 64-bit mask: a visited cube whose shapes are not all among a cube's
+    /// cannot be included in it under any renaming.
+    shapes: rustc_hash::FxHashMap<usize, (u64, Vec<u64>)>,
+    /// The shape mask and process count of each visited cube, in the order of `visited`:
+    /// scanned for every queued cube, so kept contiguous.
+    masks: Vec<(u64, u8)>,
     /// The first trace that did not run forward, and how many did not.
     spurious: Option<(Vec<Step>, u8, String)>,
     spurious_count: u32,
@@ -676,6 +685,15 @@ impl Search<'_> {
                 unary[k as usize].push((g, v, eq));
             }
         }
+        // Only the syntactic first pass of `subsumed_by_visited` uses shapes.
+        if self.sys.procs.is_none() && !self.sys.tso {
+            let mut shapes: Vec<u64> = vc.lits.iter().filter_map(lit_shape).collect();
+            shapes.sort_unstable();
+            shapes.dedup();
+            let mask = shapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
+            self.shapes.insert(i, (mask, shapes));
+            self.masks.push((mask, vc.procs));
+        }
         self.unary.insert(i, unary);
         self.groups.insert(i, groups);
         self.visited.push(i);
@@ -811,25 +829,77 @@ impl Search<'_> {
                 cfacts.insert((g, k), v);
             }
         }
+        let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, &Lit)> = Default::default();
+        let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), &Lit> = Default::default();
+        for l in &c.lits {
+            if let Some((g, i, j, v, eq)) = cell_val(l) {
+                let key = (g, i, j.unwrap_or(u8::MAX));
+                if eq {
+                    cell_eq.insert(key, (v, l));
+                } else {
+                    cell_ne.insert((key, v), l);
+                }
+            }
+        }
         let mut candidates: Vec<Vec<Lit>> = Vec::new();
+        let mut compat: Vec<u32> = Vec::new();
+        // Most cubes that are covered are covered syntactically (distrib_channels: tens of
+        // thousands of postponed cubes, each against over a thousand visited ones): first
+        // only the visited cubes whose literal shapes are all among the cube's, renamed
+        // with no literal outside the cube. It finds a syntactic inclusion exactly when the
+        // full loop below would, only sooner.
+        if sys.procs.is_none() && !sys.tso {
+            let cshapes: FxHashSet<u64> = c.lits.iter().filter_map(lit_shape).collect();
+            let cmask = cshapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
+            'fast: for (&v, &(vmask, vprocs)) in self.visited.iter().zip(&self.masks) {
+                if vprocs > c.procs || vmask & !cmask != 0 {
+                    continue;
+                }
+                let vc = &self.nodes[v].cube;
+                if !self.shapes[&v].1.iter().all(|h| cshapes.contains(h)) {
+                    continue;
+                }
+                compat.clear();
+                for facts in &self.unary[&v] {
+                    let ok = compatible(facts, &cfacts, c.procs);
+                    if ok == 0 {
+                        continue 'fast;
+                    }
+                    compat.push(ok);
+                }
+                let mut m = Match {
+                    a_ev: &vc.ev,
+                    b_ev: &c.ev,
+                    sys,
+                    have: &have,
+                    facts: &facts,
+                    groups: &self.groups[&v],
+                    map: Vec::new(),
+                    out: Vec::new(),
+                    compat: &compat,
+                    found: false,
+                    candidates: &mut candidates,
+                    only_syntactic: true,
+                    cell_eq: &cell_eq,
+                    cell_ne: &cell_ne,
+                };
+                m.extend(true);
+                if m.found {
+                    return true;
+                }
+            }
+        }
         'visited: for &v in &self.visited {
             let vc = &self.nodes[v].cube;
             if vc.procs > c.procs {
                 continue;
             }
             // Which of the cube's processes each variable of the visited cube may become.
-            let mut compat: Vec<Vec<u8>> = Vec::with_capacity(vc.procs as usize);
+            compat.clear();
             if sys.procs.is_none() {
                 for facts in &self.unary[&v] {
-                    let ok: Vec<u8> = (0..c.procs)
-                        .filter(|&p| {
-                            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
-                                Some(&w) => (w == val) == eq,
-                                None => true,
-                            })
-                        })
-                        .collect();
-                    if ok.is_empty() {
+                    let ok = compatible(facts, &cfacts, c.procs);
+                    if ok == 0 {
                         continue 'visited;
                     }
                     compat.push(ok);
@@ -848,6 +918,9 @@ impl Search<'_> {
                 compat: &compat,
                 found: false,
                 candidates: &mut candidates,
+                only_syntactic: false,
+                cell_eq: &cell_eq,
+                cell_ne: &cell_ne,
             };
             if sys.procs.is_some() {
                 // Constants are not renamed.
@@ -1020,6 +1093,104 @@ pub fn instantiate_all(q: &crate::Quantified, procs: &[ProcRef]) -> Formula {
     }
 }
 
+/// A hash of a literal with its process variables left out, the same for the literal and
+/// for every renaming of it into another cube (after [`crate::formula::normalize`], which
+/// may swap the sides of `=` and `<>` and the sign of an arithmetic (dis)equality): a
+/// visited cube can be included in a cube only if each of its shapes is one of the cube's.
+/// `None` for a literal a renaming may make true (two process variables compared).
+fn lit_shape(l: &Lit) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    fn atom(a: &crate::Atom, h: &mut rustc_hash::FxHasher) {
+        match a {
+            crate::Atom::Cell(g, idx) => {
+                (0u8, g).hash(h);
+                for p in idx {
+                    match p {
+                        ProcRef::Var(_) => u16::MAX.hash(h),
+                        ProcRef::Const(c) => (*c as u16).hash(h),
+                    }
+                }
+            }
+            crate::Atom::Pid(ProcRef::Var(_)) => 1u8.hash(h),
+            other => (2u8, other).hash(h),
+        }
+    }
+    let term = |t: &Term| {
+        let mut h = rustc_hash::FxHasher::default();
+        match t {
+            Term::Proc(ProcRef::Var(_)) => 0u8.hash(&mut h),
+            Term::Proc(c) => (1u8, c).hash(&mut h),
+            Term::Val(v) => (2u8, v).hash(&mut h),
+            Term::Atom(a) => {
+                3u8.hash(&mut h);
+                atom(a, &mut h);
+            }
+        }
+        h.finish()
+    };
+    let mut h = rustc_hash::FxHasher::default();
+    match l {
+        Lit::Eq(Term::Proc(ProcRef::Var(_)), Term::Proc(ProcRef::Var(_)))
+        | Lit::Ne(Term::Proc(ProcRef::Var(_)), Term::Proc(ProcRef::Var(_))) => return None,
+        Lit::Eq(a, b) | Lit::Ne(a, b) => {
+            let (x, y) = (term(a), term(b));
+            (matches!(l, Lit::Eq(..)), x.min(y), x.max(y)).hash(&mut h);
+        }
+        Lit::Arith(lin, rel) => {
+            let mut ts: Vec<(u64, i64)> = lin
+                .terms
+                .iter()
+                .map(|(a, c)| {
+                    let mut ha = rustc_hash::FxHasher::default();
+                    atom(a, &mut ha);
+                    (ha.finish(), c.abs())
+                })
+                .collect();
+            ts.sort_unstable();
+            (2u8, *rel as u8, lin.k.abs(), ts).hash(&mut h);
+        }
+    }
+    Some(h.finish())
+}
+
+/// The processes of the cube (bit `p` for `#p+1`) that a variable of a visited cube with
+/// these constructor facts may be renamed to: those the cube's facts do not contradict.
+fn compatible(
+    facts: &[UnaryFact],
+    cfacts: &rustc_hash::FxHashMap<(u32, u8), u32>,
+    procs: u8,
+) -> u32 {
+    (0..procs)
+        .filter(|&p| {
+            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
+                Some(&w) => (w == val) == eq,
+                None => true,
+            })
+        })
+        .fold(0, |m, p| m | 1 << p)
+}
+
+/// An array cell by its array and one or two process variables (`u8::MAX`: no second).
+type CellKey = (u32, u8, u8);
+
+/// `A[#i] = v`, `A[#i,#j] <> v`... for a constructor `v`: (array, i, j, v, equality).
+fn cell_val(l: &Lit) -> Option<(u32, u8, Option<u8>, u32, bool)> {
+    let (a, b, eq) = match l {
+        Lit::Eq(a, b) => (a, b, true),
+        Lit::Ne(a, b) => (a, b, false),
+        _ => return None,
+    };
+    match (a, b) {
+        (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)))
+        | (Term::Atom(crate::Atom::Cell(g, idx)), Term::Val(v)) => match idx.as_slice() {
+            [ProcRef::Var(i)] => Some((*g, *i, None, *v, eq)),
+            [ProcRef::Var(i), ProcRef::Var(j)] => Some((*g, *i, Some(*j), *v, eq)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// (array, constructor, equality) of a literal `A[#k] = v` or `A[#k] <> v`.
 type UnaryFact = (u32, u32, bool);
 
@@ -1050,19 +1221,49 @@ struct Match<'a, 'b> {
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
     groups: &'a [Vec<Lit>],
     map: Vec<u8>,
-    /// The renamed literals so far.
-    out: Vec<Lit>,
-    /// The processes each variable may be renamed to.
-    compat: &'a [Vec<u8>],
+    /// The renamed literals so far (the cube's own when the renaming lands on one).
+    out: Vec<std::borrow::Cow<'a, Lit>>,
+    /// The cube's literals `A[#i] = C` / `A[#i,#j] = C` by cell, and its `<>` ones, for
+    /// renaming the commonest literals without building them (see [`cell_val`]).
+    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'a Lit)>,
+    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'a Lit>,
+    /// The processes each variable may be renamed to (bit `p` for `#p+1`).
+    compat: &'a [u32],
     found: bool,
     candidates: &'b mut Vec<Vec<Lit>>,
+    /// Only renamings that keep every literal in the cube (no candidates are collected).
+    only_syntactic: bool,
 }
 
-impl Match<'_, '_> {
+impl<'a> Match<'a, '_> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
-    fn check(&mut self, group: &[Lit], syntactic: &mut bool) -> bool {
+    fn check(&mut self, group: &'a [Lit], syntactic: &mut bool) -> bool {
         for l in group {
+            if !self.sys.tso {
+                if let Some((g, i, j, v, eq)) = cell_val(l) {
+                    let m = &self.map;
+                    let key = (g, m[i as usize], j.map_or(u8::MAX, |j| m[j as usize]));
+                    let fact = self.cell_eq.get(&key);
+                    let own = if eq {
+                        fact.filter(|f| f.0 == v).map(|f| f.1)
+                    } else {
+                        self.cell_ne.get(&(key, v)).copied()
+                    };
+                    if let Some(own) = own {
+                        self.out.push(std::borrow::Cow::Borrowed(own));
+                        continue;
+                    }
+                    if self.only_syntactic {
+                        return false;
+                    }
+                    *syntactic = false;
+                    // Against an equality of the cube with another value (`contradicts`).
+                    if fact.is_some_and(|f| (f.0 == v) != eq) {
+                        return false;
+                    }
+                }
+            }
             let map = &self.map;
             let r = l.map_procs(&|p| match p {
                 ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
@@ -1075,18 +1276,21 @@ impl Match<'_, '_> {
             };
             // Reads are matched at the leaf, where their ranks are mapped too.
             if self.a_ev.has_reads() && has_read(&r) {
-                self.out.push(r);
+                self.out.push(std::borrow::Cow::Owned(r));
                 continue;
             }
             if self.have.contains(&r) {
-                self.out.push(r);
+                self.out.push(std::borrow::Cow::Owned(r));
                 continue;
+            }
+            if self.only_syntactic {
+                return false;
             }
             *syntactic = false;
             if self.contradicts(&r) {
                 return false;
             }
-            self.out.push(r);
+            self.out.push(std::borrow::Cow::Owned(r));
         }
         true
     }
@@ -1128,7 +1332,8 @@ impl Match<'_, '_> {
             if syn {
                 self.found = true;
             } else {
-                self.candidates.push(self.out.clone());
+                self.candidates
+                    .push(self.out.iter().map(|l| l.clone().into_owned()).collect());
             }
             return;
         }
@@ -1195,6 +1400,7 @@ impl Match<'_, '_> {
             let mut syntactic = syn;
             let mut out = Vec::with_capacity(self.out.len());
             for l in &self.out {
+                let l: &Lit = l;
                 if !has_read(l) {
                     out.push(l.clone());
                     continue;
@@ -1230,8 +1436,10 @@ impl Match<'_, '_> {
             self.out.truncate(before);
             return;
         }
-        let compat = self.compat;
-        for &p in &compat[k] {
+        let mut bits = self.compat[k];
+        while bits != 0 {
+            let p = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
             if self.found {
                 break;
             }
