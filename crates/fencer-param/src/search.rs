@@ -1196,17 +1196,8 @@ type UnaryFact = (u32, u32, bool);
 
 /// `A[#k] = v` or `A[#k] <> v` for a constructor `v`: (array, k, v, equality).
 fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
-    let (a, b, eq) = match l {
-        Lit::Eq(a, b) => (a, b, true),
-        Lit::Ne(a, b) => (a, b, false),
-        _ => return None,
-    };
-    match (a, b) {
-        (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)))
-        | (Term::Atom(crate::Atom::Cell(g, idx)), Term::Val(v)) => match idx.as_slice() {
-            [ProcRef::Var(k)] => Some((*g, *k, *v, eq)),
-            _ => None,
-        },
+    match cell_val(l)? {
+        (g, k, None, v, eq) => Some((g, k, v, eq)),
         _ => None,
     }
 }
