@@ -1,9 +1,10 @@
 //! Breadth-first reachability on one core or several, with the same answer on any number.
 //!
 //! The search is level-synchronous and goes in rounds: a round takes up to `BATCH` states
-//! of the current level, expands them (each thread a contiguous part, bucketing every
-//! successor by the store shard its hash picks), then stores the successors (each thread
-//! some shards, each shard's buckets in the order of the part they came from). Every shard
+//! of the current level, expands them (cut into contiguous parts, several a thread, which
+//! threads take as they get free, bucketing every successor by the store shard its hash
+//! picks), then stores the successors (threads take shards as they get free, each shard's
+//! buckets in the order of the part they came from). Every shard
 //! thus sees its candidates in one fixed order, the order a single thread would generate
 //! them in, so which states are new, their ids, their parents and the next level's order
 //! (shard by shard, in insertion order) do not depend on the number of threads or on
@@ -23,6 +24,8 @@ const SHARD_BITS: u32 = 6;
 const BATCH: usize = 1 << 14;
 /// Rounds with fewer frontier states run on the calling thread.
 const PAR_MIN: usize = 512;
+/// Parts a round is cut into per thread.
+const PIECES: usize = 16;
 /// How far ahead of its insertion a candidate's table slot (and stored state) is loaded.
 const TOUCH: usize = 16;
 
@@ -138,10 +141,11 @@ fn expand<S: TransitionSystem>(
     }
 }
 
-/// Stores the round's successors bound for `shards` (shard number, shard), judging each
-/// new state with `goal`: how many goals, and the earliest.
+/// Stores the round's successors bound for shard `k`, judging each new state with `goal`:
+/// how many goals, and the earliest.
 fn store<L>(
-    shards: Vec<(usize, &mut Shard)>,
+    k: usize,
+    shard: &mut Shard,
     parts: &[Part<L>],
     round: &[u32],
     width: usize,
@@ -150,37 +154,71 @@ fn store<L>(
 ) -> (u64, Option<Event<L>>) {
     let mut goals = 0;
     let mut event: Option<Event<L>> = None;
-    for (k, shard) in shards {
-        for p in parts {
-            let b = &p.buckets[k];
-            let mut touched = 0u64;
-            for &h in b.hash.iter().take(TOUCH) {
-                touched ^= shard.touch(width, h);
-            }
-            for (i, (&h, &key)) in b.hash.iter().zip(&b.key).enumerate() {
-                if let Some(&ahead) = b.hash.get(i + TOUCH) {
-                    touched ^= shard.touch(width, ahead);
+    // The shard's candidates part after part; the touches run ahead across parts, so that
+    // a round cut into many parts keeps its loads overlapping.
+    let all = parts.iter().flat_map(|p| {
+        let b = &p.buckets[k];
+        (0..b.hash.len()).map(move |i| (b, i))
+    });
+    let mut ahead = all.clone();
+    let mut touched = 0u64;
+    for (b, i) in ahead.by_ref().take(TOUCH) {
+        touched ^= shard.touch(width, b.hash[i]);
+    }
+    for (b, i) in all {
+        if let Some((a, j)) = ahead.next() {
+            touched ^= shard.touch(width, a.hash[j]);
+        }
+        let (h, key) = (b.hash[i], b.key[i]);
+        let s = &b.bytes[i * width..(i + 1) * width];
+        let parent = round[(key >> 32) as usize];
+        if let Ok(local) = shard.insert(width, s, h, parent) {
+            if let Some(why) = goal(s) {
+                goals += 1;
+                if !opts.exhaustive && event.as_ref().is_none_or(|e| key < e.key) {
+                    event = Some(Event {
+                        key,
+                        kind: FoundKind::Goal(why),
+                        at: (local << SHARD_BITS) | k as u32,
+                        failed: None,
+                    });
                 }
-                let s = &b.bytes[i * width..(i + 1) * width];
-                let parent = round[(key >> 32) as usize];
-                if let Ok(local) = shard.insert(width, s, h, parent) {
-                    if let Some(why) = goal(s) {
-                        goals += 1;
-                        if !opts.exhaustive && event.as_ref().is_none_or(|e| key < e.key) {
-                            event = Some(Event {
-                                key,
-                                kind: FoundKind::Goal(why),
-                                at: (local << SHARD_BITS) | k as u32,
-                                failed: None,
-                            });
-                        }
-                    }
-                }
             }
-            std::hint::black_box(touched);
         }
     }
+    std::hint::black_box(touched);
     (goals, event)
+}
+
+/// Runs `work` on every item `items` yields, on `threads` threads (the calling one among
+/// them), each taking the next item when done with one: a thread that starts late or is
+/// descheduled leaves its share to the others instead of holding up the round.
+fn share<T: Send, R: Send>(
+    threads: usize,
+    items: impl Iterator<Item = T> + Send,
+    init: impl Fn() -> R + Sync,
+    work: impl Fn(&mut R, T) + Sync,
+) -> Vec<R> {
+    let items = std::sync::Mutex::new(items);
+    let run = || {
+        let mut acc = init();
+        loop {
+            let item = items.lock().expect("no worker panicked").next();
+            match item {
+                Some(x) => work(&mut acc, x),
+                None => return acc,
+            }
+        }
+    };
+    if threads == 1 {
+        return vec![run()];
+    }
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = (1..threads).map(|_| sc.spawn(run)).collect();
+        let mut out = vec![run()];
+        out.extend(hs.into_iter().map(|h| h.join().expect("a worker panicked")));
+        out
+    })
 }
 
 /// One round: expand `round`, store the successors; the earliest event, if any.
@@ -190,7 +228,7 @@ fn round<S>(
     round: &[u32],
     opts: &Options,
     goal: &(dyn Fn(&[u8]) -> Option<String> + Sync),
-    parts: &mut [Part<S::Label>],
+    parts: &mut Vec<Part<S::Label>>,
     stats: &mut Stats,
 ) -> Option<Event<S::Label>>
 where
@@ -200,54 +238,42 @@ where
     let threads = if round.len() < PAR_MIN {
         1
     } else {
-        parts.len()
+        opts.jobs.max(1)
     };
-    let chunk = round.len().div_ceil(threads);
+    // Several parts a thread, taken as threads get free: the last to finish is at most a
+    // small part behind. Parts are cut by position only, so they change no result.
+    let pieces = if threads == 1 { 1 } else { threads * PIECES };
+    let chunk = round.len().div_ceil(pieces);
     let used = round.chunks(chunk).len();
+    while parts.len() < used {
+        parts.push(Part::new());
+    }
     let parts = &mut parts[..used];
     for p in parts.iter_mut() {
         p.clear();
     }
     {
         let st: &Store = st;
-        if used == 1 {
-            expand(sys, st, round, 0, opts, &mut parts[0]);
-        } else {
-            // The calling thread expands the first part itself: one thread fewer to start
-            // and join in every round.
-            std::thread::scope(|sc| {
-                let mut work = round.chunks(chunk).zip(parts.iter_mut()).enumerate();
-                let (_, (c0, p0)) = work.next().expect("two parts or more");
-                for (t, (c, p)) in work {
-                    sc.spawn(move || expand(sys, st, c, t * chunk, opts, p));
-                }
-                expand(sys, st, c0, 0, opts, p0);
-            });
-        }
+        let work = round.chunks(chunk).zip(parts.iter_mut()).enumerate();
+        share(
+            threads,
+            work,
+            || (),
+            |_, (t, (c, p))| expand(sys, st, c, t * chunk, opts, p),
+        );
     }
     let width = st.width;
-    let mut groups: Vec<Vec<(usize, &mut Shard)>> = (0..threads).map(|_| Vec::new()).collect();
-    for (k, sh) in st.shards.iter_mut().enumerate() {
-        groups[k % threads].push((k, sh));
-    }
     let parts_ref: &[Part<S::Label>] = parts;
-    let stored: Vec<(u64, Option<Event<S::Label>>)> = if threads == 1 {
-        groups
-            .into_iter()
-            .map(|g| store(g, parts_ref, round, width, opts, goal))
-            .collect()
-    } else {
-        std::thread::scope(|sc| {
-            let mut groups = groups.into_iter();
-            let g0 = groups.next().expect("two groups or more");
-            let hs: Vec<_> = groups
-                .map(|g| sc.spawn(move || store(g, parts_ref, round, width, opts, goal)))
-                .collect();
-            let mut out = vec![store(g0, parts_ref, round, width, opts, goal)];
-            out.extend(hs.into_iter().map(|h| h.join().expect("a worker panicked")));
-            out
-        })
-    };
+    let stored = share(
+        threads,
+        st.shards.iter_mut().enumerate(),
+        || (0u64, None),
+        |acc: &mut (u64, Option<Event<S::Label>>), (k, shard)| {
+            let (g, e) = store(k, shard, parts_ref, round, width, opts, goal);
+            acc.0 += g;
+            acc.1 = earliest(acc.1.take(), e);
+        },
+    );
     let mut event = None;
     for p in parts.iter_mut() {
         stats.transitions += p.transitions;
@@ -309,7 +335,7 @@ where
         };
         return finish(stats, &st, Some(e), None);
     }
-    let mut parts: Vec<Part<S::Label>> = (0..opts.jobs.max(1)).map(|_| Part::new()).collect();
+    let mut parts: Vec<Part<S::Label>> = Vec::new();
     let mut frontier = vec![root];
     while !frontier.is_empty() {
         stats.levels += 1;
