@@ -158,32 +158,44 @@ fn store<L>(
     let mut event: Option<Event<L>> = None;
     // The shard's candidates part after part; the touches run ahead across parts, so that
     // a round cut into many parts keeps its loads overlapping.
-    let all = parts.iter().flat_map(|p| {
-        let b = &p.buckets[k];
-        (0..b.hash.len()).map(move |i| (b, i))
-    });
-    let mut ahead = all.clone();
-    let mut touched = 0u64;
-    for (b, i) in ahead.by_ref().take(TOUCH) {
-        touched ^= shard.touch(width, b.hash[i]);
-    }
-    for (b, i) in all {
-        if let Some((a, j)) = ahead.next() {
-            touched ^= shard.touch(width, a.hash[j]);
+    let bs: Vec<&Bucket> = parts.iter().map(|p| &p.buckets[k]).collect();
+    // The next candidate's hash to touch: (bucket, index).
+    let (mut ab, mut ai) = (0, 0);
+    let mut ahead = || {
+        while let Some(b) = bs.get(ab) {
+            if let Some(&h) = b.hash.get(ai) {
+                ai += 1;
+                return Some(h);
+            }
+            (ab, ai) = (ab + 1, 0);
         }
-        let (h, key) = (b.hash[i], b.key[i]);
-        let s = &b.bytes[i * width..(i + 1) * width];
-        let parent = round[(key >> 32) as usize];
-        if let Ok(local) = shard.insert(width, s, h, parent) {
-            if let Some(why) = goal(s) {
-                goals += 1;
-                if !opts.exhaustive && event.as_ref().is_none_or(|e| key < e.key) {
-                    event = Some(Event {
-                        key,
-                        kind: FoundKind::Goal(why),
-                        at: (local << SHARD_BITS) | k as u32,
-                        failed: None,
-                    });
+        None
+    };
+    let mut touched = 0u64;
+    for _ in 0..TOUCH {
+        if let Some(h) = ahead() {
+            touched ^= shard.touch(width, h);
+        }
+    }
+    for b in &bs {
+        for i in 0..b.hash.len() {
+            if let Some(h) = ahead() {
+                touched ^= shard.touch(width, h);
+            }
+            let (h, key) = (b.hash[i], b.key[i]);
+            let s = &b.bytes[i * width..(i + 1) * width];
+            let parent = round[(key >> 32) as usize];
+            if let Ok(local) = shard.insert(width, s, h, parent) {
+                if let Some(why) = goal(s) {
+                    goals += 1;
+                    if !opts.exhaustive && event.as_ref().is_none_or(|e| key < e.key) {
+                        event = Some(Event {
+                            key,
+                            kind: FoundKind::Goal(why),
+                            at: (local << SHARD_BITS) | k as u32,
+                            failed: None,
+                        });
+                    }
                 }
             }
         }
