@@ -398,7 +398,28 @@ struct CheckCmd {
     shard: Option<String>,
 }
 
+/// Asks glibc's allocator for 64 MiB more each time a heap grows. A thread's own heap
+/// otherwise grows a page run at a time, each a system call that the other threads' cores
+/// must hear of: on two threads the explicit-state search spent twice the system time of
+/// one (peterson.4: 0.15 s against 0.05 s, 0.075 s with the pad). The pad is address
+/// space, not memory, until it is used.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn pad_heaps() {
+    extern "C" {
+        fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+    }
+    const M_TOP_PAD: std::ffi::c_int = -2;
+    // SAFETY: a plain glibc call, made before any other thread exists.
+    unsafe {
+        mallopt(M_TOP_PAD, 64 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn pad_heaps() {}
+
 fn main() -> ExitCode {
+    pad_heaps();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -1,9 +1,10 @@
 //! Breadth-first reachability on one core or several, with the same answer on any number.
 //!
 //! The search is level-synchronous and goes in rounds: a round takes up to `BATCH` states
-//! of the current level, expands them (each thread a contiguous part, bucketing every
-//! successor by the store shard its hash picks), then stores the successors (each thread
-//! some shards, each shard's buckets in the order of the part they came from). Every shard
+//! of the current level, expands them (cut into contiguous parts, several a thread, which
+//! threads take as they get free, bucketing every successor by the store shard its hash
+//! picks), then stores the successors (threads take shards as they get free, each shard's
+//! buckets in the order of the part they came from). Every shard
 //! thus sees its candidates in one fixed order, the order a single thread would generate
 //! them in, so which states are new, their ids, their parents and the next level's order
 //! (shard by shard, in insertion order) do not depend on the number of threads or on
@@ -15,7 +16,9 @@
 
 use crate::store::{hash, Shard, Store, NO_PARENT};
 use crate::{Found, FoundKind, Options, Outcome, Stats, TransitionSystem};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 const SHARD_BITS: u32 = 6;
 /// Frontier states per round: small enough to stop soon after a violation and to keep the
@@ -23,6 +26,8 @@ const SHARD_BITS: u32 = 6;
 const BATCH: usize = 1 << 14;
 /// Rounds with fewer frontier states run on the calling thread.
 const PAR_MIN: usize = 512;
+/// Parts a round is cut into per thread.
+const PIECES: usize = 16;
 /// How far ahead of its insertion a candidate's table slot (and stored state) is loaded.
 const TOUCH: usize = 16;
 
@@ -138,10 +143,11 @@ fn expand<S: TransitionSystem>(
     }
 }
 
-/// Stores the round's successors bound for `shards` (shard number, shard), judging each
-/// new state with `goal`: how many goals, and the earliest.
+/// Stores the round's successors bound for shard `k`, judging each new state with `goal`:
+/// how many goals, and the earliest.
 fn store<L>(
-    shards: Vec<(usize, &mut Shard)>,
+    k: usize,
+    shard: &mut Shard,
     parts: &[Part<L>],
     round: &[u32],
     width: usize,
@@ -150,104 +156,263 @@ fn store<L>(
 ) -> (u64, Option<Event<L>>) {
     let mut goals = 0;
     let mut event: Option<Event<L>> = None;
-    for (k, shard) in shards {
-        for p in parts {
-            let b = &p.buckets[k];
-            let mut touched = 0u64;
-            for &h in b.hash.iter().take(TOUCH) {
+    // The shard's candidates part after part; the touches run ahead across parts, so that
+    // a round cut into many parts keeps its loads overlapping.
+    let bs: Vec<&Bucket> = parts.iter().map(|p| &p.buckets[k]).collect();
+    // The next candidate's hash to touch: (bucket, index).
+    let (mut ab, mut ai) = (0, 0);
+    let mut ahead = || {
+        while let Some(b) = bs.get(ab) {
+            if let Some(&h) = b.hash.get(ai) {
+                ai += 1;
+                return Some(h);
+            }
+            (ab, ai) = (ab + 1, 0);
+        }
+        None
+    };
+    let mut touched = 0u64;
+    for _ in 0..TOUCH {
+        if let Some(h) = ahead() {
+            touched ^= shard.touch(width, h);
+        }
+    }
+    for b in &bs {
+        for i in 0..b.hash.len() {
+            if let Some(h) = ahead() {
                 touched ^= shard.touch(width, h);
             }
-            for (i, (&h, &key)) in b.hash.iter().zip(&b.key).enumerate() {
-                if let Some(&ahead) = b.hash.get(i + TOUCH) {
-                    touched ^= shard.touch(width, ahead);
-                }
-                let s = &b.bytes[i * width..(i + 1) * width];
-                let parent = round[(key >> 32) as usize];
-                if let Ok(local) = shard.insert(width, s, h, parent) {
-                    if let Some(why) = goal(s) {
-                        goals += 1;
-                        if !opts.exhaustive && event.as_ref().is_none_or(|e| key < e.key) {
-                            event = Some(Event {
-                                key,
-                                kind: FoundKind::Goal(why),
-                                at: (local << SHARD_BITS) | k as u32,
-                                failed: None,
-                            });
-                        }
+            let (h, key) = (b.hash[i], b.key[i]);
+            let s = &b.bytes[i * width..(i + 1) * width];
+            let parent = round[(key >> 32) as usize];
+            if let Ok(local) = shard.insert(width, s, h, parent) {
+                if let Some(why) = goal(s) {
+                    goals += 1;
+                    if !opts.exhaustive && event.as_ref().is_none_or(|e| key < e.key) {
+                        event = Some(Event {
+                            key,
+                            kind: FoundKind::Goal(why),
+                            at: (local << SHARD_BITS) | k as u32,
+                            failed: None,
+                        });
                     }
                 }
             }
-            std::hint::black_box(touched);
         }
     }
+    std::hint::black_box(touched);
     (goals, event)
+}
+
+/// Worker threads kept for the whole search: starting threads anew for both phases of
+/// every round cost 40-200 us each on two cores (a stack mapped, a thread woken), ten
+/// percent of a round's time. A worker spins a little for the next job (the phases follow
+/// each other closely) and then sleeps.
+struct Pool {
+    workers: usize,
+    /// Bumped when a job is posted.
+    posted: AtomicU64,
+    job: Mutex<Option<JobRef>>,
+    /// Workers still running the current job.
+    running: AtomicUsize,
+    quit: AtomicBool,
+    panicked: AtomicBool,
+    sleep: Mutex<()>,
+    wake: Condvar,
+}
+
+/// The current job, its lifetime erased: `Pool::run` does not return before every worker
+/// is done with it.
+#[derive(Clone, Copy)]
+struct JobRef(*const (dyn Fn() + Sync));
+
+// SAFETY: the job is `Sync` and outlives every use (see `Pool::run`).
+unsafe impl Send for JobRef {}
+
+/// How long a waiting thread spins before it sleeps.
+const SPIN: Duration = Duration::from_micros(50);
+
+impl Pool {
+    fn new(workers: usize) -> Pool {
+        Pool {
+            workers,
+            posted: AtomicU64::new(0),
+            job: Mutex::new(None),
+            running: AtomicUsize::new(0),
+            quit: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
+            sleep: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Spins, then sleeps, until `ready`.
+    fn wait(&self, ready: impl Fn() -> bool) {
+        let t = Instant::now();
+        let mut n = 0u32;
+        while !ready() {
+            n += 1;
+            if !n.is_multiple_of(64) || t.elapsed() < SPIN {
+                std::hint::spin_loop();
+                continue;
+            }
+            let g = self.sleep.lock().expect("no panic holds it");
+            if !ready() {
+                drop(self.wake.wait(g).expect("no panic holds it"));
+            }
+        }
+    }
+
+    fn notify(&self) {
+        let _g = self.sleep.lock().expect("no panic holds it");
+        self.wake.notify_all();
+    }
+
+    fn worker(&self) {
+        let mut seen = 0;
+        loop {
+            self.wait(|| {
+                self.quit.load(Ordering::Acquire) || self.posted.load(Ordering::Acquire) != seen
+            });
+            if self.quit.load(Ordering::Acquire) {
+                return;
+            }
+            seen = self.posted.load(Ordering::Acquire);
+            let job = self.job.lock().expect("no panic holds it").expect("a job");
+            // SAFETY: `run` keeps the job alive until `running` is back to 0.
+            let f = unsafe { &*job.0 };
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+                self.panicked.store(true, Ordering::Release);
+            }
+            if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                self.notify();
+            }
+        }
+    }
+
+    /// Runs `f` on the calling thread and on every worker, and returns when all are done.
+    fn run(&self, f: &(dyn Fn() + Sync)) {
+        if self.workers == 0 {
+            return f();
+        }
+        // SAFETY: only the lifetime changes; the workers drop the reference before
+        // `running` reaches 0, which this function waits for (even when `f` panics here).
+        let erased: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(f) };
+        self.running.store(self.workers, Ordering::Release);
+        *self.job.lock().expect("no panic holds it") = Some(JobRef(erased));
+        {
+            let _g = self.sleep.lock().expect("no panic holds it");
+            self.posted.fetch_add(1, Ordering::AcqRel);
+            self.wake.notify_all();
+        }
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        self.wait(|| self.running.load(Ordering::Acquire) == 0);
+        if let Err(p) = mine {
+            std::panic::resume_unwind(p);
+        }
+        assert!(!self.panicked.load(Ordering::Acquire), "a worker panicked");
+    }
+
+    fn stop(&self) {
+        self.quit.store(true, Ordering::Release);
+        self.notify();
+    }
+}
+
+/// Runs `work` on every item `items` yields, on the pool's threads or (`alone`) the
+/// calling one only, each taking the next item when done with one: a thread that starts
+/// late or is descheduled leaves its share to the others instead of holding up the round.
+fn share<T: Send, R: Send>(
+    pool: &Pool,
+    alone: bool,
+    items: impl Iterator<Item = T> + Send,
+    init: impl Fn() -> R + Sync,
+    work: impl Fn(&mut R, T) + Sync,
+) -> Vec<R> {
+    let items = Mutex::new(items);
+    let run = || {
+        let mut acc = init();
+        loop {
+            let item = items.lock().expect("no worker panicked").next();
+            match item {
+                Some(x) => work(&mut acc, x),
+                None => return acc,
+            }
+        }
+    };
+    if alone {
+        return vec![run()];
+    }
+    let out = Mutex::new(Vec::new());
+    pool.run(&|| {
+        let r = run();
+        out.lock().expect("no worker panicked").push(r);
+    });
+    out.into_inner().expect("no worker panicked")
+}
+
+/// What every round of one search shares.
+struct Ctx<'a, S: TransitionSystem> {
+    sys: &'a S,
+    opts: &'a Options,
+    goal: &'a (dyn Fn(&[u8]) -> Option<String> + Sync),
+    pool: &'a Pool,
 }
 
 /// One round: expand `round`, store the successors; the earliest event, if any.
 fn round<S>(
-    sys: &S,
+    cx: &Ctx<'_, S>,
     st: &mut Store,
     round: &[u32],
-    opts: &Options,
-    goal: &(dyn Fn(&[u8]) -> Option<String> + Sync),
-    parts: &mut [Part<S::Label>],
+    parts: &mut Vec<Part<S::Label>>,
     stats: &mut Stats,
 ) -> Option<Event<S::Label>>
 where
     S: TransitionSystem + Sync,
     S::Label: Send + Sync,
 {
+    let (sys, opts, goal, pool) = (cx.sys, cx.opts, cx.goal, cx.pool);
     let threads = if round.len() < PAR_MIN {
         1
     } else {
-        parts.len()
+        opts.jobs.max(1)
     };
-    let chunk = round.len().div_ceil(threads);
+    // Several parts a thread, taken as threads get free: the last to finish is at most a
+    // small part behind. Parts are cut by position only, so they change no result.
+    let pieces = if threads == 1 { 1 } else { threads * PIECES };
+    let chunk = round.len().div_ceil(pieces);
     let used = round.chunks(chunk).len();
+    while parts.len() < used {
+        parts.push(Part::new());
+    }
     let parts = &mut parts[..used];
     for p in parts.iter_mut() {
         p.clear();
     }
     {
         let st: &Store = st;
-        if used == 1 {
-            expand(sys, st, round, 0, opts, &mut parts[0]);
-        } else {
-            // The calling thread expands the first part itself: one thread fewer to start
-            // and join in every round.
-            std::thread::scope(|sc| {
-                let mut work = round.chunks(chunk).zip(parts.iter_mut()).enumerate();
-                let (_, (c0, p0)) = work.next().expect("two parts or more");
-                for (t, (c, p)) in work {
-                    sc.spawn(move || expand(sys, st, c, t * chunk, opts, p));
-                }
-                expand(sys, st, c0, 0, opts, p0);
-            });
-        }
+        let work = round.chunks(chunk).zip(parts.iter_mut()).enumerate();
+        share(
+            pool,
+            threads == 1,
+            work,
+            || (),
+            |_, (t, (c, p))| expand(sys, st, c, t * chunk, opts, p),
+        );
     }
     let width = st.width;
-    let mut groups: Vec<Vec<(usize, &mut Shard)>> = (0..threads).map(|_| Vec::new()).collect();
-    for (k, sh) in st.shards.iter_mut().enumerate() {
-        groups[k % threads].push((k, sh));
-    }
     let parts_ref: &[Part<S::Label>] = parts;
-    let stored: Vec<(u64, Option<Event<S::Label>>)> = if threads == 1 {
-        groups
-            .into_iter()
-            .map(|g| store(g, parts_ref, round, width, opts, goal))
-            .collect()
-    } else {
-        std::thread::scope(|sc| {
-            let mut groups = groups.into_iter();
-            let g0 = groups.next().expect("two groups or more");
-            let hs: Vec<_> = groups
-                .map(|g| sc.spawn(move || store(g, parts_ref, round, width, opts, goal)))
-                .collect();
-            let mut out = vec![store(g0, parts_ref, round, width, opts, goal)];
-            out.extend(hs.into_iter().map(|h| h.join().expect("a worker panicked")));
-            out
-        })
-    };
+    let stored = share(
+        pool,
+        threads == 1,
+        st.shards.iter_mut().enumerate(),
+        || (0u64, None),
+        |acc: &mut (u64, Option<Event<S::Label>>), (k, shard)| {
+            let (g, e) = store(k, shard, parts_ref, round, width, opts, goal);
+            acc.0 += g;
+            acc.1 = earliest(acc.1.take(), e);
+        },
+    );
     let mut event = None;
     for p in parts.iter_mut() {
         stats.transitions += p.transitions;
@@ -309,29 +474,49 @@ where
         };
         return finish(stats, &st, Some(e), None);
     }
-    let mut parts: Vec<Part<S::Label>> = (0..opts.jobs.max(1)).map(|_| Part::new()).collect();
-    let mut frontier = vec![root];
-    while !frontier.is_empty() {
-        stats.levels += 1;
-        let marks: Vec<u32> = st.shards.iter().map(Shard::len).collect();
-        for batch in frontier.chunks(BATCH) {
-            if opts.timeout.is_some_and(|t| start.elapsed() >= t) {
-                return finish(stats, &st, None, Some("timeout"));
-            }
-            if opts.max_states.is_some_and(|m| st.len() as u64 > m) {
-                return finish(stats, &st, None, Some("max-states"));
-            }
-            let event = round(sys, &mut st, batch, opts, goal, &mut parts, &mut stats);
-            if event.is_some() {
-                return finish(stats, &st, event, None);
+    let pool = Pool::new(opts.jobs.max(1) - 1);
+    std::thread::scope(|sc| {
+        for _ in 0..pool.workers {
+            sc.spawn(|| pool.worker());
+        }
+        // Stops the workers however the search ends, before the scope waits for them.
+        struct Stop<'p>(&'p Pool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.stop();
             }
         }
-        let st = &st;
-        frontier = marks
-            .iter()
-            .enumerate()
-            .flat_map(|(k, &m)| (m..st.shards[k].len()).map(move |i| st.id(k, i)))
-            .collect();
-    }
-    finish(stats, &st, None, None)
+        let _stop = Stop(&pool);
+        let cx = Ctx {
+            sys,
+            opts,
+            goal,
+            pool: &pool,
+        };
+        let mut parts: Vec<Part<S::Label>> = Vec::new();
+        let mut frontier = vec![root];
+        while !frontier.is_empty() {
+            stats.levels += 1;
+            let marks: Vec<u32> = st.shards.iter().map(Shard::len).collect();
+            for batch in frontier.chunks(BATCH) {
+                if opts.timeout.is_some_and(|t| start.elapsed() >= t) {
+                    return finish(stats, &st, None, Some("timeout"));
+                }
+                if opts.max_states.is_some_and(|m| st.len() as u64 > m) {
+                    return finish(stats, &st, None, Some("max-states"));
+                }
+                let event = round(&cx, &mut st, batch, &mut parts, &mut stats);
+                if event.is_some() {
+                    return finish(stats, &st, event, None);
+                }
+            }
+            let st = &st;
+            frontier = marks
+                .iter()
+                .enumerate()
+                .flat_map(|(k, &m)| (m..st.shards[k].len()).map(move |i| st.id(k, i)))
+                .collect();
+        }
+        finish(stats, &st, None, None)
+    })
 }
