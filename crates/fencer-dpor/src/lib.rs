@@ -220,12 +220,13 @@ struct Dpor<'a, M> {
     /// Frontier enumeration: stop once this many units are known.
     unit_cap: usize,
     /// A thread that runs alone from the current position on: every other thread has
-    /// finished with empty buffers and happens before it, and nothing sleeps or waits in
-    /// a wakeup tree here. Its loads, unbuffered stores and read-modify-writes then race
-    /// with nothing (see [`Hb::record_alone`]) and nothing can be explored instead of
-    /// them, so they are executed without the enabled set, sleep sets, access
-    /// prediction or race detection: the long tail of a `main` that checks its results
-    /// after the joins costs little more than interpreting it.
+    /// finished with empty buffers and happens before it, the stores pending in its own
+    /// buffers race with nothing that ran, and nothing sleeps or waits in a wakeup tree
+    /// here. Its loads, stores and read-modify-writes then race with nothing (see
+    /// [`Hb::record_alone`]) and nothing can be explored instead of them, so they are
+    /// executed without the enabled set, sleep sets, access prediction or race
+    /// detection: the long tail of a `main` that checks its results after the joins
+    /// costs little more than interpreting it.
     alone: Option<u32>,
     /// Snapshots of the current execution at some of its positions, deepest last (see
     /// [`Snapshot`]); and spent ones, kept for their allocations.
@@ -442,14 +443,19 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.events.push(ev);
         }
         if snaps && replay - start >= SNAP_GAP && self.snaps.len() < SNAP_CAP {
-            let mut snap = self.snap_pool.pop().unwrap_or_else(|| Snapshot {
-                sched: Vec::new(),
-                state: state.clone(),
-                hb: hb::Saved::default(),
-            });
+            let mut snap = match self.snap_pool.pop() {
+                Some(mut snap) => {
+                    snap.state.clone_from(&state);
+                    snap
+                }
+                None => Snapshot {
+                    sched: Vec::new(),
+                    state: state.clone(),
+                    hb: hb::Saved::default(),
+                },
+            };
             snap.sched.clear();
             snap.sched.extend_from_slice(&self.schedule[..replay]);
-            snap.state.clone_from(&state);
             self.hb.save(&mut snap.hb);
             self.snaps.push(snap);
         }
@@ -747,9 +753,6 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 Op::Rmw { .. } if state.bufs[t as usize].is_empty() => {}
                 _ => return None,
             }
-        }
-        if d >= self.opts.max_depth.saturating_mul(64) {
-            return None;
         }
         let step = Step::Thread(t);
         self.schedule.truncate(d);
