@@ -64,6 +64,9 @@ pub fn split_json(
         "jobs": jobs,
         "units": s.units,
         "frontier_depth": s.depth,
+        // "races": the top of the tree is Source-DPOR fed by the units' races (--jobs);
+        // "frontier": a static, fully expanded top (--shard).
+        "method": if s.race_driven { "races" } else { "frontier" },
         "shard": shard.map(|s| json!({ "index": s.index + 1, "count": s.count })),
         "violation_unit": s.violation_unit,
         // Total work over the busiest worker's, were a unit's time its events.
@@ -85,8 +88,13 @@ pub fn with_split(report: &Report, info: &Value) -> String {
 }
 
 pub fn split_text(info: &Value) -> String {
+    let at = if info["method"] == "races" {
+        "below a race-driven top of depth"
+    } else {
+        "at depth"
+    };
     let mut s = format!(
-        "split: {} units at depth {}, {} worker{}",
+        "split: {} units {at} {}, {} worker{}",
         info["units"],
         info["frontier_depth"],
         info["jobs"],

@@ -128,8 +128,9 @@ fn the_counterexample_does_not_depend_on_the_workers() {
 #[test]
 fn shards_merge_into_the_whole_run() {
     let prog = file("bench/fen/fib4_true.fen");
+    // The whole tree split at the shards' frontier (`--jobs` alone splits at the races).
     let whole = json(&fencer(&[
-        "check", &prog, "-m", "pso", "--jobs", "2", "--json",
+        "check", &prog, "-m", "pso", "--jobs", "2", "--shard", "1/1", "--json",
     ]));
     let parts = shards(&prog, 3, &["-m", "pso"]);
     let mut sum = 0;
@@ -168,7 +169,9 @@ fn shards_merge_into_the_whole_run() {
 #[test]
 fn merged_violation_is_the_stable_counterexample() {
     let prog = file("bench/fen/fib4_false.fen");
-    let whole = json(&fencer(&["check", &prog, "--jobs", "2", "--json"]));
+    let whole = json(&fencer(&[
+        "check", &prog, "--jobs", "2", "--shard", "1/1", "--json",
+    ]));
     let parts = shards(&prog, 2, &[]);
     let o = merge(&parts, &["--json"]);
     assert_eq!(code(&o), 1);

@@ -14,6 +14,7 @@
 //! Exploration is stateless: after each execution the engine backtracks to the deepest
 //! position with work left and replays the schedule from the initial state.
 
+mod dynamic;
 mod hb;
 mod parallel;
 mod wut;
@@ -219,6 +220,20 @@ struct Dpor<'a, M> {
     cancelled: bool,
     /// Frontier enumeration: stop once this many units are known.
     unit_cap: usize,
+    /// Frontier enumeration takes one path only: at each position above the frontier the
+    /// step already in the backtrack set, else the first enabled process that is not
+    /// asleep (the race-driven split extends a new branch of its top this way).
+    thin: bool,
+    /// Race-driven split (`dynamic.rs`): races whose reversal would go above the root are
+    /// not dropped but collected here, as the position and the processes that can start
+    /// the reversal (Source-DPOR's initials), for the top of the tree to reverse.
+    above: Option<Vec<(usize, Vec<Step>)>>,
+    /// Where they go, after every execution.
+    sink: Option<&'a dyn dynamic::Sink>,
+    /// The races sent there, by position: one whose processes include all of an earlier
+    /// one's changes nothing at the top (that one's reversal puts one of them in the
+    /// backtrack set there), so it is not sent.
+    sent: Vec<Vec<Vec<Step>>>,
     /// A thread that runs alone from the current position on: every other thread has
     /// finished with empty buffers and happens before it, the stores pending in its own
     /// buffers race with nothing that ran, and nothing sleeps or waits in a wakeup tree
@@ -314,6 +329,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             unit: 0,
             cancelled: false,
             unit_cap: usize::MAX,
+            thin: false,
+            above: None,
+            sink: None,
+            sent: Vec::new(),
             alone: None,
             snaps: Vec::new(),
             snap_pool: Vec::new(),
@@ -373,6 +392,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         loop {
             self.execute(replay);
             self.fresh = usize::MAX;
+            self.send_above();
             if self.shared.is_none() {
                 if let Some(p) = &self.opts.progress {
                     p.store(self.col.stats.executions, Ordering::Relaxed);
@@ -404,6 +424,36 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     replay = d;
                 }
                 None => break,
+            }
+        }
+    }
+
+    /// Collects race `(i, j)`, whose reversal goes above the root, for the top of a
+    /// race-driven split.
+    fn race_above(&mut self, i: usize, j: usize) {
+        let init = self.hb.initials(i, j);
+        if init.is_empty() {
+            return;
+        }
+        if self.sent.len() <= i {
+            self.sent.resize_with(i + 1, Vec::new);
+        }
+        let sent = &mut self.sent[i];
+        if sent.iter().any(|s| s.iter().all(|q| init.contains(q))) {
+            return;
+        }
+        sent.push(init.clone());
+        if let Some(a) = &mut self.above {
+            a.push((i, init));
+        }
+    }
+
+    /// Hands the races collected for the top of a race-driven split to it.
+    fn send_above(&mut self) {
+        if let (Some(above), Some(sink)) = (&mut self.above, self.sink) {
+            if !above.is_empty() {
+                sink.races(self.unit, above);
+                above.clear();
             }
         }
     }
@@ -461,12 +511,25 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         }
         // A unit's prefix steps that no earlier unit took: new, as in the exploration
         // without a frontier (their faults are reported).
+        let mut found = Vec::new();
         for d in self.fresh.min(replay)..replay {
             let step = self.schedule[d];
             self.replayed_access(&state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
-            self.hb.record::<M>(step, &ev, None);
-            self.events.push(ev);
+            if self.above.is_some() {
+                // The top of a race-driven split took these steps for this unit: their
+                // races are reversed there, and this unit is the one to find them.
+                found.clear();
+                self.hb.record::<M>(step, &ev, Some(&mut found));
+                self.events.push(ev);
+                for &i in &found {
+                    self.races += 1;
+                    self.race_above(i, d);
+                }
+            } else {
+                self.hb.record::<M>(step, &ev, None);
+                self.events.push(ev);
+            }
             self.col.stats.events += 1;
             if let Status::Fault(f) = status {
                 self.col.fault(&state, &f, &self.events);
@@ -478,7 +541,6 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
         }
         let mut d = replay;
-        let mut found = Vec::new();
         // The position whose step running alone declined: it takes the normal path, and
         // the check whether the thread runs alone is not repeated there.
         let mut declined = usize::MAX;
@@ -616,7 +678,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.races += 1;
                 if i < self.root {
                     // Above the root every process is explored or asleep: the reversal
-                    // is covered there (`parallel.rs`).
+                    // is covered there (`parallel.rs`); or the top of a race-driven split
+                    // reverses it (`dynamic.rs`).
+                    if self.above.is_some() {
+                        self.race_above(i, d);
+                    }
                     continue;
                 }
                 match self.opts.algo {
@@ -875,6 +941,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.accs.push(Access::Mutex(loc));
                 self.races += 1;
                 if i < self.root {
+                    if self.above.is_some() {
+                        self.race_above(i, j);
+                    }
                     self.hb.drop_virtual(j);
                     continue;
                 }
@@ -896,6 +965,20 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     fn choose(&mut self, d: usize) -> Option<(Step, Vec<wut::Node>)> {
         let p = &mut self.pos[d];
         if self.frontier.is_some_and(|f| d < f) {
+            if self.thin {
+                let step = match p
+                    .backtrack
+                    .iter()
+                    .find(|&&s| !p.explored(s) && !p.asleep(s))
+                {
+                    Some(&s) => Some(s),
+                    None if p.done.is_empty() => {
+                        self.enabled.iter().copied().find(|&s| !p.asleep(s))
+                    }
+                    None => None,
+                };
+                return step.map(|s| (s, Vec::new()));
+            }
             // The top of a split tree: every enabled process that is not asleep, in
             // enabled order (the same on every replay).
             if p.done.is_empty() && p.backtrack.is_empty() {

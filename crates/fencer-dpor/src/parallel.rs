@@ -35,7 +35,7 @@ use fencer_machine::{NoObserver, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Counterexample, Limit, Report, ScheduleStep};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -57,6 +57,10 @@ pub struct Split {
     /// The frontier is the first depth with at least this many units ([`UNITS`]; tests
     /// use small numbers to put the frontier at every depth of small programs).
     pub min_units: usize,
+    /// Without a shard, split at the races instead (`dynamic.rs`): the top of the tree
+    /// is Source-DPOR, whose branches are the units, down to this depth (`None`: chosen
+    /// from the first execution's races).
+    pub race_driven: Option<Option<usize>>,
 }
 
 impl Split {
@@ -65,6 +69,7 @@ impl Split {
             jobs,
             shard: None,
             min_units: UNITS,
+            race_driven: Some(None),
         }
     }
 }
@@ -82,8 +87,10 @@ pub struct SplitResult {
     pub traces: Vec<u128>,
     /// Units of the whole tree (every shard's).
     pub units: usize,
-    /// The frontier depth.
+    /// The frontier depth (with `race_driven`, the depth of the top).
     pub depth: usize,
+    /// The tree was split at its races (`dynamic.rs`), not at a static frontier.
+    pub race_driven: bool,
     /// The unit whose counterexample is reported.
     pub violation_unit: Option<usize>,
     /// Events executed in each unit this run explored (in unit order; 0 for the others):
@@ -129,11 +136,27 @@ pub(crate) struct Shared {
     stop: AtomicU8,
     /// Units of a larger index are abandoned (a violation was found in this one).
     cancel_above: AtomicUsize,
+    /// Every unit still running is abandoned (the race-driven split's commit is over).
+    halted: AtomicBool,
 }
 
 impl Shared {
+    fn new() -> Shared {
+        Shared {
+            start: Instant::now(),
+            executions: AtomicU64::new(0),
+            stop: AtomicU8::new(0),
+            cancel_above: AtomicUsize::new(usize::MAX),
+            halted: AtomicBool::new(false),
+        }
+    }
+
     pub fn cancelled(&self, unit: usize) -> bool {
-        unit > self.cancel_above.load(Ordering::Relaxed)
+        unit > self.cancel_above.load(Ordering::Relaxed) || self.halted.load(Ordering::Relaxed)
+    }
+
+    pub fn halt(&self) {
+        self.halted.store(true, Ordering::Relaxed);
     }
 
     pub fn stopped(&self) -> Option<Limit> {
@@ -240,11 +263,11 @@ fn frontier<M: MemoryModel>(prog: &Program, opts: &Options, min: usize) -> (Vec<
 }
 
 /// What exploring one unit found, kept apart until the units are summed in order.
-struct UnitOut {
+pub(crate) struct UnitOut {
     stats: fencer_report::Stats,
     final_states: BTreeMap<Vec<i64>, u64>,
     final_schedules: BTreeMap<Vec<i64>, Vec<ScheduleStep>>,
-    cex: Option<Counterexample>,
+    pub cex: Option<Counterexample>,
     stopped: Option<Limit>,
     sleep_blocked: u64,
     races: u64,
@@ -252,16 +275,23 @@ struct UnitOut {
     traces: Vec<u128>,
 }
 
-fn explore_unit<M: MemoryModel>(
+/// Explores one unit; with `sink`, the races above its root go there (the race-driven
+/// split) instead of being dropped.
+pub(crate) fn explore_unit<M: MemoryModel>(
     prog: &Program,
     opts: &Options,
     unit: &Unit,
     index: usize,
     shared: &Shared,
     traces: bool,
+    sink: Option<&dyn crate::dynamic::Sink>,
 ) -> Option<UnitOut> {
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, opts, traces, &mut obs);
+    if sink.is_some() {
+        d.above = Some(Vec::new());
+        d.sink = sink;
+    }
     // Below a fully expanded top, sleep sets come from sleep sets alone, not from the
     // wakeup trees the paper's proof of weak initials needs: the property test found
     // final states missing with them. Initials only, as where kinds change.
@@ -307,12 +337,22 @@ fn split_run<M: MemoryModel>(
     split: &Split,
     traces: bool,
 ) -> SplitResult {
-    let shared = Shared {
-        start: Instant::now(),
-        executions: AtomicU64::new(0),
-        stop: AtomicU8::new(0),
-        cancel_above: AtomicUsize::new(usize::MAX),
-    };
+    let shared = Shared::new();
+    if let (None, Some(top)) = (split.shard, split.race_driven) {
+        let (outs, units, depth) =
+            crate::dynamic::explore::<M>(prog, opts, split.jobs.max(1), top, &shared, traces);
+        let unit_events = outs.iter().map(|(_, o)| o.stats.events).collect();
+        let (report, traces, violation) = sum_units::<M>(prog, opts, &shared, outs);
+        return SplitResult {
+            report,
+            traces,
+            units,
+            depth,
+            race_driven: true,
+            violation_unit: violation,
+            unit_events,
+        };
+    }
     let (units, depth) = frontier::<M>(prog, opts, split.min_units.max(1));
     let mine: Vec<usize> = match split.shard {
         Some(s) => (0..units.len())
@@ -328,7 +368,7 @@ fn split_run<M: MemoryModel>(
         if shared.cancelled(u) || shared.stopped().is_some() {
             break;
         }
-        let Some(out) = explore_unit::<M>(prog, opts, &units[u], u, &shared, traces) else {
+        let Some(out) = explore_unit::<M>(prog, opts, &units[u], u, &shared, traces, None) else {
             continue;
         };
         if opts.stop_on_violation && out.cex.is_some() {
@@ -354,18 +394,40 @@ fn split_run<M: MemoryModel>(
     } else {
         usize::MAX
     };
+    let mut unit_events = vec![0; units.len()];
+    let outs: Vec<(usize, UnitOut)> = results
+        .into_iter()
+        .enumerate()
+        .take_while(|&(u, _)| u <= last)
+        .filter_map(|(u, o)| o.map(|o| (u, o)))
+        .inspect(|(u, o)| unit_events[*u] = o.stats.events)
+        .collect();
+    let (report, all_traces, violation_unit) = sum_units::<M>(prog, opts, &shared, outs);
+    SplitResult {
+        report,
+        traces: all_traces,
+        units: units.len(),
+        depth,
+        race_driven: false,
+        violation_unit,
+        unit_events,
+    }
+}
+
+/// The report of units' results summed in the order given: the first counterexample is
+/// the one reported (with its unit), limits and statistics add up.
+pub(crate) fn sum_units<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    shared: &Shared,
+    outs: Vec<(usize, UnitOut)>,
+) -> (Report, Vec<u128>, Option<usize>) {
     let mut col = Collector::new(prog);
     col.start = shared.start;
     let (mut sleep_blocked, mut races, mut reversed) = (0, 0, 0);
     let mut all_traces = Vec::new();
     let mut violation_unit = None;
-    let mut unit_events = vec![0; units.len()];
-    for (u, out) in results.into_iter().enumerate() {
-        if u > last {
-            break;
-        }
-        let Some(out) = out else { continue };
-        unit_events[u] = out.stats.events;
+    for (u, out) in outs {
         let st = &out.stats;
         col.stats.executions += st.executions;
         col.stats.blocked += st.blocked;
@@ -401,12 +463,5 @@ fn split_run<M: MemoryModel>(
     report.stats.sleep_blocked = Some(sleep_blocked);
     report.stats.races = Some(races);
     report.stats.reversed = Some(reversed);
-    SplitResult {
-        report,
-        traces: all_traces,
-        units: units.len(),
-        depth,
-        violation_unit,
-        unit_events,
-    }
+    (report, all_traces, violation_unit)
 }

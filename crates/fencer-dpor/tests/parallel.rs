@@ -33,11 +33,26 @@ fn opts(algo: Algo, unroll: Option<u32>, stop: bool) -> Options {
     }
 }
 
-fn split(jobs: usize, shard: Option<(u32, u32)>, min_units: usize) -> Split {
+/// How the tree is split: at a static frontier with at least this many units, or at the
+/// races with the top this deep (`None`: the depth the engine picks).
+#[derive(Clone, Copy, Debug)]
+enum How {
+    Frontier(usize),
+    Races(Option<usize>),
+}
+
+fn split(jobs: usize, shard: Option<(u32, u32)>, how: How) -> Split {
     Split {
         jobs,
         shard: shard.map(|(index, count)| Shard { index, count }),
-        min_units,
+        min_units: match how {
+            How::Frontier(n) => n,
+            How::Races(_) => fencer_dpor::UNITS,
+        },
+        race_driven: match how {
+            How::Frontier(_) => None,
+            How::Races(d) => Some(d),
+        },
     }
 }
 
@@ -103,7 +118,7 @@ fn check_all(
     model: ModelKind,
     algo: Algo,
     unroll: Option<u32>,
-    min_units: usize,
+    how: How,
 ) -> Result<(), String> {
     let o = opts(algo, unroll, false);
     let (plain, traces) = explore_traces(prog, model, &o);
@@ -113,9 +128,9 @@ fn check_all(
     if dedup.len() != want.len() {
         return Err("the plain engine explored a trace twice".into());
     }
-    let one = explore_split(prog, model, &o, &split(1, None, min_units), true);
+    let one = explore_split(prog, model, &o, &split(1, None, how), true);
     for jobs in [1, 2, 3] {
-        let r = explore_split(prog, model, &o, &split(jobs, None, min_units), true);
+        let r = explore_split(prog, model, &o, &split(jobs, None, how), true);
         same_outcome(&format!("--jobs {jobs}"), &plain, &r.report)?;
         if sorted(r.traces.clone()) != want {
             return Err(format!(
@@ -126,11 +141,21 @@ fn check_all(
         }
         same_split(&format!("--jobs {jobs} vs 1"), &one, &r)?;
     }
+    let How::Frontier(min_units) = how else {
+        // Shards always split at the frontier.
+        return Ok(());
+    };
     for n in [2u32, 3] {
         let mut union = Vec::new();
         let mut executions = 0;
         for i in 0..n {
-            let r = explore_split(prog, model, &o, &split(2, Some((i, n)), min_units), true);
+            let r = explore_split(
+                prog,
+                model,
+                &o,
+                &split(2, Some((i, n)), How::Frontier(min_units)),
+                true,
+            );
             executions += r.report.stats.executions;
             if r.units != one.units {
                 return Err(format!("shard {i}/{n}: {} units vs {}", r.units, one.units));
@@ -161,12 +186,12 @@ fn check_stable(
     model: ModelKind,
     algo: Algo,
     unroll: Option<u32>,
-    min_units: usize,
+    how: How,
     repeat: usize,
 ) -> Result<(), String> {
     let o = opts(algo, unroll, true);
     let plain = fencer_dpor::explore(prog, model, &o);
-    let one = explore_split(prog, model, &o, &split(1, None, min_units), false);
+    let one = explore_split(prog, model, &o, &split(1, None, how), false);
     if (plain.verdict == Verdict::Violation) != (one.report.verdict == Verdict::Violation) {
         return Err(format!(
             "verdict {:?} vs the plain engine's {:?}",
@@ -175,7 +200,7 @@ fn check_stable(
     }
     for _ in 0..repeat {
         for jobs in [2, 3] {
-            let r = explore_split(prog, model, &o, &split(jobs, None, min_units), false);
+            let r = explore_split(prog, model, &o, &split(jobs, None, how), false);
             same_split(&format!("stop at a violation, --jobs {jobs}"), &one, &r)?;
         }
     }
@@ -216,14 +241,18 @@ fn random(kind: u64) {
                 continue;
             }
             for algo in ALGOS {
-                // The frontier at several depths: a few units (deep DPOR below), many.
-                let min_units = [2, 5, 24][(seed % 3) as usize];
-                let r = check_all(&prog, model, algo, unroll, min_units)
-                    .and_then(|()| check_stable(&prog, model, algo, unroll, min_units, 1));
-                if let Err(e) = r {
-                    failures.push(format!(
-                        "seed {seed} kind {kind} {model} {algo:?} units {min_units}: {e}"
-                    ));
+                // The frontier at several depths: a few units (deep DPOR below), many;
+                // the race-driven top at several depths, and where the engine puts it.
+                let frontier = How::Frontier([2, 5, 24][(seed % 3) as usize]);
+                let races = How::Races([Some(1), Some(3), Some(8), None][(seed % 4) as usize]);
+                for how in [frontier, races] {
+                    let r = check_all(&prog, model, algo, unroll, how)
+                        .and_then(|()| check_stable(&prog, model, algo, unroll, how, 1));
+                    if let Err(e) = r {
+                        failures.push(format!(
+                            "seed {seed} kind {kind} {model} {algo:?} {how:?}: {e}"
+                        ));
+                    }
                 }
             }
         }
@@ -310,10 +339,15 @@ fn bench(dir: &Path, ext: &str) {
                 } else {
                     7
                 };
-                let r = check_all(&prog, model, algo, None, units)
-                    .and_then(|()| check_stable(&prog, model, algo, None, 7, 1));
-                if let Err(e) = r {
-                    failures.push(format!("{name} {model} {algo:?}: {e}"));
+                for (all, stable) in [
+                    (How::Frontier(units), How::Frontier(7)),
+                    (How::Races(None), How::Races(Some(4))),
+                ] {
+                    let r = check_all(&prog, model, algo, None, all)
+                        .and_then(|()| check_stable(&prog, model, algo, None, stable, 1));
+                    if let Err(e) = r {
+                        failures.push(format!("{name} {model} {algo:?} {all:?}: {e}"));
+                    }
                 }
             }
         }
