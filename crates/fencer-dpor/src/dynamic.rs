@@ -102,8 +102,9 @@ struct Top {
     /// Reports not applied yet (unit, node, initials), in the order they came: a report
     /// to a node waits for the units before its own in that node's subtree.
     waiting: Vec<Wait>,
-    /// How many reports wait, by unit and node.
+    /// How many reports wait, by unit and node, and by unit.
     waits: HashMap<(usize, usize), usize>,
+    unit_waits: HashMap<usize, usize>,
     /// The depth-first walk of the commit: a node and its next branch to visit.
     stack: Vec<(usize, usize)>,
     committed: Vec<usize>,
@@ -137,6 +138,7 @@ impl Top {
             queue: VecDeque::from([0]),
             waiting: Vec::new(),
             waits: HashMap::new(),
+            unit_waits: HashMap::new(),
             stack: vec![(0, 0)],
             committed: Vec::new(),
             finished: false,
@@ -257,6 +259,7 @@ impl Top {
             None => self.reverse(u, n, i, &initials),
             Some(b) => {
                 *self.waits.entry((u, n)).or_default() += 1;
+                *self.unit_waits.entry(u).or_default() += 1;
                 self.waiting.push(Wait {
                     unit: u,
                     node: n,
@@ -287,7 +290,7 @@ impl Top {
                     if w == u {
                         return None;
                     }
-                    if self.holds_up(w, n) {
+                    if self.holds_up(w) {
                         return Some(w);
                     }
                 }
@@ -297,9 +300,14 @@ impl Top {
         Some(u)
     }
 
-    /// Whether unit `w` holds up the reports to node `n` of the units after it there.
-    fn holds_up(&self, w: usize, n: usize) -> bool {
-        self.branches[w].out.is_none() || self.waits.contains_key(&(w, n))
+    /// Whether unit `w` holds up the reports of the units after it (in the subtree of a
+    /// node): it has not finished, or has reports waiting. Waiting anywhere, not only at
+    /// that node: a report of `w` to a node below it can make a unit that comes before
+    /// them. (What a
+    /// waiting report waits for is always earlier in depth-first order, so nothing waits
+    /// in a cycle.)
+    fn holds_up(&self, w: usize) -> bool {
+        self.branches[w].out.is_none() || self.unit_waits.contains_key(&w)
     }
 
     /// Applies the waiting reports that have become ready, in order, until none is.
@@ -314,7 +322,7 @@ impl Top {
                 };
                 let first = !self.waiting[..k].iter().any(|w| w.unit == u && w.node == n);
                 // Only a change of the unit that held it up can make it ready.
-                let blocked = if !first || (b != u && self.holds_up(b, n)) {
+                let blocked = if !first || (b != u && self.holds_up(b)) {
                     true
                 } else {
                     match self.blocker(u, n) {
@@ -331,6 +339,12 @@ impl Top {
                         Some(c) if *c > 1 => *c -= 1,
                         _ => {
                             self.waits.remove(&(u, n));
+                        }
+                    }
+                    match self.unit_waits.get_mut(&u) {
+                        Some(c) if *c > 1 => *c -= 1,
+                        _ => {
+                            self.unit_waits.remove(&u);
                         }
                     }
                     let i = self.branches[u]
@@ -372,7 +386,7 @@ impl Top {
                     let Some(out) = &self.branches[u].out else {
                         return;
                     };
-                    if self.waits.keys().any(|&(w, _)| w == u) {
+                    if self.unit_waits.contains_key(&u) {
                         return;
                     }
                     *ki += 1;

@@ -264,7 +264,7 @@ fn frontier<M: MemoryModel>(prog: &Program, opts: &Options, min: usize) -> (Vec<
 
 /// What exploring one unit found, kept apart until the units are summed in order.
 pub(crate) struct UnitOut {
-    stats: fencer_report::Stats,
+    pub stats: fencer_report::Stats,
     final_states: BTreeMap<Vec<i64>, u64>,
     final_schedules: BTreeMap<Vec<i64>, Vec<ScheduleStep>>,
     pub cex: Option<Counterexample>,
