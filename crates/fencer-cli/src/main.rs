@@ -365,9 +365,10 @@ struct CheckArgs {
     /// `-forward-depth`; default: every reachable state, up to 20,000).
     #[arg(long, value_name = "D", requires = "brab")]
     forward_depth: Option<u32>,
-    /// Worker threads; default: all cores. Programs (DPOR): the tree is split at a
-    /// deterministic frontier into units that workers take in order; `--jobs 1` runs the
-    /// engine without a frontier. DVE: threads for reachability (errors, assertions,
+    /// Worker threads; default: all cores. Programs (DPOR): the tree is split at its
+    /// races (a Source-DPOR top whose branches are units, fed by the races the units
+    /// find; with --shard, at a static frontier); `--jobs 1` runs the engine unsplit.
+    /// DVE: threads for reachability (errors, assertions,
     /// --reach, --deadlock; LTL uses one). The answer and the counterexample do not
     /// depend on the number of workers.
     #[arg(long, short = 'j', value_name = "N")]
