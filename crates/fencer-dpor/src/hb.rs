@@ -750,21 +750,31 @@ impl Hb {
         self.covered(a, &self.ev[b].clock)
     }
 
-    /// `notdep(i).j` as Nidhugg builds it: the events between `i` and `j` that do not
-    /// happen after `i`, in execution order, followed by `j`. Written to `out` as
-    /// positions. (Events after `j` are left out: placed before `j` they could change what
-    /// `j` reads from its own buffer.)
+    /// `notdep(i).j` as the paper and Nidhugg build it: the events after `i` that do not
+    /// happen after it, in execution order, followed by `j`. Written to `out` as
+    /// positions. The events after `j` belong in it: they carry the rest of the
+    /// execution's trace into the wakeup sequence (with `v` cut at `j`, a sleeping process
+    /// that commutes with `v` but not with what follows it hid traces the property test
+    /// then found missing). None of them happens after `j` (it would happen after `i`), so
+    /// each can run before `j`. An event recorded alone (no clock) happens after `i`:
+    /// every event of another family, and its own thread's, happens before it, and an
+    /// update of its thread that races with `j` happens before `j`, which does too.
     ///
     /// Why the clocks of the current execution order `v` exactly: `(i, j)` is a reversible
     /// race, so no event between them both follows `i` and precedes `j`; every path in the
     /// happens-before relation among the events of `v` stays inside `v`. The exception is a
     /// lock racing with the previous acquisition, ordered after it through the release
     /// between them: [`Hb::before_reversed`] leaves that release out.
-    pub fn notdep(&self, i: usize, j: usize, out: &mut Vec<usize>) {
+    ///
+    /// With `to_j`, the events after `j` are left out (`notdep` cut at `j`, as used with
+    /// initials alone, where a sleeping process covers `v` only by having an event in it).
+    pub fn notdep(&self, i: usize, j: usize, to_j: bool, out: &mut Vec<usize>) {
         out.clear();
         let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
-        for k in i + 1..j {
-            if get(&self.ev[k].clock, pi) < ii {
+        let end = if to_j { j } else { self.ev.len() };
+        for k in i + 1..end {
+            let c = &self.ev[k].clock;
+            if k != j && !c.is_empty() && get(c, pi) < ii {
                 out.push(k);
             }
         }

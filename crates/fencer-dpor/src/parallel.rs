@@ -28,7 +28,7 @@
 //! before it still finish: the report is that of units `0..=u`, the counterexample the
 //! first of unit order, which is what one worker reports.
 
-use crate::{Dpor, Options, Pos};
+use crate::{Dpor, Options, Pos, Weak};
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::{NoObserver, Step};
@@ -222,7 +222,7 @@ fn enumerate<M: MemoryModel>(
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
     // Weak initials' commuting half rests on the whole tree being Optimal-DPOR's; a
     // split tree's top is sleep sets alone (see `kinds_stable`).
-    d.stable = false;
+    d.weak = Weak::Initials;
     d.frontier = Some(depth);
     d.root = depth;
     d.unit_cap = cap;
@@ -295,7 +295,7 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     // Below a fully expanded top, sleep sets come from sleep sets alone, not from the
     // wakeup trees the paper's proof of weak initials needs: the property test found
     // final states missing with them. Initials only, as where kinds change.
-    d.stable = false;
+    d.weak = Weak::Initials;
     d.col.start = shared.start;
     d.shared = Some(shared);
     d.unit = index;
