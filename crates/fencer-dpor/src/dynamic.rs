@@ -461,7 +461,7 @@ fn extend<M: MemoryModel>(
     };
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
-    d.stable = false;
+    d.weak = crate::Weak::Initials;
     d.frontier = Some(top_depth);
     d.thin = true;
     let k = b.base.len();
