@@ -93,6 +93,19 @@ const POSTPONE: bool = true;
 /// Steps of the finite-domain subsumption search before the general solver takes over.
 const FD_STEPS: u64 = 200_000;
 
+/// A candidate invariant with its sort key (see [`Search::approximate`]).
+type Candidate<'l> = (
+    u32,
+    usize,
+    i32,
+    u32,
+    std::cmp::Reverse<Vec<usize>>,
+    Vec<&'l Lit>,
+);
+
+/// Recent witness states BRAB's oracle tries first.
+const WITNESSES: usize = 64;
+
 /// Bound on the states BRAB's forward exploration keeps.
 pub const FORWARD_STATES: usize = 20_000;
 
@@ -107,6 +120,10 @@ pub struct Oracle<'a> {
     inst: concrete::Instance<'a>,
     states: Vec<concrete::State>,
     banned: Vec<Cube>,
+    /// The states that satisfied recent candidates, latest first: most candidates are
+    /// reachable, and a state that satisfies one usually satisfies the next (they share
+    /// literals), so these are tried before the whole exploration.
+    witnesses: std::cell::RefCell<Vec<usize>>,
 }
 
 impl<'a> Oracle<'a> {
@@ -115,6 +132,7 @@ impl<'a> Oracle<'a> {
             inst: concrete::Instance::new(sys, procs),
             states: concrete::reachable(sys, procs, depth, FORWARD_STATES),
             banned: Vec::new(),
+            witnesses: Default::default(),
         };
         if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
             eprintln!("forward: {} states", o.states.len());
@@ -142,10 +160,24 @@ impl<'a> Oracle<'a> {
                     .collect()
             })
             .collect();
-        self.states.iter().any(|s| {
+        let sat = |s: &concrete::State| {
             envs.iter()
                 .any(|env| c.lits.iter().all(|l| self.inst.lit(s, env, l)))
-        })
+        };
+        let mut w = self.witnesses.borrow_mut();
+        if let Some(k) = w.iter().position(|&i| sat(&self.states[i])) {
+            let i = w.remove(k);
+            w.insert(0, i);
+            return true;
+        }
+        match self.states.iter().position(sat) {
+            Some(i) => {
+                w.insert(0, i);
+                w.truncate(WITNESSES);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether a banned candidate is an instance of `c` (then `c`, more general, is no
@@ -191,11 +223,6 @@ fn inj_maps(k: usize, from: &[ProcRef], out: &mut Vec<Vec<ProcRef>>, cur: &mut V
     }
 }
 
-/// Literals a candidate invariant keeps at most (Cubicle's candidates are small too).
-const CANDIDATE_LITS: usize = 4;
-/// Subsets of a cube's literals tried as candidates, at most.
-const CANDIDATES: usize = 40_000;
-
 pub fn check(sys: &System, opts: &Options) -> Result {
     let started = Instant::now();
     // BRAB needs an unbounded number of processes (under `number_procs` the search is
@@ -215,6 +242,18 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             gl.arity == 0
                 && gl.sort.arith()
                 && !gl.weak
+                && !sys
+                    .transitions
+                    .iter()
+                    .any(|t| t.updates.iter().any(|u| u.global == g))
+        })
+        .collect();
+    // Process globals no transition writes (flash's `Home`): see `Search::approximate`.
+    let const_procs: Vec<bool> = (0..sys.globals.len() as u32)
+        .map(|g| {
+            let gl = &sys.globals[g as usize];
+            gl.arity == 0
+                && gl.sort == crate::Sort::Proc
                 && !sys
                     .transitions
                     .iter()
@@ -246,6 +285,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             domains: &domains,
             qe,
             ticks: &ticks,
+            const_procs: &const_procs,
         };
         let outcome = s.run(opts, started);
         let bad = s.bad.take();
@@ -324,6 +364,8 @@ struct Search<'a> {
     qe: bool,
     /// Arithmetic globals no transition writes (`const Tick : real`).
     ticks: &'a [u32],
+    /// Per global: a process no transition writes (a constant process, flash's `Home`).
+    const_procs: &'a [bool],
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -589,46 +631,115 @@ impl Search<'_> {
         i
     }
 
-    /// BRAB: a candidate invariant more general than `c` (a subset of its literals over at
-    /// most two processes, as few literals as possible) that no explored state of the
+    /// BRAB: a candidate invariant more general than `c` that no explored state of the
     /// instance satisfies, that does not meet `init`, and that no banned candidate is an
-    /// instance of.
+    /// instance of. Candidates are chosen as Cubicle's (`approx.ml`): subsets of at most
+    /// max(2, N+1) literals over at most min(N, 2) processes; a literal that compares a
+    /// process variable as a value (`A[#1] = #2`) is left out, and so is one over an
+    /// abstract type (the small instance's few abstract values say little about them); a
+    /// literal saying how a constant process (`Home`) relates to `#i` is no literal of its
+    /// own but goes with every candidate over `#i`; a candidate of three literals or more
+    /// reads at most N-1 arrays. They are tried with fewer processes first, then fewer
+    /// literals, more disequalities, fewer arrays: the most general first. flash_nodata:
+    /// larger candidates (4 literals, `UniMsg_Proc[#1] = #2`, `Home = ShWbMsg_Proc`),
+    /// ordered by size alone, made hundreds of cubes where these make tens.
     fn approximate(&self, c: &Cube) -> Option<Cube> {
         let o = self.oracle?;
         let sys = self.sys;
-        let n = c.lits.len();
-        let masks: Vec<u32> = c
-            .lits
-            .iter()
-            .map(|l| {
-                let mut ps = Vec::new();
-                l.procs(&mut ps);
-                ps.iter().fold(0u32, |m, p| match p {
-                    ProcRef::Var(i) => m | 1 << i,
-                    _ => m,
-                })
+        let n_procs = o.inst.procs as u32;
+        let max_procs = n_procs.min(2);
+        let max_lits = (n_procs as usize + 1).max(2);
+        let var_mask = |l: &Lit| {
+            let mut ps = Vec::new();
+            l.procs(&mut ps);
+            ps.iter().fold(0u32, |m, p| match p {
+                ProcRef::Var(i) => m | 1 << i,
+                _ => m,
             })
-            .collect();
-        let max_procs = o.inst.procs.min(2) as u32;
-        let mut tried = 0;
-        for k in 1..=CANDIDATE_LITS.min(n) {
+        };
+        let const_proc = |t: &Term| match t {
+            Term::Atom(crate::Atom::Cell(g, idx)) => {
+                idx.is_empty() && self.const_procs[*g as usize]
+            }
+            _ => false,
+        };
+        // The literals candidates are made of, with their process mask, whether each is a
+        // disequality, and how many array cells it reads; and the attached literals.
+        let mut pool: Vec<(&Lit, u32, bool, u32)> = Vec::new();
+        let mut attached: Vec<(&Lit, u32)> = Vec::new();
+        for l in &c.lits {
+            let m = var_mask(l);
+            match l {
+                Lit::Eq(a, b) | Lit::Ne(a, b) => {
+                    let pa = matches!(a, Term::Proc(_));
+                    let pb = matches!(b, Term::Proc(_));
+                    if (const_proc(a) && pb) || (const_proc(b) && pa) {
+                        attached.push((l, m));
+                        continue;
+                    }
+                    if pa || pb || const_proc(a) || const_proc(b) {
+                        continue;
+                    }
+                    let mut atoms = Vec::new();
+                    l.atoms(&mut atoms);
+                    if atoms
+                        .iter()
+                        .any(|x| sys.sort_of(x) == crate::Sort::Abstract)
+                    {
+                        continue;
+                    }
+                    let arrays = [a, b]
+                        .iter()
+                        .filter(|t| matches!(t, Term::Atom(crate::Atom::Cell(_, idx)) if !idx.is_empty()))
+                        .count() as u32;
+                    pool.push((l, m, matches!(l, Lit::Ne(..)), arrays));
+                }
+                Lit::Arith(..) => pool.push((l, m, false, 0)),
+            }
+        }
+        // Cubicle's order of literals (globals before arrays, then by declaration), in
+        // which subsets are enumerated: equally general candidates are tried in the reverse
+        // order of their sorted literals, as Cubicle does. Which of several equally small
+        // candidates is taken decides whether its pre-images close quickly (flash_nodata:
+        // `Dir_HeadVld = False && UniMsg_Cmd_home = UNI_PutX`, not `Dir_Pending = False &&
+        // ...`, whose pre-image through `ni_Nak_Clear` leads to cubes of three processes).
+        let order = |l: &Lit| {
+            let mut atoms = Vec::new();
+            l.atoms(&mut atoms);
+            let cell = atoms.iter().find_map(|a| match a {
+                crate::Atom::Cell(g, idx) => Some((!idx.is_empty(), *g, idx.clone())),
+                _ => None,
+            });
+            (cell, matches!(l, Lit::Ne(..)), l.clone())
+        };
+        pool.sort_by_cached_key(|x| order(x.0));
+        let n = pool.len();
+        // (processes, literals, -disequalities, arrays, reversed subset, the literals)
+        let mut cands: Vec<Candidate> = Vec::new();
+        for k in 1..=max_lits.min(n) {
             let mut idx: Vec<usize> = (0..k).collect();
             loop {
-                let mask = idx.iter().fold(0u32, |m, &j| m | masks[j]);
-                // Strictly more general than the cube: fewer literals or processes.
-                if mask.count_ones() <= max_procs && (k < n || (mask.count_ones() as u8) < c.procs)
-                {
-                    tried += 1;
-                    if tried > CANDIDATES
-                        || (tried % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() > d))
-                    {
-                        return None;
-                    }
-                    let lits: Vec<Lit> = idx.iter().map(|&j| c.lits[j].clone()).collect();
-                    if let Some((cand, _)) = make_cube(sys, None, lits, c.procs, false) {
-                        if !o.banned(sys, &cand) && !o.hits(&cand) && !self.meets_init(&cand) {
-                            return Some(cand);
-                        }
+                let mask = idx.iter().fold(0u32, |m, &j| m | pool[j].1);
+                let arrays: u32 = idx.iter().map(|&j| pool[j].3).sum();
+                if mask.count_ones() <= max_procs && (k < 3 || arrays < n_procs) {
+                    let mut lits: Vec<&Lit> = idx.iter().map(|&j| pool[j].0).collect();
+                    lits.extend(
+                        attached
+                            .iter()
+                            .filter(|(_, m)| m & !mask == 0)
+                            .map(|(l, _)| *l),
+                    );
+                    // Strictly more general than the cube.
+                    if lits.len() < c.lits.len() || (mask.count_ones() as u8) < c.procs {
+                        let neq = lits.iter().filter(|l| matches!(l, Lit::Ne(..))).count() as i32;
+                        cands.push((
+                            mask.count_ones(),
+                            lits.len(),
+                            -neq,
+                            arrays,
+                            std::cmp::Reverse(idx.clone()),
+                            lits,
+                        ));
                     }
                 }
                 // The next k-subset in lexicographic order.
@@ -642,6 +753,18 @@ impl Search<'_> {
                 idx[j - 1] += 1;
                 for x in j..k {
                     idx[x] = idx[x - 1] + 1;
+                }
+            }
+        }
+        cands.sort_by(|x, y| (x.0, x.1, x.2, x.3, &x.4).cmp(&(y.0, y.1, y.2, y.3, &y.4)));
+        for (tried, (.., lits)) in cands.into_iter().enumerate() {
+            if tried % 64 == 63 && self.deadline.is_some_and(|d| Instant::now() > d) {
+                return None;
+            }
+            let lits: Vec<Lit> = lits.into_iter().cloned().collect();
+            if let Some((cand, _)) = make_cube(sys, None, lits, c.procs, false) {
+                if !o.banned(sys, &cand) && !o.hits(&cand) && !self.meets_init(&cand) {
+                    return Some(cand);
                 }
             }
         }
