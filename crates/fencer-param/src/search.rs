@@ -6,6 +6,7 @@ use crate::formula::{Formula, Lit, Term};
 use crate::pre::{make_cube, pre_image, sat, Cube};
 use crate::{ProcRef, System};
 use rustc_hash::FxHashSet;
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, Default)]
@@ -964,7 +965,7 @@ impl Search<'_> {
                 }
             }
         }
-        let mut candidates: Vec<Vec<Lit>> = Vec::new();
+        let mut candidates: Vec<Vec<Cow<'_, Lit>>> = Vec::new();
         let mut compat: Vec<u32> = Vec::new();
         // Most cubes that are covered are covered syntactically (distrib_channels: tens of
         // thousands of postponed cubes, each against over a thousand visited ones): first
@@ -1068,7 +1069,7 @@ impl Search<'_> {
         let mut all = c.lits.clone();
         let mut mentioned = c.lits.clone();
         for x in &candidates {
-            mentioned.extend(x.iter().cloned());
+            mentioned.extend(x.iter().map(|l| l.clone().into_owned()));
         }
         all.extend(self.domains.constraints(&mentioned));
         if let Some(r) = crate::fd::entails_any(sys, &all, &candidates, FD_STEPS) {
@@ -1077,7 +1078,7 @@ impl Search<'_> {
         let n = all.len();
         let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
         for x in candidates {
-            all.extend(x);
+            all.extend(x.into_iter().map(Cow::into_owned));
         }
         // Encoded together, so that shared atoms are the same solver variables.
         let e = crate::pre::encode(&all);
@@ -1314,6 +1315,39 @@ fn cell_val(l: &Lit) -> Option<(u32, u8, Option<u8>, u32, bool)> {
     }
 }
 
+/// A normalized arithmetic literal over cells, renamed, in normal form: the same
+/// coefficients (an injective renaming changes no gcd and merges no terms), the terms
+/// sorted again, and for `=`/`<>` the sign that makes the first coefficient positive;
+/// what `normalize` would give after `map_procs`, without their copies (subsumption
+/// renames millions of them on distrib_channels). `None` for other literals.
+fn rename_arith(l: &Lit, f: &dyn Fn(ProcRef) -> ProcRef) -> Option<Lit> {
+    let Lit::Arith(lin, rel) = l else {
+        return None;
+    };
+    if lin.terms.is_empty()
+        || !lin
+            .terms
+            .iter()
+            .all(|(a, _)| matches!(a, crate::Atom::Cell(..)))
+    {
+        return None;
+    }
+    let mut terms: Vec<(crate::Atom, i64)> = lin
+        .terms
+        .iter()
+        .map(|(a, c)| (crate::formula::map_atom(a, f), *c))
+        .collect();
+    terms.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut k = lin.k;
+    if matches!(rel, crate::formula::Rel::Eq | crate::formula::Rel::Ne) && terms[0].1 < 0 {
+        for t in &mut terms {
+            t.1 = -t.1;
+        }
+        k = -k;
+    }
+    Some(Lit::Arith(crate::formula::Lin { terms, k }, *rel))
+}
+
 /// (array, constructor, equality) of a literal `A[#k] = v` or `A[#k] <> v`.
 type UnaryFact = (u32, u32, bool);
 
@@ -1326,30 +1360,33 @@ fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
 }
 
 /// The search for renamings of one visited cube into the current one.
-struct Match<'a, 'b> {
+struct Match<'a, 'b, 'c> {
     /// The events of the visited cube and of the current one (TSO).
     a_ev: &'a crate::tso::Events,
     b_ev: &'a crate::tso::Events,
     sys: &'a System,
-    have: &'a FxHashSet<&'a Lit>,
+    have: &'a FxHashSet<&'c Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
     groups: &'a [Vec<Lit>],
     map: Vec<u8>,
     /// The renamed literals so far (the cube's own when the renaming lands on one).
-    out: Vec<std::borrow::Cow<'a, Lit>>,
+    out: Vec<Cow<'c, Lit>>,
     /// The cube's literals `A[#i] = C` / `A[#i,#j] = C` by cell, and its `<>` ones, for
     /// renaming the commonest literals without building them (see [`cell_val`]).
-    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'a Lit)>,
-    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'a Lit>,
+    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'c Lit)>,
+    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'c Lit>,
     /// The processes each variable may be renamed to (bit `p` for `#p+1`).
     compat: &'a [u32],
     found: bool,
-    candidates: &'b mut Vec<Vec<Lit>>,
+    /// Renamed visited cubes for the disjunctive query, their literals the cube's own
+    /// where they are (most are: cloning each literal made a third of distrib_channels'
+    /// time go to the allocator).
+    candidates: &'b mut Vec<Vec<Cow<'c, Lit>>>,
     /// Only renamings that keep every literal in the cube (no candidates are collected).
     only_syntactic: bool,
 }
 
-impl<'a> Match<'a, '_> {
+impl<'a, 'c> Match<'a, '_, 'c> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
     fn check(&mut self, group: &'a [Lit], syntactic: &mut bool) -> bool {
@@ -1376,13 +1413,51 @@ impl<'a> Match<'a, '_> {
                     if fact.is_some_and(|f| (f.0 == v) != eq) {
                         return false;
                     }
+                    // Not the cube's and not refuted by it: built directly in normal form
+                    // (the value first), as renaming and normalizing it would, without
+                    // their copies (distrib_channels: 1.5 million such literals).
+                    let idx = match j {
+                        None => vec![ProcRef::Var(key.1)],
+                        Some(_) => vec![ProcRef::Var(key.1), ProcRef::Var(key.2)],
+                    };
+                    let (a, b) = (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)));
+                    let r = if eq { Lit::Eq(a, b) } else { Lit::Ne(a, b) };
+                    debug_assert_eq!(
+                        crate::formula::normalize(
+                            self.sys,
+                            &l.map_procs(&|p| match p {
+                                ProcRef::Var(i) => ProcRef::Var(self.map[i as usize]),
+                                c => c,
+                            })
+                        ),
+                        crate::formula::Norm::Lit(r.clone())
+                    );
+                    self.out.push(Cow::Owned(r));
+                    continue;
                 }
             }
             let map = &self.map;
-            let r = l.map_procs(&|p| match p {
+            let rename = |p: ProcRef| match p {
                 ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
                 c => c,
-            });
+            };
+            if let Some(r) = rename_arith(l, &rename) {
+                debug_assert_eq!(
+                    crate::formula::normalize(self.sys, &l.map_procs(&rename)),
+                    crate::formula::Norm::Lit(r.clone())
+                );
+                if let Some(own) = self.have.get(&r) {
+                    self.out.push(Cow::Borrowed(*own));
+                    continue;
+                }
+                if self.only_syntactic {
+                    return false;
+                }
+                *syntactic = false;
+                self.out.push(Cow::Owned(r));
+                continue;
+            }
+            let r = l.map_procs(&rename);
             let r = match crate::formula::normalize(self.sys, &r) {
                 crate::formula::Norm::Lit(l) => l,
                 crate::formula::Norm::True => continue,
@@ -1446,8 +1521,7 @@ impl<'a> Match<'a, '_> {
             if syn {
                 self.found = true;
             } else {
-                self.candidates
-                    .push(self.out.iter().map(|l| l.clone().into_owned()).collect());
+                self.candidates.push(self.out.clone());
             }
             return;
         }
@@ -1532,7 +1606,8 @@ impl<'a> Match<'a, '_> {
                 self.found = true;
                 return;
             }
-            self.candidates.push(out);
+            self.candidates
+                .push(out.into_iter().map(Cow::Owned).collect());
         }
     }
 
