@@ -181,32 +181,43 @@ impl<'a> Oracle<'a> {
         }
     }
 
-    /// Whether a banned candidate is an instance of `c` (then `c`, more general, is no
-    /// better).
+    /// Whether a banned candidate is an instance of `c` (then `c`, more general, is
+    /// reachable too), or `c` one of a banned candidate (Cubicle's `cube_known_bad`: it
+    /// is likely reachable too, and finding out costs a restart; flash_buggy banned
+    /// `Dir_Dirty = False && UniMsg_Cmd[#1] = UNI_PutX && Home <> #1`, then the same with
+    /// `CacheState_home <> CACHE_E`, each after hundreds of cubes). Only the choice of
+    /// candidates depends on it.
     fn banned(&self, sys: &System, c: &Cube) -> bool {
-        self.banned.iter().any(|b| {
-            if c.procs > b.procs {
-                return false;
-            }
-            let have: FxHashSet<&Lit> = b.lits.iter().collect();
-            let mut maps = Vec::new();
-            let vars: Vec<ProcRef> = (0..b.procs).map(ProcRef::Var).collect();
-            inj_maps(c.procs as usize, &vars, &mut maps, &mut Vec::new());
-            maps.iter().any(|m| {
-                c.lits.iter().all(|l| {
-                    let r = l.map_procs(&|p| match p {
-                        ProcRef::Var(i) => m[i as usize],
-                        c => c,
-                    });
-                    match crate::formula::normalize(sys, &r) {
-                        crate::formula::Norm::Lit(r) => have.contains(&r),
-                        crate::formula::Norm::True => true,
-                        crate::formula::Norm::False => false,
-                    }
-                })
-            })
-        })
+        self.banned
+            .iter()
+            .any(|b| includes(sys, c, b) || includes(sys, b, c))
     }
+}
+
+/// Whether a renaming of `general`'s process variables makes its literals a subset of
+/// `specific`'s (then every state of `specific` is one of `general`).
+fn includes(sys: &System, general: &Cube, specific: &Cube) -> bool {
+    let (c, b) = (general, specific);
+    if c.procs > b.procs {
+        return false;
+    }
+    let have: FxHashSet<&Lit> = b.lits.iter().collect();
+    let mut maps = Vec::new();
+    let vars: Vec<ProcRef> = (0..b.procs).map(ProcRef::Var).collect();
+    inj_maps(c.procs as usize, &vars, &mut maps, &mut Vec::new());
+    maps.iter().any(|m| {
+        c.lits.iter().all(|l| {
+            let r = l.map_procs(&|p| match p {
+                ProcRef::Var(i) => m[i as usize],
+                c => c,
+            });
+            match crate::formula::normalize(sys, &r) {
+                crate::formula::Norm::Lit(r) => have.contains(&r),
+                crate::formula::Norm::True => true,
+                crate::formula::Norm::False => false,
+            }
+        })
+    })
 }
 
 /// All injective maps of `k` slots into `from`.
@@ -279,7 +290,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             shapes: Default::default(),
             masks: Vec::new(),
             oracle: oracle.as_ref(),
-            bad: None,
+            bad: Vec::new(),
             approximations: 0,
             spent,
             expanded: 0,
@@ -289,18 +300,20 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             const_procs: &const_procs,
         };
         let outcome = s.run(opts, started);
-        let bad = s.bad.take();
+        let bad = std::mem::take(&mut s.bad);
         let (nodes, subsumed, generated, approximations) =
             (s.expanded, s.subsumed, s.generated, s.approximations);
         drop(s);
-        if let (Some(bad), Some(o)) = (bad, oracle.as_mut()) {
+        if let (false, Some(o)) = (bad.is_empty(), oracle.as_mut()) {
             // A candidate invariant is reachable from `init` (or the trace to it needs
             // other processes out of the way): ban it and search again.
             spent += nodes;
-            if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
-                eprintln!("banned {}", crate::formula::cube_text(sys, &bad.lits));
+            for b in bad {
+                if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
+                    eprintln!("banned {}", crate::formula::cube_text(sys, &b.lits));
+                }
+                o.banned.push(b);
             }
-            o.banned.push(bad);
             restarts += 1;
             continue;
         }
@@ -352,8 +365,9 @@ struct Search<'a> {
     too_many_events: bool,
     /// BRAB's oracle, when on.
     oracle: Option<&'a Oracle<'a>>,
-    /// The candidate invariant a trace from `init` reached: the search stops to ban it.
-    bad: Option<Cube>,
+    /// The candidate invariant a trace from `init` reached, and the others that trace
+    /// shows reachable: the search stops to ban them.
+    bad: Vec<Cube>,
     approximations: u64,
     /// Nodes visited by the searches BRAB abandoned (they count against `max_nodes`).
     spent: u64,
@@ -509,7 +523,7 @@ impl Search<'_> {
             if self.meets_init(&self.nodes[i].cube) {
                 let root = self.root(i);
                 if self.nodes[root].approx {
-                    self.bad = Some(self.nodes[root].cube.clone());
+                    self.bad = self.bad_candidates(i, root);
                     return Outcome::Limit("backtrack");
                 }
                 match self.counterexample(i) {
@@ -622,6 +636,34 @@ impl Search<'_> {
                 .collect();
         }
         conj
+    }
+
+    /// Node `i` meets `init` and its chain leads to the candidate `root`: the candidates
+    /// to ban. `root`, and when the chain's trace runs forward (most do), every other
+    /// candidate of this search that a state of that run satisfies: a run is a real
+    /// execution, so they are reachable, and banning them together saves a restart each.
+    fn bad_candidates(&self, i: usize, root: usize) -> Vec<Cube> {
+        let mut bad = vec![self.nodes[root].cube.clone()];
+        let (trace, next_id, init_lits, conc, _) = self.trace_from(i);
+        let procs = next_id.max(1);
+        if self.sys.tso || self.sys.procs.is_some() || procs > 6 {
+            return bad;
+        }
+        let inst = concrete::Instance::new(self.sys, procs);
+        let cand = &self.nodes[root].cube;
+        let goal = |s: &concrete::State| cand.lits.iter().all(|l| inst.lit(s, &conc, l));
+        if let Some(states) = concrete::replay_to(&inst, &init_lits, &trace, &goal) {
+            for &v in &self.visited {
+                let n = &self.nodes[v];
+                if n.approx
+                    && v != root
+                    && concrete::satisfied_in(&inst, &states, n.cube.procs, &n.cube.lits)
+                {
+                    bad.push(n.cube.clone());
+                }
+            }
+        }
+        bad
     }
 
     /// The root of node `i`'s chain of pre-images: an unsafe cube or a candidate.
@@ -1097,9 +1139,13 @@ impl Search<'_> {
     }
 
     /// The trace from the initial states through node `i` to an unsafe cube, run forward.
-    fn counterexample(&self, i: usize) -> Outcome {
+    /// The trace from node `i` (which meets `init`) up its chain of pre-images: the steps
+    /// over concrete processes, how many processes they use, the first cube over those
+    /// processes (what the initial state must satisfy), the concrete process of each
+    /// variable of the chain's root, and the root.
+    #[allow(clippy::type_complexity)]
+    fn trace_from(&self, i: usize) -> (Vec<Step>, u8, Vec<Lit>, Vec<u8>, usize) {
         let sys = self.sys;
-        let fixed = sys.procs.is_some();
         let first = &self.nodes[i].cube;
         // Concrete process of each variable of the current node.
         let mut conc: Vec<u8> = (0..first.procs).collect();
@@ -1149,6 +1195,13 @@ impl Search<'_> {
             conc = (0..pc.procs as usize).map(|j| old[j]).collect();
             at = parent;
         }
+        (trace, next_id, init_lits, conc, at)
+    }
+
+    fn counterexample(&self, i: usize) -> Outcome {
+        let sys = self.sys;
+        let fixed = sys.procs.is_some();
+        let (trace, next_id, init_lits, conc, at) = self.trace_from(i);
         let procs = if fixed {
             sys.procs.unwrap_or(0)
         } else {
