@@ -652,7 +652,19 @@ impl Search<'_> {
         let inst = concrete::Instance::new(self.sys, procs);
         let cand = &self.nodes[root].cube;
         let goal = |s: &concrete::State| cand.lits.iter().all(|l| inst.lit(s, &conc, l));
-        if let Some(states) = concrete::replay_to(&inst, &init_lits, &trace, &goal) {
+        let run = concrete::replay_to(&inst, &init_lits, &trace, &goal);
+        if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
+            eprintln!(
+                "trace of {} steps to the candidate: {}",
+                trace.len(),
+                if run.is_some() {
+                    "runs"
+                } else {
+                    "does not run"
+                }
+            );
+        }
+        if let Some(states) = run {
             for &v in &self.visited {
                 let n = &self.nodes[v];
                 if n.approx
