@@ -436,9 +436,20 @@ fn run_from_some_initial(
 }
 
 fn run(inst: &Instance, trace: &[Step], path: &mut Vec<State>) -> bool {
+    run_to(inst, trace, path, &|s| inst.is_unsafe(s))
+}
+
+/// Runs `trace` from the last state of `path` (nondeterministic values searched) to a
+/// state satisfying `goal`, the states appended to `path`.
+fn run_to(
+    inst: &Instance,
+    trace: &[Step],
+    path: &mut Vec<State>,
+    goal: &dyn Fn(&State) -> bool,
+) -> bool {
     let s = path.last().expect("a state").clone();
     let Some((step, rest)) = trace.split_first() else {
-        return inst.is_unsafe(&s);
+        return goal(&s);
     };
     let t = &inst.sys.transitions[step.transition];
     if !inst.enabled(&s, t, &step.args) {
@@ -446,12 +457,66 @@ fn run(inst: &Instance, trace: &[Step], path: &mut Vec<State>) -> bool {
     }
     for n in inst.fire(&s, t, &step.args) {
         path.push(n);
-        if run(inst, rest, path) {
+        if run_to(inst, rest, path, goal) {
             return true;
         }
         path.pop();
     }
     false
+}
+
+/// The states of a run of `trace` (SC) on `inst` from an initial state satisfying `lits`
+/// to one where `goal` holds, if one is found (the solver's initial state, then the
+/// listed initial states when they are few).
+pub fn replay_to(
+    inst: &Instance,
+    lits: &[Lit],
+    trace: &[Step],
+    goal: &dyn Fn(&State) -> bool,
+) -> Option<Vec<State>> {
+    let go = |s0: State| {
+        let mut path = vec![s0];
+        run_to(inst, trace, &mut path, goal).then_some(path)
+    };
+    if let Some(p) = initial_state(inst, lits).and_then(go) {
+        return Some(p);
+    }
+    let given: Vec<Lit> = lits
+        .iter()
+        .filter_map(|l| match crate::formula::normalize(inst.sys, l) {
+            crate::formula::Norm::Lit(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    initial_states(inst, 4096)
+        .ok()?
+        .into_iter()
+        .filter(|s0| given.iter().all(|l| inst.lit(s0, &[], l)))
+        .find_map(go)
+}
+
+/// Whether some state satisfies the literals (over process variables `#1..#k`) for some
+/// placement of the variables on distinct processes of the instance.
+pub fn satisfied_in(inst: &Instance, states: &[State], k: u8, lits: &[Lit]) -> bool {
+    if k > inst.procs {
+        return false;
+    }
+    let mut maps = Vec::new();
+    crate::search::const_maps(k as usize, inst.procs, &mut maps, &mut Vec::new());
+    let envs: Vec<Vec<u8>> = maps
+        .iter()
+        .map(|m| {
+            m.iter()
+                .map(|p| match p {
+                    ProcRef::Const(x) | ProcRef::Var(x) => *x,
+                })
+                .collect()
+        })
+        .collect();
+    states.iter().any(|s| {
+        envs.iter()
+            .any(|env| lits.iter().all(|l| inst.lit(s, env, l)))
+    })
 }
 
 /// What an explicit exploration of one instance found.

@@ -63,7 +63,12 @@ fn split(l: &Lit) -> Option<(&Atom, &Term, bool)> {
 /// Whether `base` implies one of `cubes`; `None` when a theory literal shares a cell with
 /// the finite part, a sort has more than 64 values, or the search ran out of `budget`
 /// steps: then the caller asks the general solver.
-pub fn entails_any(sys: &System, base: &[Lit], cubes: &[Vec<Lit>], budget: u64) -> Option<bool> {
+pub fn entails_any<L: std::borrow::Borrow<Lit>>(
+    sys: &System,
+    base: &[Lit],
+    cubes: &[Vec<L>],
+    budget: u64,
+) -> Option<bool> {
     let finite = |l: &Lit| {
         split(l).is_some_and(|(a, _, _)| matches!(sys.sort_of(a), Sort::Enum(_) | Sort::Proc))
     };
@@ -71,7 +76,10 @@ pub fn entails_any(sys: &System, base: &[Lit], cubes: &[Vec<Lit>], budget: u64) 
     let mut sorts: Vec<Sort> = Vec::new();
     let mut procs: Vec<ProcRef> = Vec::new();
     let mut theory_atoms: Vec<Atom> = Vec::new();
-    for l in base.iter().chain(cubes.iter().flatten()) {
+    for l in base
+        .iter()
+        .chain(cubes.iter().flatten().map(|l| l.borrow()))
+    {
         if !finite(l) {
             l.atoms(&mut theory_atoms);
             continue;
@@ -151,7 +159,7 @@ pub fn entails_any(sys: &System, base: &[Lit], cubes: &[Vec<Lit>], budget: u64) 
     let mut clauses: Vec<Vec<CLit>> = Vec::new();
     'cubes: for c in cubes {
         let mut clause = Vec::new();
-        for l in c {
+        for l in c.iter().map(|l| l.borrow()) {
             if finite(l) {
                 let f = flit(l)?;
                 match value(&dom, f) {
@@ -162,6 +170,10 @@ pub fn entails_any(sys: &System, base: &[Lit], cubes: &[Vec<Lit>], budget: u64) 
                 continue;
             }
             let class = *known.entry(l).or_insert_with(|| {
+                // One of the cube's own (most are): implied without asking the solver.
+                if th.base.contains(l) {
+                    return Some(true);
+                }
                 let mut q = th.base.clone();
                 q.push(l.negate());
                 if !crate::pre::sat(sys, sys.procs, &q) {

@@ -243,6 +243,7 @@ fn clash2(a: &Lit, b: &Lit) -> bool {
     }
 }
 
+#[derive(Debug, PartialEq)]
 pub enum Norm {
     True,
     False,

@@ -6,6 +6,7 @@ use crate::formula::{Formula, Lit, Term};
 use crate::pre::{make_cube, pre_image, sat, Cube};
 use crate::{ProcRef, System};
 use rustc_hash::FxHashSet;
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, Default)]
@@ -93,6 +94,19 @@ const POSTPONE: bool = true;
 /// Steps of the finite-domain subsumption search before the general solver takes over.
 const FD_STEPS: u64 = 200_000;
 
+/// A candidate invariant with its sort key (see [`Search::approximate`]).
+type Candidate<'l> = (
+    u32,
+    usize,
+    i32,
+    u32,
+    std::cmp::Reverse<Vec<usize>>,
+    Vec<&'l Lit>,
+);
+
+/// Recent witness states BRAB's oracle tries first.
+const WITNESSES: usize = 64;
+
 /// Bound on the states BRAB's forward exploration keeps.
 pub const FORWARD_STATES: usize = 20_000;
 
@@ -107,6 +121,10 @@ pub struct Oracle<'a> {
     inst: concrete::Instance<'a>,
     states: Vec<concrete::State>,
     banned: Vec<Cube>,
+    /// The states that satisfied recent candidates, latest first: most candidates are
+    /// reachable, and a state that satisfies one usually satisfies the next (they share
+    /// literals), so these are tried before the whole exploration.
+    witnesses: std::cell::RefCell<Vec<usize>>,
 }
 
 impl<'a> Oracle<'a> {
@@ -115,6 +133,7 @@ impl<'a> Oracle<'a> {
             inst: concrete::Instance::new(sys, procs),
             states: concrete::reachable(sys, procs, depth, FORWARD_STATES),
             banned: Vec::new(),
+            witnesses: Default::default(),
         };
         if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
             eprintln!("forward: {} states", o.states.len());
@@ -142,38 +161,63 @@ impl<'a> Oracle<'a> {
                     .collect()
             })
             .collect();
-        self.states.iter().any(|s| {
+        let sat = |s: &concrete::State| {
             envs.iter()
                 .any(|env| c.lits.iter().all(|l| self.inst.lit(s, env, l)))
-        })
+        };
+        let mut w = self.witnesses.borrow_mut();
+        if let Some(k) = w.iter().position(|&i| sat(&self.states[i])) {
+            let i = w.remove(k);
+            w.insert(0, i);
+            return true;
+        }
+        match self.states.iter().position(sat) {
+            Some(i) => {
+                w.insert(0, i);
+                w.truncate(WITNESSES);
+                true
+            }
+            None => false,
+        }
     }
 
-    /// Whether a banned candidate is an instance of `c` (then `c`, more general, is no
-    /// better).
+    /// Whether a banned candidate is an instance of `c` (then `c`, more general, is
+    /// reachable too), or `c` one of a banned candidate (Cubicle's `cube_known_bad`: it
+    /// is likely reachable too, and finding out costs a restart; flash_buggy banned
+    /// `Dir_Dirty = False && UniMsg_Cmd[#1] = UNI_PutX && Home <> #1`, then the same with
+    /// `CacheState_home <> CACHE_E`, each after hundreds of cubes). Only the choice of
+    /// candidates depends on it.
     fn banned(&self, sys: &System, c: &Cube) -> bool {
-        self.banned.iter().any(|b| {
-            if c.procs > b.procs {
-                return false;
-            }
-            let have: FxHashSet<&Lit> = b.lits.iter().collect();
-            let mut maps = Vec::new();
-            let vars: Vec<ProcRef> = (0..b.procs).map(ProcRef::Var).collect();
-            inj_maps(c.procs as usize, &vars, &mut maps, &mut Vec::new());
-            maps.iter().any(|m| {
-                c.lits.iter().all(|l| {
-                    let r = l.map_procs(&|p| match p {
-                        ProcRef::Var(i) => m[i as usize],
-                        c => c,
-                    });
-                    match crate::formula::normalize(sys, &r) {
-                        crate::formula::Norm::Lit(r) => have.contains(&r),
-                        crate::formula::Norm::True => true,
-                        crate::formula::Norm::False => false,
-                    }
-                })
-            })
-        })
+        self.banned
+            .iter()
+            .any(|b| includes(sys, c, b) || includes(sys, b, c))
     }
+}
+
+/// Whether a renaming of `general`'s process variables makes its literals a subset of
+/// `specific`'s (then every state of `specific` is one of `general`).
+fn includes(sys: &System, general: &Cube, specific: &Cube) -> bool {
+    let (c, b) = (general, specific);
+    if c.procs > b.procs {
+        return false;
+    }
+    let have: FxHashSet<&Lit> = b.lits.iter().collect();
+    let mut maps = Vec::new();
+    let vars: Vec<ProcRef> = (0..b.procs).map(ProcRef::Var).collect();
+    inj_maps(c.procs as usize, &vars, &mut maps, &mut Vec::new());
+    maps.iter().any(|m| {
+        c.lits.iter().all(|l| {
+            let r = l.map_procs(&|p| match p {
+                ProcRef::Var(i) => m[i as usize],
+                c => c,
+            });
+            match crate::formula::normalize(sys, &r) {
+                crate::formula::Norm::Lit(r) => have.contains(&r),
+                crate::formula::Norm::True => true,
+                crate::formula::Norm::False => false,
+            }
+        })
+    })
 }
 
 /// All injective maps of `k` slots into `from`.
@@ -190,11 +234,6 @@ fn inj_maps(k: usize, from: &[ProcRef], out: &mut Vec<Vec<ProcRef>>, cur: &mut V
         }
     }
 }
-
-/// Literals a candidate invariant keeps at most (Cubicle's candidates are small too).
-const CANDIDATE_LITS: usize = 4;
-/// Subsets of a cube's literals tried as candidates, at most.
-const CANDIDATES: usize = 40_000;
 
 pub fn check(sys: &System, opts: &Options) -> Result {
     let started = Instant::now();
@@ -221,6 +260,18 @@ pub fn check(sys: &System, opts: &Options) -> Result {
                     .any(|t| t.updates.iter().any(|u| u.global == g))
         })
         .collect();
+    // Process globals no transition writes (flash's `Home`): see `Search::approximate`.
+    let const_procs: Vec<bool> = (0..sys.globals.len() as u32)
+        .map(|g| {
+            let gl = &sys.globals[g as usize];
+            gl.arity == 0
+                && gl.sort == crate::Sort::Proc
+                && !sys
+                    .transitions
+                    .iter()
+                    .any(|t| t.updates.iter().any(|u| u.global == g))
+        })
+        .collect();
     let mut qe = !sys.tso && !ticks.is_empty();
     loop {
         let mut s = Search {
@@ -239,27 +290,30 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             shapes: Default::default(),
             masks: Vec::new(),
             oracle: oracle.as_ref(),
-            bad: None,
+            bad: Vec::new(),
             approximations: 0,
             spent,
             expanded: 0,
             domains: &domains,
             qe,
             ticks: &ticks,
+            const_procs: &const_procs,
         };
         let outcome = s.run(opts, started);
-        let bad = s.bad.take();
+        let bad = std::mem::take(&mut s.bad);
         let (nodes, subsumed, generated, approximations) =
             (s.expanded, s.subsumed, s.generated, s.approximations);
         drop(s);
-        if let (Some(bad), Some(o)) = (bad, oracle.as_mut()) {
+        if let (false, Some(o)) = (bad.is_empty(), oracle.as_mut()) {
             // A candidate invariant is reachable from `init` (or the trace to it needs
             // other processes out of the way): ban it and search again.
             spent += nodes;
-            if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
-                eprintln!("banned {}", crate::formula::cube_text(sys, &bad.lits));
+            for b in bad {
+                if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
+                    eprintln!("banned {}", crate::formula::cube_text(sys, &b.lits));
+                }
+                o.banned.push(b);
             }
-            o.banned.push(bad);
             restarts += 1;
             continue;
         }
@@ -311,8 +365,9 @@ struct Search<'a> {
     too_many_events: bool,
     /// BRAB's oracle, when on.
     oracle: Option<&'a Oracle<'a>>,
-    /// The candidate invariant a trace from `init` reached: the search stops to ban it.
-    bad: Option<Cube>,
+    /// The candidate invariant a trace from `init` reached, and the others that trace
+    /// shows reachable: the search stops to ban them.
+    bad: Vec<Cube>,
     approximations: u64,
     /// Nodes visited by the searches BRAB abandoned (they count against `max_nodes`).
     spent: u64,
@@ -324,6 +379,8 @@ struct Search<'a> {
     qe: bool,
     /// Arithmetic globals no transition writes (`const Tick : real`).
     ticks: &'a [u32],
+    /// Per global: a process no transition writes (a constant process, flash's `Home`).
+    const_procs: &'a [bool],
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -466,7 +523,7 @@ impl Search<'_> {
             if self.meets_init(&self.nodes[i].cube) {
                 let root = self.root(i);
                 if self.nodes[root].approx {
-                    self.bad = Some(self.nodes[root].cube.clone());
+                    self.bad = self.bad_candidates(i, root);
                     return Outcome::Limit("backtrack");
                 }
                 match self.counterexample(i) {
@@ -581,6 +638,46 @@ impl Search<'_> {
         conj
     }
 
+    /// Node `i` meets `init` and its chain leads to the candidate `root`: the candidates
+    /// to ban. `root`, and when the chain's trace runs forward (most do), every other
+    /// candidate of this search that a state of that run satisfies: a run is a real
+    /// execution, so they are reachable, and banning them together saves a restart each.
+    fn bad_candidates(&self, i: usize, root: usize) -> Vec<Cube> {
+        let mut bad = vec![self.nodes[root].cube.clone()];
+        let (trace, next_id, init_lits, conc, _) = self.trace_from(i);
+        let procs = next_id.max(1);
+        if self.sys.tso || self.sys.procs.is_some() || procs > 6 {
+            return bad;
+        }
+        let inst = concrete::Instance::new(self.sys, procs);
+        let cand = &self.nodes[root].cube;
+        let goal = |s: &concrete::State| cand.lits.iter().all(|l| inst.lit(s, &conc, l));
+        let run = concrete::replay_to(&inst, &init_lits, &trace, &goal);
+        if std::env::var_os("FENCER_BRAB_DEBUG").is_some() {
+            eprintln!(
+                "trace of {} steps to the candidate: {}",
+                trace.len(),
+                if run.is_some() {
+                    "runs"
+                } else {
+                    "does not run"
+                }
+            );
+        }
+        if let Some(states) = run {
+            for &v in &self.visited {
+                let n = &self.nodes[v];
+                if n.approx
+                    && v != root
+                    && concrete::satisfied_in(&inst, &states, n.cube.procs, &n.cube.lits)
+                {
+                    bad.push(n.cube.clone());
+                }
+            }
+        }
+        bad
+    }
+
     /// The root of node `i`'s chain of pre-images: an unsafe cube or a candidate.
     fn root(&self, mut i: usize) -> usize {
         while let Some(p) = self.nodes[i].parent {
@@ -589,46 +686,115 @@ impl Search<'_> {
         i
     }
 
-    /// BRAB: a candidate invariant more general than `c` (a subset of its literals over at
-    /// most two processes, as few literals as possible) that no explored state of the
+    /// BRAB: a candidate invariant more general than `c` that no explored state of the
     /// instance satisfies, that does not meet `init`, and that no banned candidate is an
-    /// instance of.
+    /// instance of. Candidates are chosen as Cubicle's (`approx.ml`): subsets of at most
+    /// max(2, N+1) literals over at most min(N, 2) processes; a literal that compares a
+    /// process variable as a value (`A[#1] = #2`) is left out, and so is one over an
+    /// abstract type (the small instance's few abstract values say little about them); a
+    /// literal saying how a constant process (`Home`) relates to `#i` is no literal of its
+    /// own but goes with every candidate over `#i`; a candidate of three literals or more
+    /// reads at most N-1 arrays. They are tried with fewer processes first, then fewer
+    /// literals, more disequalities, fewer arrays: the most general first. flash_nodata:
+    /// larger candidates (4 literals, `UniMsg_Proc[#1] = #2`, `Home = ShWbMsg_Proc`),
+    /// ordered by size alone, made hundreds of cubes where these make tens.
     fn approximate(&self, c: &Cube) -> Option<Cube> {
         let o = self.oracle?;
         let sys = self.sys;
-        let n = c.lits.len();
-        let masks: Vec<u32> = c
-            .lits
-            .iter()
-            .map(|l| {
-                let mut ps = Vec::new();
-                l.procs(&mut ps);
-                ps.iter().fold(0u32, |m, p| match p {
-                    ProcRef::Var(i) => m | 1 << i,
-                    _ => m,
-                })
+        let n_procs = o.inst.procs as u32;
+        let max_procs = n_procs.min(2);
+        let max_lits = (n_procs as usize + 1).max(2);
+        let var_mask = |l: &Lit| {
+            let mut ps = Vec::new();
+            l.procs(&mut ps);
+            ps.iter().fold(0u32, |m, p| match p {
+                ProcRef::Var(i) => m | 1 << i,
+                _ => m,
             })
-            .collect();
-        let max_procs = o.inst.procs.min(2) as u32;
-        let mut tried = 0;
-        for k in 1..=CANDIDATE_LITS.min(n) {
+        };
+        let const_proc = |t: &Term| match t {
+            Term::Atom(crate::Atom::Cell(g, idx)) => {
+                idx.is_empty() && self.const_procs[*g as usize]
+            }
+            _ => false,
+        };
+        // The literals candidates are made of, with their process mask, whether each is a
+        // disequality, and how many array cells it reads; and the attached literals.
+        let mut pool: Vec<(&Lit, u32, bool, u32)> = Vec::new();
+        let mut attached: Vec<(&Lit, u32)> = Vec::new();
+        for l in &c.lits {
+            let m = var_mask(l);
+            match l {
+                Lit::Eq(a, b) | Lit::Ne(a, b) => {
+                    let pa = matches!(a, Term::Proc(_));
+                    let pb = matches!(b, Term::Proc(_));
+                    if (const_proc(a) && pb) || (const_proc(b) && pa) {
+                        attached.push((l, m));
+                        continue;
+                    }
+                    if pa || pb || const_proc(a) || const_proc(b) {
+                        continue;
+                    }
+                    let mut atoms = Vec::new();
+                    l.atoms(&mut atoms);
+                    if atoms
+                        .iter()
+                        .any(|x| sys.sort_of(x) == crate::Sort::Abstract)
+                    {
+                        continue;
+                    }
+                    let arrays = [a, b]
+                        .iter()
+                        .filter(|t| matches!(t, Term::Atom(crate::Atom::Cell(_, idx)) if !idx.is_empty()))
+                        .count() as u32;
+                    pool.push((l, m, matches!(l, Lit::Ne(..)), arrays));
+                }
+                Lit::Arith(..) => pool.push((l, m, false, 0)),
+            }
+        }
+        // Cubicle's order of literals (globals before arrays, then by declaration), in
+        // which subsets are enumerated: equally general candidates are tried in the reverse
+        // order of their sorted literals, as Cubicle does. Which of several equally small
+        // candidates is taken decides whether its pre-images close quickly (flash_nodata:
+        // `Dir_HeadVld = False && UniMsg_Cmd_home = UNI_PutX`, not `Dir_Pending = False &&
+        // ...`, whose pre-image through `ni_Nak_Clear` leads to cubes of three processes).
+        let order = |l: &Lit| {
+            let mut atoms = Vec::new();
+            l.atoms(&mut atoms);
+            let cell = atoms.iter().find_map(|a| match a {
+                crate::Atom::Cell(g, idx) => Some((!idx.is_empty(), *g, idx.clone())),
+                _ => None,
+            });
+            (cell, matches!(l, Lit::Ne(..)), l.clone())
+        };
+        pool.sort_by_cached_key(|x| order(x.0));
+        let n = pool.len();
+        // (processes, literals, -disequalities, arrays, reversed subset, the literals)
+        let mut cands: Vec<Candidate> = Vec::new();
+        for k in 1..=max_lits.min(n) {
             let mut idx: Vec<usize> = (0..k).collect();
             loop {
-                let mask = idx.iter().fold(0u32, |m, &j| m | masks[j]);
-                // Strictly more general than the cube: fewer literals or processes.
-                if mask.count_ones() <= max_procs && (k < n || (mask.count_ones() as u8) < c.procs)
-                {
-                    tried += 1;
-                    if tried > CANDIDATES
-                        || (tried % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() > d))
-                    {
-                        return None;
-                    }
-                    let lits: Vec<Lit> = idx.iter().map(|&j| c.lits[j].clone()).collect();
-                    if let Some((cand, _)) = make_cube(sys, None, lits, c.procs, false) {
-                        if !o.banned(sys, &cand) && !o.hits(&cand) && !self.meets_init(&cand) {
-                            return Some(cand);
-                        }
+                let mask = idx.iter().fold(0u32, |m, &j| m | pool[j].1);
+                let arrays: u32 = idx.iter().map(|&j| pool[j].3).sum();
+                if mask.count_ones() <= max_procs && (k < 3 || arrays < n_procs) {
+                    let mut lits: Vec<&Lit> = idx.iter().map(|&j| pool[j].0).collect();
+                    lits.extend(
+                        attached
+                            .iter()
+                            .filter(|(_, m)| m & !mask == 0)
+                            .map(|(l, _)| *l),
+                    );
+                    // Strictly more general than the cube.
+                    if lits.len() < c.lits.len() || (mask.count_ones() as u8) < c.procs {
+                        let neq = lits.iter().filter(|l| matches!(l, Lit::Ne(..))).count() as i32;
+                        cands.push((
+                            mask.count_ones(),
+                            lits.len(),
+                            -neq,
+                            arrays,
+                            std::cmp::Reverse(idx.clone()),
+                            lits,
+                        ));
                     }
                 }
                 // The next k-subset in lexicographic order.
@@ -642,6 +808,18 @@ impl Search<'_> {
                 idx[j - 1] += 1;
                 for x in j..k {
                     idx[x] = idx[x - 1] + 1;
+                }
+            }
+        }
+        cands.sort_by(|x, y| (x.0, x.1, x.2, x.3, &x.4).cmp(&(y.0, y.1, y.2, y.3, &y.4)));
+        for (tried, (.., lits)) in cands.into_iter().enumerate() {
+            if tried % 64 == 63 && self.deadline.is_some_and(|d| Instant::now() > d) {
+                return None;
+            }
+            let lits: Vec<Lit> = lits.into_iter().cloned().collect();
+            if let Some((cand, _)) = make_cube(sys, None, lits, c.procs, false) {
+                if !o.banned(sys, &cand) && !o.hits(&cand) && !self.meets_init(&cand) {
+                    return Some(cand);
                 }
             }
         }
@@ -841,7 +1019,7 @@ impl Search<'_> {
                 }
             }
         }
-        let mut candidates: Vec<Vec<Lit>> = Vec::new();
+        let mut candidates: Vec<Vec<Cow<'_, Lit>>> = Vec::new();
         let mut compat: Vec<u32> = Vec::new();
         // Most cubes that are covered are covered syntactically (distrib_channels: tens of
         // thousands of postponed cubes, each against over a thousand visited ones): first
@@ -945,7 +1123,7 @@ impl Search<'_> {
         let mut all = c.lits.clone();
         let mut mentioned = c.lits.clone();
         for x in &candidates {
-            mentioned.extend(x.iter().cloned());
+            mentioned.extend(x.iter().map(|l| l.clone().into_owned()));
         }
         all.extend(self.domains.constraints(&mentioned));
         if let Some(r) = crate::fd::entails_any(sys, &all, &candidates, FD_STEPS) {
@@ -954,7 +1132,7 @@ impl Search<'_> {
         let n = all.len();
         let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
         for x in candidates {
-            all.extend(x);
+            all.extend(x.into_iter().map(Cow::into_owned));
         }
         // Encoded together, so that shared atoms are the same solver variables.
         let e = crate::pre::encode(&all);
@@ -973,9 +1151,13 @@ impl Search<'_> {
     }
 
     /// The trace from the initial states through node `i` to an unsafe cube, run forward.
-    fn counterexample(&self, i: usize) -> Outcome {
+    /// The trace from node `i` (which meets `init`) up its chain of pre-images: the steps
+    /// over concrete processes, how many processes they use, the first cube over those
+    /// processes (what the initial state must satisfy), the concrete process of each
+    /// variable of the chain's root, and the root.
+    #[allow(clippy::type_complexity)]
+    fn trace_from(&self, i: usize) -> (Vec<Step>, u8, Vec<Lit>, Vec<u8>, usize) {
         let sys = self.sys;
-        let fixed = sys.procs.is_some();
         let first = &self.nodes[i].cube;
         // Concrete process of each variable of the current node.
         let mut conc: Vec<u8> = (0..first.procs).collect();
@@ -1025,6 +1207,13 @@ impl Search<'_> {
             conc = (0..pc.procs as usize).map(|j| old[j]).collect();
             at = parent;
         }
+        (trace, next_id, init_lits, conc, at)
+    }
+
+    fn counterexample(&self, i: usize) -> Outcome {
+        let sys = self.sys;
+        let fixed = sys.procs.is_some();
+        let (trace, next_id, init_lits, conc, at) = self.trace_from(i);
         let procs = if fixed {
             sys.procs.unwrap_or(0)
         } else {
@@ -1191,6 +1380,39 @@ fn cell_val(l: &Lit) -> Option<(u32, u8, Option<u8>, u32, bool)> {
     }
 }
 
+/// A normalized arithmetic literal over cells, renamed, in normal form: the same
+/// coefficients (an injective renaming changes no gcd and merges no terms), the terms
+/// sorted again, and for `=`/`<>` the sign that makes the first coefficient positive;
+/// what `normalize` would give after `map_procs`, without their copies (subsumption
+/// renames millions of them on distrib_channels). `None` for other literals.
+fn rename_arith(l: &Lit, f: &dyn Fn(ProcRef) -> ProcRef) -> Option<Lit> {
+    let Lit::Arith(lin, rel) = l else {
+        return None;
+    };
+    if lin.terms.is_empty()
+        || !lin
+            .terms
+            .iter()
+            .all(|(a, _)| matches!(a, crate::Atom::Cell(..)))
+    {
+        return None;
+    }
+    let mut terms: Vec<(crate::Atom, i64)> = lin
+        .terms
+        .iter()
+        .map(|(a, c)| (crate::formula::map_atom(a, f), *c))
+        .collect();
+    terms.sort_by(|x, y| x.0.cmp(&y.0));
+    let mut k = lin.k;
+    if matches!(rel, crate::formula::Rel::Eq | crate::formula::Rel::Ne) && terms[0].1 < 0 {
+        for t in &mut terms {
+            t.1 = -t.1;
+        }
+        k = -k;
+    }
+    Some(Lit::Arith(crate::formula::Lin { terms, k }, *rel))
+}
+
 /// (array, constructor, equality) of a literal `A[#k] = v` or `A[#k] <> v`.
 type UnaryFact = (u32, u32, bool);
 
@@ -1203,30 +1425,33 @@ fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
 }
 
 /// The search for renamings of one visited cube into the current one.
-struct Match<'a, 'b> {
+struct Match<'a, 'b, 'c> {
     /// The events of the visited cube and of the current one (TSO).
     a_ev: &'a crate::tso::Events,
     b_ev: &'a crate::tso::Events,
     sys: &'a System,
-    have: &'a FxHashSet<&'a Lit>,
+    have: &'a FxHashSet<&'c Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
     groups: &'a [Vec<Lit>],
     map: Vec<u8>,
     /// The renamed literals so far (the cube's own when the renaming lands on one).
-    out: Vec<std::borrow::Cow<'a, Lit>>,
+    out: Vec<Cow<'c, Lit>>,
     /// The cube's literals `A[#i] = C` / `A[#i,#j] = C` by cell, and its `<>` ones, for
     /// renaming the commonest literals without building them (see [`cell_val`]).
-    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'a Lit)>,
-    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'a Lit>,
+    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'c Lit)>,
+    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'c Lit>,
     /// The processes each variable may be renamed to (bit `p` for `#p+1`).
     compat: &'a [u32],
     found: bool,
-    candidates: &'b mut Vec<Vec<Lit>>,
+    /// Renamed visited cubes for the disjunctive query, their literals the cube's own
+    /// where they are (most are: cloning each literal made a third of distrib_channels'
+    /// time go to the allocator).
+    candidates: &'b mut Vec<Vec<Cow<'c, Lit>>>,
     /// Only renamings that keep every literal in the cube (no candidates are collected).
     only_syntactic: bool,
 }
 
-impl<'a> Match<'a, '_> {
+impl<'a, 'c> Match<'a, '_, 'c> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
     fn check(&mut self, group: &'a [Lit], syntactic: &mut bool) -> bool {
@@ -1253,13 +1478,51 @@ impl<'a> Match<'a, '_> {
                     if fact.is_some_and(|f| (f.0 == v) != eq) {
                         return false;
                     }
+                    // Not the cube's and not refuted by it: built directly in normal form
+                    // (the value first), as renaming and normalizing it would, without
+                    // their copies (distrib_channels: 1.5 million such literals).
+                    let idx = match j {
+                        None => vec![ProcRef::Var(key.1)],
+                        Some(_) => vec![ProcRef::Var(key.1), ProcRef::Var(key.2)],
+                    };
+                    let (a, b) = (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)));
+                    let r = if eq { Lit::Eq(a, b) } else { Lit::Ne(a, b) };
+                    debug_assert_eq!(
+                        crate::formula::normalize(
+                            self.sys,
+                            &l.map_procs(&|p| match p {
+                                ProcRef::Var(i) => ProcRef::Var(self.map[i as usize]),
+                                c => c,
+                            })
+                        ),
+                        crate::formula::Norm::Lit(r.clone())
+                    );
+                    self.out.push(Cow::Owned(r));
+                    continue;
                 }
             }
             let map = &self.map;
-            let r = l.map_procs(&|p| match p {
+            let rename = |p: ProcRef| match p {
                 ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
                 c => c,
-            });
+            };
+            if let Some(r) = rename_arith(l, &rename) {
+                debug_assert_eq!(
+                    crate::formula::normalize(self.sys, &l.map_procs(&rename)),
+                    crate::formula::Norm::Lit(r.clone())
+                );
+                if let Some(own) = self.have.get(&r) {
+                    self.out.push(Cow::Borrowed(*own));
+                    continue;
+                }
+                if self.only_syntactic {
+                    return false;
+                }
+                *syntactic = false;
+                self.out.push(Cow::Owned(r));
+                continue;
+            }
+            let r = l.map_procs(&rename);
             let r = match crate::formula::normalize(self.sys, &r) {
                 crate::formula::Norm::Lit(l) => l,
                 crate::formula::Norm::True => continue,
@@ -1323,8 +1586,7 @@ impl<'a> Match<'a, '_> {
             if syn {
                 self.found = true;
             } else {
-                self.candidates
-                    .push(self.out.iter().map(|l| l.clone().into_owned()).collect());
+                self.candidates.push(self.out.clone());
             }
             return;
         }
@@ -1409,7 +1671,8 @@ impl<'a> Match<'a, '_> {
                 self.found = true;
                 return;
             }
-            self.candidates.push(out);
+            self.candidates
+                .push(out.into_iter().map(Cow::Owned).collect());
         }
     }
 
