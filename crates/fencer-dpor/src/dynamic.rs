@@ -36,7 +36,7 @@
 //! workers and any timing; with stop-on-violation, the commit stops at the first unit with
 //! a violation, and its counterexample is reported.
 
-use crate::parallel::{explore_unit, Shared, Unit, UnitOut};
+use crate::parallel::{explore_unit, unlimited, Shared, Unit, UnitOut};
 use crate::{Algo, Dpor, Options, Pos};
 use fencer_ir::Program;
 use fencer_machine::{Access, NoObserver, Step};
@@ -423,16 +423,13 @@ impl Sink for Coord {
 /// position of their first event). Above it, races are reversed by the top and make
 /// units; below it, inside units. The middle of the span, rather than of the races, keeps
 /// the number of units moderate where races crowd at the end of a long span (measured:
-/// 96 units for fib_bench_longer, 219 for a 15-thread indexer, where the median race
+/// 96 units for fib_bench_longer-1, 145 for a 15-thread indexer, where the median race
 /// gave 1,918 and 219), since every unit costs about one more execution than exploring
 /// its subtree in place would.
 pub(crate) fn depth<M: MemoryModel>(prog: &Program, opts: &Options) -> usize {
     let eopts = Options {
         algo: Algo::Optimal,
-        timeout: None,
-        max_executions: None,
-        progress: None,
-        ..opts.clone()
+        ..unlimited(opts)
     };
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
@@ -453,12 +450,7 @@ fn extend<M: MemoryModel>(
     b: &Branch,
     top_depth: usize,
 ) -> (Unit, Vec<Vec<(Step, Access)>>) {
-    let eopts = Options {
-        timeout: None,
-        max_executions: None,
-        progress: None,
-        ..opts.clone()
-    };
+    let eopts = unlimited(opts);
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
     d.weak = crate::Weak::Initials;

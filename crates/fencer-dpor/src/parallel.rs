@@ -205,6 +205,17 @@ pub fn explore_split(
     }
 }
 
+/// `opts` without limits or progress: for the enumerations that lay out a split tree,
+/// which judge nothing.
+pub(crate) fn unlimited(opts: &Options) -> Options {
+    Options {
+        timeout: None,
+        max_executions: None,
+        progress: None,
+        ..opts.clone()
+    }
+}
+
 /// The units at frontier `depth`, in depth-first order; at most about `cap` of them.
 fn enumerate<M: MemoryModel>(
     prog: &Program,
@@ -212,12 +223,7 @@ fn enumerate<M: MemoryModel>(
     depth: usize,
     cap: usize,
 ) -> Vec<Unit> {
-    let eopts = Options {
-        timeout: None,
-        max_executions: None,
-        progress: None,
-        ..opts.clone()
-    };
+    let eopts = unlimited(opts);
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
     // Weak initials' commuting half rests on the whole tree being Optimal-DPOR's; a
