@@ -417,13 +417,7 @@ fn run_from_some_initial(
         }
     }
     let all = initial_states(inst, 4096).ok()?;
-    let given: Vec<Lit> = lits
-        .iter()
-        .filter_map(|l| match crate::formula::normalize(inst.sys, l) {
-            crate::formula::Norm::Lit(l) => Some(l),
-            _ => None,
-        })
-        .collect();
+    let given = plain_lits(inst, lits);
     for s0 in all {
         if !given.iter().all(|l| inst.lit(&s0, &[], l)) {
             continue;
@@ -481,18 +475,39 @@ pub fn replay_to(
     if let Some(p) = initial_state(inst, lits).and_then(go) {
         return Some(p);
     }
-    let given: Vec<Lit> = lits
-        .iter()
-        .filter_map(|l| match crate::formula::normalize(inst.sys, l) {
-            crate::formula::Norm::Lit(l) => Some(l),
-            _ => None,
-        })
-        .collect();
+    let given = plain_lits(inst, lits);
     initial_states(inst, 4096)
         .ok()?
         .into_iter()
         .filter(|s0| given.iter().all(|l| inst.lit(s0, &[], l)))
         .find_map(go)
+}
+
+/// Every placement of process variables `#1..#k` on distinct processes of an instance with
+/// `procs` processes, as the process each variable stands for.
+pub fn placements(k: u8, procs: u8) -> Vec<Vec<u8>> {
+    let mut maps = Vec::new();
+    crate::search::const_maps(k as usize, procs, &mut maps, &mut Vec::new());
+    maps.iter()
+        .map(|m| {
+            m.iter()
+                .map(|p| match p {
+                    ProcRef::Const(x) | ProcRef::Var(x) => *x,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The literals among `lits` that normalize to a single literal (the others constrain
+/// nothing a state can be checked against directly).
+fn plain_lits(inst: &Instance, lits: &[Lit]) -> Vec<Lit> {
+    lits.iter()
+        .filter_map(|l| match crate::formula::normalize(inst.sys, l) {
+            crate::formula::Norm::Lit(l) => Some(l),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether some state satisfies the literals (over process variables `#1..#k`) for some
@@ -501,18 +516,7 @@ pub fn satisfied_in(inst: &Instance, states: &[State], k: u8, lits: &[Lit]) -> b
     if k > inst.procs {
         return false;
     }
-    let mut maps = Vec::new();
-    crate::search::const_maps(k as usize, inst.procs, &mut maps, &mut Vec::new());
-    let envs: Vec<Vec<u8>> = maps
-        .iter()
-        .map(|m| {
-            m.iter()
-                .map(|p| match p {
-                    ProcRef::Const(x) | ProcRef::Var(x) => *x,
-                })
-                .collect()
-        })
-        .collect();
+    let envs = placements(k, inst.procs);
     states.iter().any(|s| {
         envs.iter()
             .any(|env| lits.iter().all(|l| inst.lit(s, env, l)))

@@ -144,23 +144,7 @@ impl<'a> Oracle<'a> {
     /// Whether some explored state satisfies the cube (its processes distinct ones of the
     /// instance).
     fn hits(&self, c: &Cube) -> bool {
-        let mut maps = Vec::new();
-        const_maps(
-            c.procs as usize,
-            self.inst.procs,
-            &mut maps,
-            &mut Vec::new(),
-        );
-        let envs: Vec<Vec<u8>> = maps
-            .iter()
-            .map(|m| {
-                m.iter()
-                    .map(|p| match p {
-                        ProcRef::Const(x) | ProcRef::Var(x) => *x,
-                    })
-                    .collect()
-            })
-            .collect();
+        let envs = concrete::placements(c.procs, self.inst.procs);
         let sat = |s: &concrete::State| {
             envs.iter()
                 .any(|env| c.lits.iter().all(|l| self.inst.lit(s, env, l)))
