@@ -338,21 +338,6 @@ struct Simulated<'e, M> {
     _m: std::marker::PhantomData<M>,
 }
 
-/// Whether `step` is enabled in `state`.
-fn can_take<M: MemoryModel>(prog: &Program, state: &State, step: Step) -> bool {
-    match step {
-        Step::Thread(t) => {
-            let th = &state.threads[t as usize];
-            !th.finished
-                && th.cut.is_none()
-                && !th.spin.blocked
-                && !th.faulted
-                && state.thread_enabled::<M>(prog, t)
-        }
-        Step::Update(t, c) => state.bufs.get(t as usize).is_some_and(|b| b.updatable(c)),
-    }
-}
-
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.
 fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     let (_, status) = state.step::<M>(prog, step);
@@ -376,7 +361,7 @@ impl<M: MemoryModel> wut::Events for Simulated<'_, M> {
         let mut state = state.clone();
         for &k in w {
             let s = self.hb.step(k);
-            if !can_take::<M>(self.prog, &state, s) {
+            if !state.step_enabled::<M>(self.prog, s) {
                 return false;
             }
             let pa = state.next_access::<M>(self.prog, p);
@@ -390,7 +375,7 @@ impl<M: MemoryModel> wut::Events for Simulated<'_, M> {
     }
     fn advance(&self, ctx: &mut Option<State>, p: Step) {
         match ctx {
-            Some(state) if can_take::<M>(self.prog, state, p) => take::<M>(self.prog, state, p),
+            Some(state) if state.step_enabled::<M>(self.prog, p) => take::<M>(self.prog, state, p),
             _ => *ctx = None,
         }
     }

@@ -738,14 +738,9 @@ impl State {
 
     /// The steps enabled in this state, threads first, then updates; appended to `out`.
     pub fn enabled<M: MemoryModel>(&self, prog: &Program, out: &mut Vec<Step>) {
-        for (t, th) in self.threads.iter().enumerate() {
-            if !th.finished
-                && th.cut.is_none()
-                && !th.spin.blocked
-                && !th.faulted
-                && self.thread_enabled::<M>(prog, t as u32)
-            {
-                out.push(Step::Thread(t as u32));
+        for t in 0..self.threads.len() as u32 {
+            if self.thread_runs::<M>(prog, t) {
+                out.push(Step::Thread(t));
             }
         }
         for (t, b) in self.bufs.iter().enumerate() {
@@ -756,6 +751,25 @@ impl State {
                 }
             }
         }
+    }
+
+    /// Whether `step` is enabled in this state (one of [`State::enabled`]'s).
+    pub fn step_enabled<M: MemoryModel>(&self, prog: &Program, step: Step) -> bool {
+        match step {
+            Step::Thread(t) => (t as usize) < self.threads.len() && self.thread_runs::<M>(prog, t),
+            Step::Update(t, c) => self.bufs.get(t as usize).is_some_and(|b| b.updatable(c)),
+        }
+    }
+
+    /// Whether thread `t` can take a step: it has not finished, been cut, blocked in a
+    /// spin loop or faulted, and its next instruction may run now.
+    fn thread_runs<M: MemoryModel>(&self, prog: &Program, t: u32) -> bool {
+        let th = &self.threads[t as usize];
+        !th.finished
+            && th.cut.is_none()
+            && !th.spin.blocked
+            && !th.faulted
+            && self.thread_enabled::<M>(prog, t)
     }
 
     pub fn current<'p>(&self, prog: &'p Program, t: u32) -> (&Frame, &'p fencer_ir::Instr) {
