@@ -70,16 +70,24 @@ enum Kid {
     Pending(usize),
 }
 
-/// A branch of the top tree.
-struct Branch {
-    /// The node it starts at (its depth is `base.len()`), with the nodes above it.
-    base_path: Vec<usize>,
+/// Where a branch of the top starts, fixed when it is made: what a worker needs to extend
+/// it.
+#[derive(Clone)]
+struct Start {
+    /// The prefix to the node it starts at (the node's depth is its length).
     base: Vec<Step>,
     /// The step taken at the node (`None`: the first unit takes the first enabled one).
     pick: Option<Step>,
     /// The node's sleep set, and what was explored there before this branch.
     node_sleep: Vec<(Step, Access)>,
     done_before: Vec<Step>,
+}
+
+/// A branch of the top tree.
+struct Branch {
+    start: Start,
+    /// The node it starts at, with the nodes above it.
+    base_path: Vec<usize>,
     /// The top nodes on the unit's prefix (one per position above its root).
     path: Vec<usize>,
     prefix: Vec<Step>,
@@ -123,11 +131,13 @@ impl Top {
             kids: vec![Kid::Pending(0)],
         };
         let first = Branch {
+            start: Start {
+                base: Vec::new(),
+                pick: None,
+                node_sleep: Vec::new(),
+                done_before: Vec::new(),
+            },
             base_path: vec![0],
-            base: Vec::new(),
-            pick: None,
-            node_sleep: Vec::new(),
-            done_before: Vec::new(),
             path: Vec::new(),
             prefix: Vec::new(),
             out: None,
@@ -173,11 +183,13 @@ impl Top {
         node.kids.push(Kid::Pending(v));
         let from = &self.branches[u];
         self.branches.push(Branch {
+            start: Start {
+                base: from.prefix[..i].to_vec(),
+                pick: Some(pick),
+                node_sleep,
+                done_before,
+            },
             base_path: from.path[..=i].to_vec(),
-            base: from.prefix[..i].to_vec(),
-            pick: Some(pick),
-            node_sleep,
-            done_before,
             path: Vec::new(),
             prefix: Vec::new(),
             out: None,
@@ -188,7 +200,7 @@ impl Top {
     /// Registers unit `v`'s path: its prefix and the sleep sets at the new nodes on it.
     fn register(&mut self, v: usize, prefix: Vec<Step>, sleeps: Vec<Vec<(Step, Access)>>) {
         let b = &self.branches[v];
-        let k = b.base.len();
+        let k = b.start.base.len();
         let origin = b.base_path[k];
         let mut path = b.base_path.clone();
         if v == 0 {
@@ -442,12 +454,12 @@ pub(crate) fn depth<M: MemoryModel>(prog: &Program, opts: &Options) -> usize {
     }
 }
 
-/// Extends branch `b` down to depth `top_depth`: the unit, and the sleep sets at the new
-/// nodes of its path.
+/// Extends the branch that starts at `b` down to depth `top_depth`: the unit, and the
+/// sleep sets at the new nodes of its path.
 fn extend<M: MemoryModel>(
     prog: &Program,
     opts: &Options,
-    b: &Branch,
+    b: &Start,
     top_depth: usize,
 ) -> (Unit, Vec<Vec<(Step, Access)>>) {
     let eopts = unlimited(opts);
@@ -498,18 +510,7 @@ pub(crate) fn explore<M: MemoryModel>(
                     return;
                 }
                 if let Some(v) = top.queue.pop_front() {
-                    let b = &top.branches[v];
-                    let branch = Branch {
-                        base_path: Vec::new(),
-                        base: b.base.clone(),
-                        pick: b.pick,
-                        node_sleep: b.node_sleep.clone(),
-                        done_before: b.done_before.clone(),
-                        path: Vec::new(),
-                        prefix: Vec::new(),
-                        out: None,
-                    };
-                    break (v, branch);
+                    break (v, top.branches[v].start.clone());
                 }
                 top = coord.wake.wait(top).expect("no worker panics holding it");
             }
