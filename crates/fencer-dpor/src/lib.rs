@@ -221,6 +221,8 @@ struct Dpor<'a, M> {
     unit: usize,
     /// A unit of a larger index than a violating one: abandoned, its result unused.
     cancelled: bool,
+    /// Complete executions not yet added to the workers' shared count (see `count`).
+    uncounted: u64,
     /// Frontier enumeration: stop once this many units are known.
     unit_cap: usize,
     /// Frontier enumeration takes one path only: at each position above the frontier the
@@ -417,6 +419,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             shared: None,
             unit: 0,
             cancelled: false,
+            uncounted: 0,
             unit_cap: usize::MAX,
             thin: false,
             above: None,
@@ -543,6 +546,43 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if !above.is_empty() {
                 sink.races(self.unit, above);
                 above.clear();
+            }
+        }
+    }
+
+    /// Counts a complete execution with the other workers; false if that would pass
+    /// `--max-executions`. Only that limit needs the count exact at every execution: a
+    /// counter both workers write after every execution costs each of them a cache miss
+    /// there (and on the flags `limit_hit` reads), so without it the count goes up in
+    /// batches, which only the progress display sees.
+    fn count(&mut self, sh: &parallel::Shared) -> bool {
+        const BATCH: u64 = 512;
+        let n = match self.opts.max_executions {
+            Some(max) => match sh.ticket(1, Some(max)) {
+                Some(n) => n,
+                None => return false,
+            },
+            None => {
+                self.uncounted += 1;
+                if self.uncounted < BATCH {
+                    return true;
+                }
+                sh.ticket(std::mem::take(&mut self.uncounted), None)
+                    .expect("no limit to pass")
+            }
+        };
+        if let Some(p) = &self.opts.progress {
+            p.fetch_max(n, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Adds the executions `count` has not passed on yet, when a unit is over.
+    fn flush_count(&mut self) {
+        if let (Some(sh), n @ 1..) = (self.shared, std::mem::take(&mut self.uncounted)) {
+            let total = sh.ticket(n, None).expect("no limit to pass");
+            if let Some(p) = &self.opts.progress {
+                p.fetch_max(total, Ordering::Relaxed);
             }
         }
     }
@@ -698,18 +738,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                         let completes = state.is_complete()
                             && state.cut().is_none()
                             && !state.threads.iter().any(|t| t.faulted);
-                        if completes {
-                            match sh.ticket(self.opts.max_executions) {
-                                Some(n) => {
-                                    if let Some(p) = &self.opts.progress {
-                                        p.store(n, Ordering::Relaxed);
-                                    }
-                                }
-                                None => {
-                                    self.stop(Limit::MaxExecutions);
-                                    return;
-                                }
-                            }
+                        if completes && !self.count(sh) {
+                            self.stop(Limit::MaxExecutions);
+                            return;
                         }
                     }
                     self.blocked_locks(&state, d);

@@ -129,9 +129,14 @@ pub(crate) struct Unit {
 }
 
 /// What all workers share: limits, the execution count and cancellation.
+/// A cache line of its own: workers write it often, and must not take the flags that
+/// every execution reads out of the other worker's cache each time.
+#[repr(align(128))]
+struct Line<T>(T);
+
 pub(crate) struct Shared {
     pub start: Instant,
-    executions: AtomicU64,
+    executions: Line<AtomicU64>,
     /// 0: running; 1: timeout; 2: --max-executions.
     stop: AtomicU8,
     /// Units of a larger index are abandoned (a violation was found in this one).
@@ -144,7 +149,7 @@ impl Shared {
     fn new() -> Shared {
         Shared {
             start: Instant::now(),
-            executions: AtomicU64::new(0),
+            executions: Line(AtomicU64::new(0)),
             stop: AtomicU8::new(0),
             cancel_above: AtomicUsize::new(usize::MAX),
             halted: AtomicBool::new(false),
@@ -175,15 +180,15 @@ impl Shared {
     }
 
     pub fn executions(&self) -> u64 {
-        self.executions.load(Ordering::Relaxed)
+        self.executions.0.load(Ordering::Relaxed)
     }
 
-    /// Counts one more complete execution, unless that would pass `max`: the new total.
-    pub fn ticket(&self, max: Option<u64>) -> Option<u64> {
-        let n = self.executions.fetch_add(1, Ordering::Relaxed);
+    /// Counts `k` more complete executions, unless that would pass `max`: the new total.
+    pub fn ticket(&self, k: u64, max: Option<u64>) -> Option<u64> {
+        let n = self.executions.0.fetch_add(k, Ordering::Relaxed);
         match max {
-            Some(m) if n >= m => None,
-            _ => Some(n + 1),
+            Some(m) if n + k > m => None,
+            _ => Some(n + k),
         }
     }
 }
@@ -313,6 +318,7 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     d.pos[root].sleep = unit.sleep.clone();
     d.fresh = unit.fresh;
     d.explore(root);
+    d.flush_count();
     if d.cancelled {
         return None;
     }
