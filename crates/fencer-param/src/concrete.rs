@@ -70,6 +70,17 @@ impl<'a> Instance<'a> {
         }
     }
 
+    /// How many values a process cell of the instance can hold: its processes and one
+    /// identifier of no process (`procs`). The backward search's process sort is
+    /// infinite, so `init` may ask a cell to differ from every process (flash's
+    /// `Home <> p`); the oracle's exploration, the initial states a trace is replayed
+    /// from and the explicit exploration all use this one domain, so that they agree on
+    /// which states exist. One such identifier only: an `init` that needs two distinct
+    /// ones is not met, and a trace from it does not run (never a wrong answer).
+    pub fn proc_values(&self) -> u8 {
+        self.procs + 1
+    }
+
     pub fn cell(&self, g: u32, idx: &[u8]) -> usize {
         let mut o = 0;
         for &i in idx {
@@ -316,7 +327,7 @@ pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
     }
     for mut conj in init.dnf(sys) {
         conj.extend(given.iter().cloned());
-        let Some((e, m)) = crate::pre::model(sys, Some(inst.procs), &conj) else {
+        let Some((e, m)) = crate::pre::model(sys, Some(inst.proc_values()), &conj) else {
             continue;
         };
         let mut s = vec![0; inst.width];
@@ -587,7 +598,7 @@ pub fn explore(sys: &System, procs: u8, max_states: usize) -> Explicit {
 }
 
 /// Every initial state: cells fixed by `init` take their value, the others every value of
-/// their (finite) sort.
+/// their (finite) sort (a process cell: [`Instance::proc_values`]).
 pub fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String> {
     initial_states_sampled(inst, max, false)
 }
@@ -647,11 +658,7 @@ fn initial_states_with(
                 let c = inst.base[g] + i;
                 domains.push(match fixed[c] {
                     Some(v) => vec![v],
-                    // BRAB's oracle: a process cell may also hold an identifier of no
-                    // process of the instance (flash's `Home <> p` for every `p`).
-                    None if sample.is_some() && glob.sort == Sort::Proc => {
-                        (0..=inst.procs as i64).collect()
-                    }
+                    None if glob.sort == Sort::Proc => (0..inst.proc_values() as i64).collect(),
                     None => match crate::pre::finite_values(sys, glob.sort, Some(inst.procs)) {
                         Some(k) => (0..k as i64).collect(),
                         None if sample.is_some() => (0..sample.unwrap_or(1)).collect(),
