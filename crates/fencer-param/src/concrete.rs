@@ -182,12 +182,13 @@ impl<'a> Instance<'a> {
     }
 
     /// Values a nondeterministic assignment of a cell of sort `sort` is tried with: all of a
-    /// finite sort; for numbers and abstract values, those of the state, their neighbours
-    /// and a new one.
+    /// finite sort (a process cell: [`Instance::proc_values`], as the search's fresh value
+    /// of the infinite sort may be no process); for numbers and abstract values, those of
+    /// the state, their neighbours and a new one.
     fn choices(&self, s: &State, sort: Sort) -> Vec<i64> {
         match sort {
             Sort::Enum(t) => (0..self.sys.types[t as usize].1.len() as i64).collect(),
-            Sort::Proc => (0..self.procs as i64).collect(),
+            Sort::Proc => (0..self.proc_values() as i64).collect(),
             // States of BRAB's exploration number their abstract values by first occurrence
             // (see `canon_abstract`): the values in use and one new one are every choice
             // up to renaming.
