@@ -120,6 +120,20 @@ impl<'a> Instance<'a> {
         }
     }
 
+    /// A term under `env` as the offset of the cell it reads (`Ok`) or its value (`Err`),
+    /// when it is one of those.
+    fn resolve(&self, env: &[u8], t: &Term) -> Option<Result<usize, i64>> {
+        match t {
+            Term::Proc(p) | Term::Atom(Atom::Pid(p)) => Some(Err(Self::proc(env, *p) as i64)),
+            Term::Val(v) => Some(Err(*v as i64)),
+            Term::Atom(Atom::Cell(g, idx)) => {
+                let idx: Vec<u8> = idx.iter().map(|p| Self::proc(env, *p)).collect();
+                Some(Ok(self.cell(*g, &idx)))
+            }
+            Term::Atom(_) => None,
+        }
+    }
+
     fn term(&self, s: &State, env: &[u8], t: &Term) -> i64 {
         match t {
             Term::Proc(p) => Self::proc(env, *p) as i64,
@@ -525,14 +539,68 @@ fn plain_lits(inst: &Instance, lits: &[Lit]) -> Vec<Lit> {
 /// Whether some state satisfies the literals (over process variables `#1..#k`) for some
 /// placement of the variables on distinct processes of the instance.
 pub fn satisfied_in(inst: &Instance, states: &[State], k: u8, lits: &[Lit]) -> bool {
-    if k > inst.procs {
-        return false;
+    let m = Matcher::new(inst, k, lits);
+    states.iter().any(|s| m.matches(s))
+}
+
+/// One literal with its process variables placed: a comparison of a cell with a value
+/// or with another cell reads the state directly.
+enum Check<'l> {
+    Val(usize, i64, bool),
+    Cells(usize, usize, bool),
+    Lit(&'l Lit),
+}
+
+/// Literals over `#1..#k`, evaluated over states for every placement of the variables on
+/// distinct processes, each literal resolved to cell offsets once: BRAB's oracle tests
+/// every candidate against thousands of states, and reading cells through `Instance::lit`
+/// was a fifth of flash_buggy's time.
+pub struct Matcher<'a, 'l> {
+    inst: &'a Instance<'a>,
+    /// Per placement that no literal makes false by itself: its checks and the placement.
+    envs: Vec<(Vec<Check<'l>>, Vec<u8>)>,
+}
+
+impl<'a, 'l> Matcher<'a, 'l> {
+    pub fn new(inst: &'a Instance<'a>, k: u8, lits: &'l [Lit]) -> Matcher<'a, 'l> {
+        let mut envs = Vec::new();
+        if k <= inst.procs {
+            'env: for env in placements(k, inst.procs) {
+                let mut checks = Vec::new();
+                for l in lits {
+                    let (a, b, eq) = match l {
+                        Lit::Eq(a, b) => (a, b, true),
+                        Lit::Ne(a, b) => (a, b, false),
+                        Lit::Arith(..) => {
+                            checks.push(Check::Lit(l));
+                            continue;
+                        }
+                    };
+                    match (inst.resolve(&env, a), inst.resolve(&env, b)) {
+                        (Some(Ok(c)), Some(Err(v))) | (Some(Err(v)), Some(Ok(c))) => {
+                            checks.push(Check::Val(c, v, eq))
+                        }
+                        (Some(Ok(c)), Some(Ok(d))) => checks.push(Check::Cells(c, d, eq)),
+                        (Some(Err(x)), Some(Err(y))) if (x == y) != eq => continue 'env,
+                        (Some(Err(_)), Some(Err(_))) => {}
+                        _ => checks.push(Check::Lit(l)),
+                    }
+                }
+                envs.push((checks, env));
+            }
+        }
+        Matcher { inst, envs }
     }
-    let envs = placements(k, inst.procs);
-    states.iter().any(|s| {
-        envs.iter()
-            .any(|env| lits.iter().all(|l| inst.lit(s, env, l)))
-    })
+
+    pub fn matches(&self, s: &State) -> bool {
+        self.envs.iter().any(|(checks, env)| {
+            checks.iter().all(|c| match *c {
+                Check::Val(c, v, eq) => (s[c] == v) == eq,
+                Check::Cells(c, d, eq) => (s[c] == s[d]) == eq,
+                Check::Lit(l) => self.inst.lit(s, env, l),
+            })
+        })
+    }
 }
 
 /// What an explicit exploration of one instance found.

@@ -144,11 +144,8 @@ impl<'a> Oracle<'a> {
     /// Whether some explored state satisfies the cube (its processes distinct ones of the
     /// instance).
     fn hits(&self, c: &Cube) -> bool {
-        let envs = concrete::placements(c.procs, self.inst.procs);
-        let sat = |s: &concrete::State| {
-            envs.iter()
-                .any(|env| c.lits.iter().all(|l| self.inst.lit(s, env, l)))
-        };
+        let m = concrete::Matcher::new(&self.inst, c.procs, &c.lits);
+        let sat = |s: &concrete::State| m.matches(s);
         let mut w = self.witnesses.borrow_mut();
         if let Some(k) = w.iter().position(|&i| sat(&self.states[i])) {
             let i = w.remove(k);
