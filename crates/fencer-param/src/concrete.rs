@@ -542,6 +542,63 @@ pub fn satisfied_in(inst: &Instance, states: &[State], k: u8, lits: &[Lit]) -> b
     states.iter().any(|s| m.matches(s))
 }
 
+/// A cell's values, each with the states (bits by position) where the cell holds it.
+type Values = Vec<(i64, Vec<u64>)>;
+
+/// For each cell, the states (bits by position) where it holds each of its values; cells
+/// with many values are not indexed (arithmetic), [`Matcher::first`] checks them per state.
+pub struct StateIndex {
+    /// Per cell: its values, each with its bit set, or `None`.
+    cells: Vec<Option<Values>>,
+    /// Every state.
+    all: Vec<u64>,
+    none: Vec<u64>,
+}
+
+impl StateIndex {
+    /// Cells with more distinct values than this are left out of the index.
+    const MAX_VALUES: usize = 16;
+
+    pub fn new(width: usize, states: &[State]) -> StateIndex {
+        let words = states.len().div_ceil(64);
+        let mut cells: Vec<Option<Values>> = vec![Some(Vec::new()); width];
+        for (i, s) in states.iter().enumerate() {
+            for (c, slot) in cells.iter_mut().enumerate() {
+                let Some(vals) = slot else { continue };
+                let k = match vals.iter().position(|(v, _)| *v == s[c]) {
+                    Some(k) => k,
+                    None if vals.len() == Self::MAX_VALUES => {
+                        *slot = None;
+                        continue;
+                    }
+                    None => {
+                        vals.push((s[c], vec![0; words]));
+                        vals.len() - 1
+                    }
+                };
+                vals[k].1[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let mut all = vec![!0u64; words];
+        if !states.len().is_multiple_of(64) {
+            all[words - 1] = (1u64 << (states.len() % 64)) - 1;
+        }
+        StateIndex {
+            cells,
+            all,
+            none: vec![0; words],
+        }
+    }
+
+    /// The states where indexed cell `c` holds `v`.
+    fn bits(&self, c: usize, v: i64) -> &[u64] {
+        let vals = self.cells[c].as_ref().expect("an indexed cell");
+        vals.iter()
+            .find(|(x, _)| *x == v)
+            .map_or(&self.none, |(_, b)| b)
+    }
+}
+
 /// One literal with its process variables placed: a comparison of a cell with a value
 /// or with another cell reads the state directly.
 enum Check<'l> {
@@ -589,6 +646,51 @@ impl<'a, 'l> Matcher<'a, 'l> {
             }
         }
         Matcher { inst, envs }
+    }
+
+    /// The first of `states` the literals hold in, `index` being built from `states`:
+    /// comparisons of an indexed cell with a value select candidates by bit sets, and only
+    /// those are checked in full. Same answer as the first `matches` in order.
+    pub fn first(&self, index: &StateIndex, states: &[State]) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (checks, env) in &self.envs {
+            let mut sel: Option<Vec<u64>> = None;
+            let mut rest = Vec::new();
+            for c in checks {
+                match *c {
+                    Check::Val(cell, v, eq) if index.cells[cell].is_some() => {
+                        let bits = index.bits(cell, v);
+                        let sel = sel.get_or_insert_with(|| index.all.clone());
+                        for (w, b) in sel.iter_mut().zip(bits) {
+                            *w &= if eq { *b } else { !*b };
+                        }
+                    }
+                    _ => rest.push(c),
+                }
+            }
+            let sel = sel.unwrap_or_else(|| index.all.clone());
+            let limit = best.unwrap_or(states.len());
+            'words: for (wi, &w) in sel.iter().enumerate() {
+                let mut w = w;
+                while w != 0 {
+                    let i = wi * 64 + w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    if i >= limit {
+                        break 'words;
+                    }
+                    let s = &states[i];
+                    if rest.iter().all(|c| match **c {
+                        Check::Val(c, v, eq) => (s[c] == v) == eq,
+                        Check::Cells(c, d, eq) => (s[c] == s[d]) == eq,
+                        Check::Lit(l) => self.inst.lit(s, env, l),
+                    }) {
+                        best = Some(i);
+                        break 'words;
+                    }
+                }
+            }
+        }
+        best
     }
 
     pub fn matches(&self, s: &State) -> bool {
