@@ -83,3 +83,14 @@ fn fixed_version_is_safe() {
     assert!(matches!(r.outcome, Outcome::Safe { .. }), "{:?}", r.outcome);
     assert!(matches!(explore(&sys, 3, 1000), Explicit::Safe { .. }));
 }
+
+/// Under `number_procs` the process sort is exactly those processes: `Owner` cannot
+/// differ from both, no state is initial, and neither the search nor the explicit
+/// exploration may invent an identifier of no process.
+#[test]
+fn number_procs_has_no_other_identifier() {
+    let sys = load(&format!("number_procs 2\n{BUGGY}"));
+    let r = check(&sys, &Options::default());
+    assert!(matches!(r.outcome, Outcome::Safe { .. }), "{:?}", r.outcome);
+    assert!(matches!(explore(&sys, 2, 1000), Explicit::Safe { .. }));
+}

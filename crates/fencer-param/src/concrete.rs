@@ -81,9 +81,15 @@ impl<'a> Instance<'a> {
     /// `Home <> p`); the oracle's exploration, the initial states a trace is replayed
     /// from and the explicit exploration all use this one domain, so that they agree on
     /// which states exist. One such identifier only: an `init` that needs two distinct
-    /// ones is not met, and a trace from it does not run (never a wrong answer).
+    /// ones is not met, and a trace from it does not run (never a wrong answer). Under
+    /// `number_procs` the sort is those processes (the search's solver says so too): no
+    /// other identifier, or a trace could run through a state the system does not have.
     pub fn proc_values(&self) -> u8 {
-        self.procs + 1
+        if self.sys.procs.is_some() {
+            self.procs
+        } else {
+            self.procs + 1
+        }
     }
 
     pub fn cell(&self, g: u32, idx: &[u8]) -> usize {
