@@ -33,7 +33,7 @@ fn run(slow: bool) {
         };
         let opts = Options {
             max_nodes: Some(if row.brab { 2_000 } else { 20_000 }),
-            // Rows that answer get room for debug builds (flash_nodata: 0.4 s in release);
+            // Rows that answer get room for debug builds (flash_buggy: under 1 s in release);
             // the others only show that they do not answer wrongly.
             timeout: Some(Duration::from_secs(
                 match (row.brab, common::BRAB_PASS.contains(&row.file.as_str())) {

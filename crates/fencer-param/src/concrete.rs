@@ -20,6 +20,9 @@ pub struct Instance<'a> {
     /// Nondeterministic assignments of numbers and abstract values choose among 0, 1 and
     /// 2 only (BRAB's forward exploration: fewer states, all of them reachable).
     pub small: bool,
+    /// The argument tuples of a transition by its number of parameters: BRAB's
+    /// exploration asks for every state's successors (flash: 69 transitions, 18,000 states).
+    args: Vec<Vec<Vec<u8>>>,
 }
 
 impl<'a> Instance<'a> {
@@ -30,12 +33,14 @@ impl<'a> Instance<'a> {
             base.push(w);
             w += (procs as usize).pow(g.arity as u32);
         }
+        let params = sys.transitions.iter().map(|t| t.params).max().unwrap_or(0);
         Instance {
             sys,
             procs,
             base,
             width: w,
             small: false,
+            args: (0..=params).map(|k| placements(k, procs)).collect(),
         }
     }
 
@@ -67,6 +72,23 @@ impl<'a> Instance<'a> {
                     seen.len() as i64 - 1
                 }
             };
+        }
+    }
+
+    /// How many values a process cell of the instance can hold: its processes and one
+    /// identifier of no process (`procs`). The backward search's process sort is
+    /// infinite, so `init` may ask a cell to differ from every process (flash's
+    /// `Home <> p`); the oracle's exploration, the initial states a trace is replayed
+    /// from and the explicit exploration all use this one domain, so that they agree on
+    /// which states exist. One such identifier only: an `init` that needs two distinct
+    /// ones is not met, and a trace from it does not run (never a wrong answer). Under
+    /// `number_procs` the sort is those processes (the search's solver says so too): no
+    /// other identifier, or a trace could run through a state the system does not have.
+    pub fn proc_values(&self) -> u8 {
+        if self.sys.procs.is_some() {
+            self.procs
+        } else {
+            self.procs + 1
         }
     }
 
@@ -106,6 +128,20 @@ impl<'a> Instance<'a> {
             Atom::Fresh(..) => {
                 unreachable!("transitions and cubes given to run have no fresh atoms")
             }
+        }
+    }
+
+    /// A term under `env` as the offset of the cell it reads (`Ok`) or its value (`Err`),
+    /// when it is one of those.
+    fn resolve(&self, env: &[u8], t: &Term) -> Option<Result<usize, i64>> {
+        match t {
+            Term::Proc(p) | Term::Atom(Atom::Pid(p)) => Some(Err(Self::proc(env, *p) as i64)),
+            Term::Val(v) => Some(Err(*v as i64)),
+            Term::Atom(Atom::Cell(g, idx)) => {
+                let idx: Vec<u8> = idx.iter().map(|p| Self::proc(env, *p)).collect();
+                Some(Ok(self.cell(*g, &idx)))
+            }
+            Term::Atom(_) => None,
         }
     }
 
@@ -156,6 +192,9 @@ impl<'a> Instance<'a> {
         if !self.formula(s, args, &t.guard) {
             return false;
         }
+        if t.forall_other.is_empty() {
+            return true;
+        }
         let mut env = args.to_vec();
         env.push(0);
         for q in 0..self.procs {
@@ -171,12 +210,13 @@ impl<'a> Instance<'a> {
     }
 
     /// Values a nondeterministic assignment of a cell of sort `sort` is tried with: all of a
-    /// finite sort; for numbers and abstract values, those of the state, their neighbours
-    /// and a new one.
+    /// finite sort (a process cell: [`Instance::proc_values`], as the search's fresh value
+    /// of the infinite sort may be no process); for numbers and abstract values, those of
+    /// the state, their neighbours and a new one.
     fn choices(&self, s: &State, sort: Sort) -> Vec<i64> {
         match sort {
             Sort::Enum(t) => (0..self.sys.types[t as usize].1.len() as i64).collect(),
-            Sort::Proc => (0..self.procs as i64).collect(),
+            Sort::Proc => (0..self.proc_values() as i64).collect(),
             // States of BRAB's exploration number their abstract values by first occurrence
             // (see `canon_abstract`): the values in use and one new one are every choice
             // up to renaming.
@@ -274,18 +314,9 @@ impl<'a> Instance<'a> {
     /// All transition instances enabled in `s` and where they lead.
     pub fn successors(&self, s: &State, f: &mut dyn FnMut(Step, State)) {
         for (ti, t) in self.sys.transitions.iter().enumerate() {
-            let mut maps = Vec::new();
-            crate::search::const_maps(t.params as usize, self.procs, &mut maps, &mut Vec::new());
-            for m in maps {
-                let args: Vec<u8> = m
-                    .iter()
-                    .map(|p| match p {
-                        ProcRef::Const(c) => *c,
-                        ProcRef::Var(v) => *v,
-                    })
-                    .collect();
-                if self.enabled(s, t, &args) {
-                    for n in self.fire(s, t, &args) {
+            for args in &self.args[t.params as usize] {
+                if self.enabled(s, t, args) {
+                    for n in self.fire(s, t, args) {
                         f(
                             Step {
                                 transition: ti,
@@ -316,7 +347,7 @@ pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
     }
     for mut conj in init.dnf(sys) {
         conj.extend(given.iter().cloned());
-        let Some((e, m)) = crate::pre::model(sys, Some(inst.procs), &conj) else {
+        let Some((e, m)) = crate::pre::model(sys, Some(inst.proc_values()), &conj) else {
             continue;
         };
         let mut s = vec![0; inst.width];
@@ -513,14 +544,170 @@ fn plain_lits(inst: &Instance, lits: &[Lit]) -> Vec<Lit> {
 /// Whether some state satisfies the literals (over process variables `#1..#k`) for some
 /// placement of the variables on distinct processes of the instance.
 pub fn satisfied_in(inst: &Instance, states: &[State], k: u8, lits: &[Lit]) -> bool {
-    if k > inst.procs {
-        return false;
+    let m = Matcher::new(inst, k, lits);
+    states.iter().any(|s| m.matches(s))
+}
+
+/// A cell's values, each with the states (bits by position) where the cell holds it.
+type Values = Vec<(i64, Vec<u64>)>;
+
+/// For each cell, the states (bits by position) where it holds each of its values; cells
+/// with many values are not indexed (arithmetic), [`Matcher::first`] checks them per state.
+pub struct StateIndex {
+    /// Per cell: its values, each with its bit set, or `None`.
+    cells: Vec<Option<Values>>,
+    /// Every state.
+    all: Vec<u64>,
+    none: Vec<u64>,
+}
+
+impl StateIndex {
+    /// Cells with more distinct values than this are left out of the index.
+    const MAX_VALUES: usize = 16;
+
+    pub fn new(width: usize, states: &[State]) -> StateIndex {
+        let words = states.len().div_ceil(64);
+        let mut cells: Vec<Option<Values>> = vec![Some(Vec::new()); width];
+        for (i, s) in states.iter().enumerate() {
+            for (c, slot) in cells.iter_mut().enumerate() {
+                let Some(vals) = slot else { continue };
+                let k = match vals.iter().position(|(v, _)| *v == s[c]) {
+                    Some(k) => k,
+                    None if vals.len() == Self::MAX_VALUES => {
+                        *slot = None;
+                        continue;
+                    }
+                    None => {
+                        vals.push((s[c], vec![0; words]));
+                        vals.len() - 1
+                    }
+                };
+                vals[k].1[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let mut all = vec![!0u64; words];
+        if !states.len().is_multiple_of(64) {
+            all[words - 1] = (1u64 << (states.len() % 64)) - 1;
+        }
+        StateIndex {
+            cells,
+            all,
+            none: vec![0; words],
+        }
     }
-    let envs = placements(k, inst.procs);
-    states.iter().any(|s| {
-        envs.iter()
-            .any(|env| lits.iter().all(|l| inst.lit(s, env, l)))
-    })
+
+    /// The states where indexed cell `c` holds `v`.
+    fn bits(&self, c: usize, v: i64) -> &[u64] {
+        let vals = self.cells[c].as_ref().expect("an indexed cell");
+        vals.iter()
+            .find(|(x, _)| *x == v)
+            .map_or(&self.none, |(_, b)| b)
+    }
+}
+
+/// One literal with its process variables placed: a comparison of a cell with a value
+/// or with another cell reads the state directly.
+enum Check<'l> {
+    Val(usize, i64, bool),
+    Cells(usize, usize, bool),
+    Lit(&'l Lit),
+}
+
+/// Literals over `#1..#k`, evaluated over states for every placement of the variables on
+/// distinct processes, each literal resolved to cell offsets once: BRAB's oracle tests
+/// every candidate against thousands of states, and reading cells through `Instance::lit`
+/// was a fifth of flash_buggy's time.
+pub struct Matcher<'a, 'l> {
+    inst: &'a Instance<'a>,
+    /// Per placement that no literal makes false by itself: its checks and the placement.
+    envs: Vec<(Vec<Check<'l>>, Vec<u8>)>,
+}
+
+impl<'a, 'l> Matcher<'a, 'l> {
+    pub fn new(inst: &'a Instance<'a>, k: u8, lits: &'l [Lit]) -> Matcher<'a, 'l> {
+        let mut envs = Vec::new();
+        if k <= inst.procs {
+            'env: for env in placements(k, inst.procs) {
+                let mut checks = Vec::new();
+                for l in lits {
+                    let (a, b, eq) = match l {
+                        Lit::Eq(a, b) => (a, b, true),
+                        Lit::Ne(a, b) => (a, b, false),
+                        Lit::Arith(..) => {
+                            checks.push(Check::Lit(l));
+                            continue;
+                        }
+                    };
+                    match (inst.resolve(&env, a), inst.resolve(&env, b)) {
+                        (Some(Ok(c)), Some(Err(v))) | (Some(Err(v)), Some(Ok(c))) => {
+                            checks.push(Check::Val(c, v, eq))
+                        }
+                        (Some(Ok(c)), Some(Ok(d))) => checks.push(Check::Cells(c, d, eq)),
+                        (Some(Err(x)), Some(Err(y))) if (x == y) != eq => continue 'env,
+                        (Some(Err(_)), Some(Err(_))) => {}
+                        _ => checks.push(Check::Lit(l)),
+                    }
+                }
+                envs.push((checks, env));
+            }
+        }
+        Matcher { inst, envs }
+    }
+
+    /// The first of `states` the literals hold in, `index` being built from `states`:
+    /// comparisons of an indexed cell with a value select candidates by bit sets, and only
+    /// those are checked in full. Same answer as the first `matches` in order.
+    pub fn first(&self, index: &StateIndex, states: &[State]) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (checks, env) in &self.envs {
+            let mut sel: Option<Vec<u64>> = None;
+            let mut rest = Vec::new();
+            for c in checks {
+                match *c {
+                    Check::Val(cell, v, eq) if index.cells[cell].is_some() => {
+                        let bits = index.bits(cell, v);
+                        let sel = sel.get_or_insert_with(|| index.all.clone());
+                        for (w, b) in sel.iter_mut().zip(bits) {
+                            *w &= if eq { *b } else { !*b };
+                        }
+                    }
+                    _ => rest.push(c),
+                }
+            }
+            let sel = sel.unwrap_or_else(|| index.all.clone());
+            let limit = best.unwrap_or(states.len());
+            'words: for (wi, &w) in sel.iter().enumerate() {
+                let mut w = w;
+                while w != 0 {
+                    let i = wi * 64 + w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    if i >= limit {
+                        break 'words;
+                    }
+                    let s = &states[i];
+                    if rest.iter().all(|c| match **c {
+                        Check::Val(c, v, eq) => (s[c] == v) == eq,
+                        Check::Cells(c, d, eq) => (s[c] == s[d]) == eq,
+                        Check::Lit(l) => self.inst.lit(s, env, l),
+                    }) {
+                        best = Some(i);
+                        break 'words;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    pub fn matches(&self, s: &State) -> bool {
+        self.envs.iter().any(|(checks, env)| {
+            checks.iter().all(|c| match *c {
+                Check::Val(c, v, eq) => (s[c] == v) == eq,
+                Check::Cells(c, d, eq) => (s[c] == s[d]) == eq,
+                Check::Lit(l) => self.inst.lit(s, env, l),
+            })
+        })
+    }
 }
 
 /// What an explicit exploration of one instance found.
@@ -587,7 +774,7 @@ pub fn explore(sys: &System, procs: u8, max_states: usize) -> Explicit {
 }
 
 /// Every initial state: cells fixed by `init` take their value, the others every value of
-/// their (finite) sort.
+/// their (finite) sort (a process cell: [`Instance::proc_values`]).
 pub fn initial_states(inst: &Instance, max: usize) -> Result<Vec<State>, String> {
     initial_states_sampled(inst, max, false)
 }
@@ -647,11 +834,7 @@ fn initial_states_with(
                 let c = inst.base[g] + i;
                 domains.push(match fixed[c] {
                     Some(v) => vec![v],
-                    // BRAB's oracle: a process cell may also hold an identifier of no
-                    // process of the instance (flash's `Home <> p` for every `p`).
-                    None if sample.is_some() && glob.sort == Sort::Proc => {
-                        (0..=inst.procs as i64).collect()
-                    }
+                    None if glob.sort == Sort::Proc => (0..inst.proc_values() as i64).collect(),
                     None => match crate::pre::finite_values(sys, glob.sort, Some(inst.procs)) {
                         Some(k) => (0..k as i64).collect(),
                         None if sample.is_some() => (0..sample.unwrap_or(1)).collect(),

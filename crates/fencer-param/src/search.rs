@@ -120,6 +120,9 @@ pub const FORWARD_STATES: usize = 20_000;
 pub struct Oracle<'a> {
     inst: concrete::Instance<'a>,
     states: Vec<concrete::State>,
+    /// `states` by cell values: a candidate no state satisfies (each one kept) is found
+    /// so without testing every state (a sixth of flash_buggy's time before).
+    index: concrete::StateIndex,
     banned: Vec<Cube>,
     /// The states that satisfied recent candidates, latest first: most candidates are
     /// reachable, and a state that satisfies one usually satisfies the next (they share
@@ -129,9 +132,12 @@ pub struct Oracle<'a> {
 
 impl<'a> Oracle<'a> {
     pub fn new(sys: &'a System, procs: u8, depth: Option<u32>) -> Oracle<'a> {
+        let inst = concrete::Instance::new(sys, procs);
+        let states = concrete::reachable(sys, procs, depth, FORWARD_STATES);
         let o = Oracle {
-            inst: concrete::Instance::new(sys, procs),
-            states: concrete::reachable(sys, procs, depth, FORWARD_STATES),
+            index: concrete::StateIndex::new(inst.width, &states),
+            inst,
+            states,
             banned: Vec::new(),
             witnesses: Default::default(),
         };
@@ -144,18 +150,15 @@ impl<'a> Oracle<'a> {
     /// Whether some explored state satisfies the cube (its processes distinct ones of the
     /// instance).
     fn hits(&self, c: &Cube) -> bool {
-        let envs = concrete::placements(c.procs, self.inst.procs);
-        let sat = |s: &concrete::State| {
-            envs.iter()
-                .any(|env| c.lits.iter().all(|l| self.inst.lit(s, env, l)))
-        };
+        let m = concrete::Matcher::new(&self.inst, c.procs, &c.lits);
+        let sat = |s: &concrete::State| m.matches(s);
         let mut w = self.witnesses.borrow_mut();
         if let Some(k) = w.iter().position(|&i| sat(&self.states[i])) {
             let i = w.remove(k);
             w.insert(0, i);
             return true;
         }
-        match self.states.iter().position(sat) {
+        match m.first(&self.index, &self.states) {
             Some(i) => {
                 w.insert(0, i);
                 w.truncate(WITNESSES);
