@@ -269,9 +269,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             spurious: None,
             spurious_count: 0,
             too_many_events: false,
-            groups: Default::default(),
-            unary: Default::default(),
-            shapes: Default::default(),
+            info: Vec::new(),
             masks: Vec::new(),
             oracle: oracle.as_ref(),
             bad: Vec::new(),
@@ -329,16 +327,8 @@ struct Search<'a> {
     subsumed: u64,
     generated: u64,
     deadline: Option<Instant>,
-    /// For each visited node, its literals grouped by the highest process variable they
-    /// mention (renamings are built one variable at a time).
-    groups: rustc_hash::FxHashMap<usize, Vec<Vec<Lit>>>,
-    /// For each visited node, the constructor facts about each process variable alone:
-    /// a cheap filter of the processes it can be renamed to.
-    unary: rustc_hash::FxHashMap<usize, Vec<Vec<UnaryFact>>>,
-    /// For each visited node, the shapes of its literals (see [`lit_shape`]) and their
-    /// bits in a 64-bit mask: a visited cube whose shapes are not all among a cube's
-    /// cannot be included in it under any renaming.
-    shapes: rustc_hash::FxHashMap<usize, (u64, Vec<u64>)>,
+    /// What subsumption needs of each visited node, in the order of `visited`.
+    info: Vec<VisitedInfo>,
     /// The shape mask and process count of each visited cube, in the order of `visited`:
     /// scanned for every queued cube, so kept contiguous.
     masks: Vec<(u64, u8)>,
@@ -365,6 +355,19 @@ struct Search<'a> {
     ticks: &'a [u32],
     /// Per global: a process no transition writes (a constant process, flash's `Home`).
     const_procs: &'a [bool],
+}
+
+/// A visited cube prepared for subsumption checks.
+struct VisitedInfo {
+    /// Its literals grouped by the highest process variable they mention (renamings are
+    /// built one variable at a time).
+    groups: Vec<Vec<Lit>>,
+    /// The constructor facts about each process variable alone: a cheap filter of the
+    /// processes it can be renamed to.
+    unary: Vec<Vec<UnaryFact>>,
+    /// The shapes of its literals (see [`lit_shape`]): a visited cube whose shapes are
+    /// not all among a cube's cannot be included in it under any renaming.
+    shapes: Vec<u64>,
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -848,16 +851,19 @@ impl Search<'_> {
             }
         }
         // Only the syntactic first pass of `subsumed_by_visited` uses shapes.
+        let mut shapes = Vec::new();
         if self.sys.procs.is_none() && !self.sys.tso {
-            let mut shapes: Vec<u64> = vc.lits.iter().filter_map(lit_shape).collect();
+            shapes = vc.lits.iter().filter_map(lit_shape).collect();
             shapes.sort_unstable();
             shapes.dedup();
             let mask = shapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
-            self.shapes.insert(i, (mask, shapes));
             self.masks.push((mask, vc.procs));
         }
-        self.unary.insert(i, unary);
-        self.groups.insert(i, groups);
+        self.info.push(VisitedInfo {
+            groups,
+            unary,
+            shapes,
+        });
         self.visited.push(i);
     }
 
@@ -985,12 +991,7 @@ impl Search<'_> {
                 }
             }
         }
-        let mut cfacts: rustc_hash::FxHashMap<(u32, u8), u32> = Default::default();
-        for l in &c.lits {
-            if let Some((g, k, v, true)) = unary_fact(l) {
-                cfacts.insert((g, k), v);
-            }
-        }
+        let cfacts = CubeFacts::new(sys, c);
         let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, &Lit)> = Default::default();
         let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), &Lit> = Default::default();
         for l in &c.lits {
@@ -1013,16 +1014,18 @@ impl Search<'_> {
         if sys.procs.is_none() && !sys.tso {
             let cshapes: FxHashSet<u64> = c.lits.iter().filter_map(lit_shape).collect();
             let cmask = cshapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
-            'fast: for (&v, &(vmask, vprocs)) in self.visited.iter().zip(&self.masks) {
+            'fast: for ((&v, info), &(vmask, vprocs)) in
+                self.visited.iter().zip(&self.info).zip(&self.masks)
+            {
                 if vprocs > c.procs || vmask & !cmask != 0 {
                     continue;
                 }
                 let vc = &self.nodes[v].cube;
-                if !self.shapes[&v].1.iter().all(|h| cshapes.contains(h)) {
+                if !info.shapes.iter().all(|h| cshapes.contains(h)) {
                     continue;
                 }
                 compat.clear();
-                for facts in &self.unary[&v] {
+                for facts in &info.unary {
                     let ok = compatible(facts, &cfacts, c.procs);
                     if ok == 0 {
                         continue 'fast;
@@ -1035,7 +1038,7 @@ impl Search<'_> {
                     sys,
                     have: &have,
                     facts: &facts,
-                    groups: &self.groups[&v],
+                    groups: &info.groups,
                     map: Vec::new(),
                     out: Vec::new(),
                     compat: &compat,
@@ -1051,7 +1054,7 @@ impl Search<'_> {
                 }
             }
         }
-        'visited: for &v in &self.visited {
+        'visited: for (&v, info) in self.visited.iter().zip(&self.info) {
             let vc = &self.nodes[v].cube;
             if vc.procs > c.procs {
                 continue;
@@ -1059,7 +1062,7 @@ impl Search<'_> {
             // Which of the cube's processes each variable of the visited cube may become.
             compat.clear();
             if sys.procs.is_none() {
-                for facts in &self.unary[&v] {
+                for facts in &info.unary {
                     let ok = compatible(facts, &cfacts, c.procs);
                     if ok == 0 {
                         continue 'visited;
@@ -1067,7 +1070,7 @@ impl Search<'_> {
                     compat.push(ok);
                 }
             }
-            let groups = &self.groups[&v];
+            let groups = &info.groups;
             let mut m = Match {
                 a_ev: &vc.ev,
                 b_ev: &c.ev,
@@ -1328,19 +1331,60 @@ fn lit_shape(l: &Lit) -> Option<u64> {
 
 /// The processes of the cube (bit `p` for `#p+1`) that a variable of a visited cube with
 /// these constructor facts may be renamed to: those the cube's facts do not contradict.
-fn compatible(
-    facts: &[UnaryFact],
-    cfacts: &rustc_hash::FxHashMap<(u32, u8), u32>,
-    procs: u8,
-) -> u32 {
+fn compatible(facts: &[UnaryFact], cfacts: &CubeFacts, procs: u8) -> u32 {
     (0..procs)
         .filter(|&p| {
-            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
-                Some(&w) => (w == val) == eq,
-                None => true,
-            })
+            facts
+                .iter()
+                .all(|&(g, val, eq)| !cfacts.refutes(g, p, val, eq))
         })
         .fold(0, |m, p| m | 1 << p)
+}
+
+/// A cube's constructor facts about each process alone (`A[#p] = C`, `A[#p] <> C`),
+/// in dense tables: `compatible` asks them for every variable of every visited cube.
+struct CubeFacts {
+    procs: usize,
+    /// Per array and process: the constructor the cube says the cell holds, or `NONE`.
+    eq: Vec<u32>,
+    /// Per array and process: the constructors (below 64) the cube says it does not hold.
+    ne: Vec<u64>,
+}
+
+impl CubeFacts {
+    const NONE: u32 = u32::MAX;
+
+    fn new(sys: &System, c: &Cube) -> CubeFacts {
+        let procs = c.procs as usize;
+        let n = sys.globals.len() * procs;
+        let mut f = CubeFacts {
+            procs,
+            eq: vec![Self::NONE; n],
+            ne: vec![0; n],
+        };
+        for l in &c.lits {
+            if let Some((g, k, v, eq)) = unary_fact(l) {
+                let at = g as usize * procs + k as usize;
+                if eq {
+                    f.eq[at] = v;
+                } else if v < 64 {
+                    f.ne[at] |= 1 << v;
+                }
+            }
+        }
+        f
+    }
+
+    /// Whether `A[#p] = val` (`eq`) or `A[#p] <> val` contradicts the cube's facts.
+    fn refutes(&self, g: u32, p: u8, val: u32, eq: bool) -> bool {
+        let at = g as usize * self.procs + p as usize;
+        let w = self.eq[at];
+        if w != Self::NONE {
+            return (w == val) != eq;
+        }
+        // Without an equality, only `A[#p] = C` against `A[#p] <> C` contradicts.
+        eq && val < 64 && self.ne[at] & (1 << val) != 0
+    }
 }
 
 /// An array cell by its array and one or two process variables (`u8::MAX`: no second).
@@ -1460,6 +1504,11 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                     *syntactic = false;
                     // Against an equality of the cube with another value (`contradicts`).
                     if fact.is_some_and(|f| (f.0 == v) != eq) {
+                        return false;
+                    }
+                    // Against a disequality of the cube: that renaming cannot help cover
+                    // the cube either.
+                    if eq && self.cell_ne.contains_key(&(key, v)) {
                         return false;
                     }
                     // Not the cube's and not refuted by it: built directly in normal form
