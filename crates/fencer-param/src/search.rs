@@ -6,7 +6,6 @@ use crate::formula::{Formula, Lit, Term};
 use crate::pre::{make_cube, pre_image, sat, Cube};
 use crate::{ProcRef, System};
 use rustc_hash::FxHashSet;
-use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, Default)]
@@ -270,6 +269,7 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             spurious_count: 0,
             too_many_events: false,
             info: Vec::new(),
+            arith_ids: Default::default(),
             masks: Vec::new(),
             oracle: oracle.as_ref(),
             bad: Vec::new(),
@@ -329,6 +329,9 @@ struct Search<'a> {
     deadline: Option<Instant>,
     /// What subsumption needs of each visited node, in the order of `visited`.
     info: Vec<VisitedInfo>,
+    /// A number for each distinct arithmetic literal of the visited cubes (see
+    /// [`VisitedInfo::arith`]).
+    arith_ids: rustc_hash::FxHashMap<Lit, u32>,
     /// The shape mask and process count of each visited cube, in the order of `visited`:
     /// scanned for every queued cube, so kept contiguous.
     masks: Vec<(u64, u8)>,
@@ -362,6 +365,9 @@ struct VisitedInfo {
     /// Its literals grouped by the highest process variable they mention (renamings are
     /// built one variable at a time).
     groups: Vec<Vec<Lit>>,
+    /// Per literal of `groups`, what renaming it needs, inline: reading the literals
+    /// themselves (cells' index vectors on the heap) was most of the renaming loop's time.
+    compact: Vec<Vec<Compact>>,
     /// The constructor facts about each process variable alone: a cheap filter of the
     /// processes it can be renamed to.
     unary: Vec<Vec<UnaryFact>>,
@@ -844,6 +850,14 @@ impl Search<'_> {
                 .unwrap_or(0);
             groups[top].push(l.clone());
         }
+        let compact = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|l| compact(self.sys, &mut self.arith_ids, l))
+                    .collect()
+            })
+            .collect();
         let mut unary: Vec<Vec<UnaryFact>> = vec![Vec::new(); vc.procs as usize];
         for l in &vc.lits {
             if let Some((g, k, v, eq)) = unary_fact(l) {
@@ -861,6 +875,7 @@ impl Search<'_> {
         }
         self.info.push(VisitedInfo {
             groups,
+            compact,
             unary,
             shapes,
         });
@@ -980,7 +995,7 @@ impl Search<'_> {
     fn subsumed_by_visited(&self, i: usize) -> bool {
         let sys = self.sys;
         let c = &self.nodes[i].cube;
-        let have: FxHashSet<&Lit> = c.lits.iter().collect();
+        let mut lits = Lits::new(&c.lits);
         let mut facts: rustc_hash::FxHashMap<&Term, &Term> = Default::default();
         for l in &c.lits {
             if let Lit::Eq(a, b) = l {
@@ -992,19 +1007,19 @@ impl Search<'_> {
             }
         }
         let cfacts = CubeFacts::new(sys, c);
-        let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, &Lit)> = Default::default();
-        let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), &Lit> = Default::default();
-        for l in &c.lits {
+        let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, u32)> = Default::default();
+        let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), u32> = Default::default();
+        for (n, l) in c.lits.iter().enumerate() {
             if let Some((g, i, j, v, eq)) = cell_val(l) {
                 let key = (g, i, j.unwrap_or(u8::MAX));
                 if eq {
-                    cell_eq.insert(key, (v, l));
+                    cell_eq.insert(key, (v, n as u32));
                 } else {
-                    cell_ne.insert((key, v), l);
+                    cell_ne.insert((key, v), n as u32);
                 }
             }
         }
-        let mut candidates: Vec<Vec<Cow<'_, Lit>>> = Vec::new();
+        let mut candidates: Vec<Vec<u32>> = Vec::new();
         let mut compat: Vec<u32> = Vec::new();
         // Most cubes that are covered are covered syntactically (distrib_channels: tens of
         // thousands of postponed cubes, each against over a thousand visited ones): first
@@ -1036,11 +1051,12 @@ impl Search<'_> {
                     a_ev: &vc.ev,
                     b_ev: &c.ev,
                     sys,
-                    have: &have,
                     facts: &facts,
                     groups: &info.groups,
+                    compact: &info.compact,
                     map: Vec::new(),
                     out: Vec::new(),
+                    lits: &mut lits,
                     compat: &compat,
                     found: false,
                     candidates: &mut candidates,
@@ -1075,11 +1091,12 @@ impl Search<'_> {
                 a_ev: &vc.ev,
                 b_ev: &c.ev,
                 sys,
-                have: &have,
                 facts: &facts,
                 groups,
+                compact: &info.compact,
                 map: Vec::new(),
                 out: Vec::new(),
+                lits: &mut lits,
                 compat: &compat,
                 found: false,
                 candidates: &mut candidates,
@@ -1091,7 +1108,7 @@ impl Search<'_> {
                 // Constants are not renamed.
                 m.map = (0..vc.procs).collect();
                 let mut syntactic = true;
-                if groups.iter().all(|g| m.check(g, &mut syntactic)) {
+                if (0..groups.len()).all(|k| m.check(k, &mut syntactic)) {
                     m.leaf(syntactic);
                     if m.found {
                         return true;
@@ -1107,19 +1124,29 @@ impl Search<'_> {
         if candidates.is_empty() {
             return false;
         }
+        // The same renamed cube comes from several renamings or visited cubes: once is
+        // enough for the query.
+        let mut seen: FxHashSet<Vec<u32>> = Default::default();
+        candidates.retain(|x| {
+            let mut key = x.clone();
+            key.sort_unstable();
+            key.dedup();
+            seen.insert(key)
+        });
+        let candidates: Vec<Vec<&Lit>> = candidates
+            .iter()
+            .map(|x| x.iter().map(|&id| lits.get(id)).collect())
+            .collect();
         let mut all = c.lits.clone();
-        let mut mentioned = c.lits.clone();
-        for x in &candidates {
-            mentioned.extend(x.iter().map(|l| l.clone().into_owned()));
-        }
-        all.extend(self.domains.constraints(&mentioned));
+        let mentioned = c.lits.iter().chain(candidates.iter().flatten().copied());
+        all.extend(self.domains.constraints(mentioned));
         if let Some(r) = crate::fd::entails_any(sys, &all, &candidates, FD_STEPS) {
             return r;
         }
         let n = all.len();
         let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
-        for x in candidates {
-            all.extend(x.into_iter().map(Cow::into_owned));
+        for x in &candidates {
+            all.extend(x.iter().map(|&l| l.clone()));
         }
         // Encoded together, so that shared atoms are the same solver variables.
         let e = crate::pre::encode(&all);
@@ -1452,42 +1479,173 @@ fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
     }
 }
 
+/// The literals of one subsumption check, by number: the cube's own (below
+/// `cube.len()`), then the renamed literals that are not the cube's, each built once
+/// however many renamings produce it (distrib_channels: millions of renamed literals,
+/// a few hundred distinct per check).
+struct Lits<'c> {
+    cube: &'c [Lit],
+    own: rustc_hash::FxHashMap<&'c Lit, u32>,
+    extra: Vec<Lit>,
+    /// `A[#i,#j] = C` / `<> C` by cell, constructor and equality.
+    by_cell: rustc_hash::FxHashMap<(CellKey, u32, bool), u32>,
+    /// An arithmetic literal of the visited cubes (see [`Compact::Arith`]) with the
+    /// processes its variables are renamed to (5 bits each): the renamed
+    /// literal's number, or `NO_ID` when it is not the cube's and was not built.
+    by_src: rustc_hash::FxHashMap<(u32, u128), u32>,
+    by_lit: rustc_hash::FxHashMap<Lit, u32>,
+}
+
+impl<'c> Lits<'c> {
+    fn new(cube: &'c [Lit]) -> Lits<'c> {
+        Lits {
+            cube,
+            own: cube
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l, i as u32))
+                .collect(),
+            extra: Vec::new(),
+            by_cell: Default::default(),
+            by_src: Default::default(),
+            by_lit: Default::default(),
+        }
+    }
+
+    fn get(&self, id: u32) -> &Lit {
+        let n = self.cube.len();
+        match (id as usize).checked_sub(n) {
+            None => &self.cube[id as usize],
+            Some(k) => &self.extra[k],
+        }
+    }
+
+    fn is_own(&self, id: u32) -> bool {
+        (id as usize) < self.cube.len()
+    }
+
+    /// The number of a literal, the cube's own if it is one.
+    fn intern(&mut self, l: Lit) -> u32 {
+        if let Some(&i) = self.own.get(&l) {
+            return i;
+        }
+        if let Some(&i) = self.by_lit.get(&l) {
+            return i;
+        }
+        let i = (self.cube.len() + self.extra.len()) as u32;
+        self.extra.push(l.clone());
+        self.by_lit.insert(l, i);
+        i
+    }
+}
+
+/// No number (see [`Lits::by_src`]).
+const NO_ID: u32 = u32::MAX;
+
+/// At most this many process variables in an arithmetic literal renamed through
+/// [`Lits::by_src`] (5 bits each in its key: cubes have at most [`MAX_PROCS`] + 1
+/// processes).
+const ARITH_VARS: usize = 12;
+
+/// A literal of a visited cube as [`Match::check`] reads it; `ids` numbers the distinct
+/// arithmetic literals.
+fn compact(sys: &System, ids: &mut rustc_hash::FxHashMap<Lit, u32>, l: &Lit) -> Compact {
+    if !sys.tso {
+        if let Some((g, i, j, v, eq)) = cell_val(l) {
+            let j = j.unwrap_or(u8::MAX);
+            return Compact::Cell { g, v, i, j, eq };
+        }
+    }
+    let Lit::Arith(lin, _) = l else {
+        return Compact::Other;
+    };
+    let mut vars = [0u8; ARITH_VARS];
+    let mut n = 0;
+    for (a, _) in &lin.terms {
+        let crate::Atom::Cell(_, idx) = a else {
+            return Compact::Other;
+        };
+        for p in idx {
+            if let ProcRef::Var(v) = p {
+                if n == ARITH_VARS {
+                    return Compact::Other;
+                }
+                vars[n] = *v;
+                n += 1;
+            }
+        }
+    }
+    let next = ids.len() as u32;
+    let id = *ids.entry(l.clone()).or_insert(next);
+    Compact::Arith {
+        id,
+        n: n as u8,
+        vars,
+    }
+}
+
+/// A literal of a visited cube as renaming reads it.
+#[derive(Clone, Copy, Debug)]
+enum Compact {
+    /// `A[#i] = v`, `A[#i,#j] <> v`... (see [`cell_val`]; `j` is `u8::MAX` for none).
+    Cell {
+        g: u32,
+        v: u32,
+        i: u8,
+        j: u8,
+        eq: bool,
+    },
+    /// An arithmetic literal over cells: its number among the distinct ones of the
+    /// visited cubes, and the process variables of its cells in order of occurrence.
+    Arith {
+        id: u32,
+        n: u8,
+        vars: [u8; ARITH_VARS],
+    },
+    Other,
+}
+
 /// The search for renamings of one visited cube into the current one.
 struct Match<'a, 'b, 'c> {
     /// The events of the visited cube and of the current one (TSO).
     a_ev: &'a crate::tso::Events,
     b_ev: &'a crate::tso::Events,
     sys: &'a System,
-    have: &'a FxHashSet<&'c Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
     groups: &'a [Vec<Lit>],
+    /// The literals of `groups` as [`Compact`]s.
+    compact: &'a [Vec<Compact>],
     map: Vec<u8>,
-    /// The renamed literals so far (the cube's own when the renaming lands on one).
-    out: Vec<Cow<'c, Lit>>,
+    /// The renamed literals so far, by number in `lits`.
+    out: Vec<u32>,
+    lits: &'b mut Lits<'c>,
     /// The cube's literals `A[#i] = C` / `A[#i,#j] = C` by cell, and its `<>` ones, for
     /// renaming the commonest literals without building them (see [`cell_val`]).
-    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'c Lit)>,
-    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'c Lit>,
+    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, u32)>,
+    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), u32>,
     /// The processes each variable may be renamed to (bit `p` for `#p+1`).
     compat: &'a [u32],
     found: bool,
-    /// Renamed visited cubes for the disjunctive query, their literals the cube's own
-    /// where they are (most are: cloning each literal made a third of distrib_channels'
-    /// time go to the allocator).
-    candidates: &'b mut Vec<Vec<Cow<'c, Lit>>>,
+    /// Renamed visited cubes for the disjunctive query, as literal numbers.
+    candidates: &'b mut Vec<Vec<u32>>,
     /// Only renamings that keep every literal in the cube (no candidates are collected).
     only_syntactic: bool,
 }
 
-impl<'a, 'c> Match<'a, '_, 'c> {
+impl<'a> Match<'a, '_, '_> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
-    fn check(&mut self, group: &'a [Lit], syntactic: &mut bool) -> bool {
-        for l in group {
-            if !self.sys.tso {
-                if let Some((g, i, j, v, eq)) = cell_val(l) {
+    fn check(&mut self, k: usize, syntactic: &mut bool) -> bool {
+        let (group, compact) = (&self.groups[k], &self.compact[k]);
+        for (l, &cl) in group.iter().zip(compact) {
+            {
+                if let Compact::Cell { g, v, i, j, eq } = cl {
                     let m = &self.map;
-                    let key = (g, m[i as usize], j.map_or(u8::MAX, |j| m[j as usize]));
+                    let key = (
+                        g,
+                        m[i as usize],
+                        if j == u8::MAX { j } else { m[j as usize] },
+                    );
                     let fact = self.cell_eq.get(&key);
                     let own = if eq {
                         fact.filter(|f| f.0 == v).map(|f| f.1)
@@ -1495,7 +1653,7 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                         self.cell_ne.get(&(key, v)).copied()
                     };
                     if let Some(own) = own {
-                        self.out.push(std::borrow::Cow::Borrowed(own));
+                        self.out.push(own);
                         continue;
                     }
                     if self.only_syntactic {
@@ -1511,26 +1669,34 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                     if eq && self.cell_ne.contains_key(&(key, v)) {
                         return false;
                     }
-                    // Not the cube's and not refuted by it: built directly in normal form
-                    // (the value first), as renaming and normalizing it would, without
-                    // their copies (distrib_channels: 1.5 million such literals).
-                    let idx = match j {
-                        None => vec![ProcRef::Var(key.1)],
-                        Some(_) => vec![ProcRef::Var(key.1), ProcRef::Var(key.2)],
+                    // Not the cube's and not refuted by it: built once, directly in normal
+                    // form (the value first), as renaming and normalizing it would.
+                    let id = match self.lits.by_cell.get(&(key, v, eq)) {
+                        Some(&id) => id,
+                        None => {
+                            let idx = if j == u8::MAX {
+                                vec![ProcRef::Var(key.1)]
+                            } else {
+                                vec![ProcRef::Var(key.1), ProcRef::Var(key.2)]
+                            };
+                            let (a, b) = (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)));
+                            let r = if eq { Lit::Eq(a, b) } else { Lit::Ne(a, b) };
+                            debug_assert_eq!(
+                                crate::formula::normalize(
+                                    self.sys,
+                                    &l.map_procs(&|p| match p {
+                                        ProcRef::Var(i) => ProcRef::Var(self.map[i as usize]),
+                                        c => c,
+                                    })
+                                ),
+                                crate::formula::Norm::Lit(r.clone())
+                            );
+                            let id = self.lits.intern(r);
+                            self.lits.by_cell.insert((key, v, eq), id);
+                            id
+                        }
                     };
-                    let (a, b) = (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)));
-                    let r = if eq { Lit::Eq(a, b) } else { Lit::Ne(a, b) };
-                    debug_assert_eq!(
-                        crate::formula::normalize(
-                            self.sys,
-                            &l.map_procs(&|p| match p {
-                                ProcRef::Var(i) => ProcRef::Var(self.map[i as usize]),
-                                c => c,
-                            })
-                        ),
-                        crate::formula::Norm::Lit(r.clone())
-                    );
-                    self.out.push(Cow::Owned(r));
+                    self.out.push(id);
                     continue;
                 }
             }
@@ -1539,21 +1705,51 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                 ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
                 c => c,
             };
-            if let Some(r) = rename_arith(l, &rename) {
-                debug_assert_eq!(
-                    crate::formula::normalize(self.sys, &l.map_procs(&rename)),
-                    crate::formula::Norm::Lit(r.clone())
-                );
-                if let Some(own) = self.have.get(&r) {
-                    self.out.push(Cow::Borrowed(*own));
+            let key = match cl {
+                Compact::Arith { id, n, vars } => Some((
+                    id,
+                    vars[..n as usize]
+                        .iter()
+                        .fold(1u128, |key, &v| key << 5 | map[v as usize] as u128),
+                )),
+                _ => None,
+            };
+            if let Some(key) = key {
+                let known = self.lits.by_src.get(&key).copied();
+                let id = match known {
+                    Some(id) if id != NO_ID => Some(id),
+                    // Known not to be the cube's.
+                    Some(_) if self.only_syntactic => return false,
+                    _ => match rename_arith(l, &rename) {
+                        Some(r) => {
+                            debug_assert_eq!(
+                                crate::formula::normalize(self.sys, &l.map_procs(&rename)),
+                                crate::formula::Norm::Lit(r.clone())
+                            );
+                            let id = match self.lits.own.get(&r) {
+                                Some(&id) => id,
+                                None if self.only_syntactic => {
+                                    self.lits.by_src.insert(key, NO_ID);
+                                    return false;
+                                }
+                                None => self.lits.intern(r),
+                            };
+                            self.lits.by_src.insert(key, id);
+                            Some(id)
+                        }
+                        None => None,
+                    },
+                };
+                if let Some(id) = id {
+                    if !self.lits.is_own(id) {
+                        if self.only_syntactic {
+                            return false;
+                        }
+                        *syntactic = false;
+                    }
+                    self.out.push(id);
                     continue;
                 }
-                if self.only_syntactic {
-                    return false;
-                }
-                *syntactic = false;
-                self.out.push(Cow::Owned(r));
-                continue;
             }
             let r = l.map_procs(&rename);
             let r = match crate::formula::normalize(self.sys, &r) {
@@ -1563,11 +1759,12 @@ impl<'a, 'c> Match<'a, '_, 'c> {
             };
             // Reads are matched at the leaf, where their ranks are mapped too.
             if self.a_ev.has_reads() && has_read(&r) {
-                self.out.push(std::borrow::Cow::Owned(r));
+                let id = self.lits.intern(r);
+                self.out.push(id);
                 continue;
             }
-            if self.have.contains(&r) {
-                self.out.push(std::borrow::Cow::Owned(r));
+            if let Some(&id) = self.lits.own.get(&r) {
+                self.out.push(id);
                 continue;
             }
             if self.only_syntactic {
@@ -1577,28 +1774,25 @@ impl<'a, 'c> Match<'a, '_, 'c> {
             if self.contradicts(&r) {
                 return false;
             }
-            self.out.push(std::borrow::Cow::Owned(r));
+            let id = self.lits.intern(r);
+            self.out.push(id);
         }
         true
     }
 
     /// Whether a literal contradicts an equality of the cube with a value.
     fn contradicts(&self, r: &Lit) -> bool {
-        {
-            let contradicts = match r {
-                Lit::Eq(a, b) => {
-                    let clash = |x: &Term, y: &Term| {
-                        is_value(y) && self.facts.get(x).is_some_and(|v| *v != y)
-                    };
-                    clash(a, b) || clash(b, a)
-                }
-                Lit::Ne(a, b) => {
-                    self.facts.get(a).is_some_and(|v| *v == b)
-                        || self.facts.get(b).is_some_and(|v| *v == a)
-                }
-                _ => false,
-            };
-            contradicts
+        match r {
+            Lit::Eq(a, b) => {
+                let clash =
+                    |x: &Term, y: &Term| is_value(y) && self.facts.get(x).is_some_and(|v| *v != y);
+                clash(a, b) || clash(b, a)
+            }
+            Lit::Ne(a, b) => {
+                self.facts.get(a).is_some_and(|v| *v == b)
+                    || self.facts.get(b).is_some_and(|v| *v == a)
+            }
+            _ => false,
         }
     }
 
@@ -1685,27 +1879,27 @@ impl<'a, 'c> Match<'a, '_, 'c> {
             }
             let mut syntactic = syn;
             let mut out = Vec::with_capacity(self.out.len());
-            for l in &self.out {
-                let l: &Lit = l;
+            for k in 0..self.out.len() {
+                let id = self.out[k];
+                let l = self.lits.get(id);
                 if !has_read(l) {
-                    out.push(l.clone());
+                    out.push(id);
                     continue;
                 }
                 let r = crate::tso::rename_ranks(l, &ord);
-                if !self.have.contains(&r) {
+                if !self.lits.own.contains_key(&r) {
                     syntactic = false;
                     if self.contradicts(&r) {
                         continue 'combo;
                     }
                 }
-                out.push(r);
+                out.push(self.lits.intern(r));
             }
             if syntactic {
                 self.found = true;
                 return;
             }
-            self.candidates
-                .push(out.into_iter().map(Cow::Owned).collect());
+            self.candidates.push(out);
         }
     }
 
@@ -1713,8 +1907,7 @@ impl<'a, 'c> Match<'a, '_, 'c> {
         let k = self.map.len();
         let mut syn = syntactic;
         let before = self.out.len();
-        let groups = self.groups;
-        if !self.check(&groups[k], &mut syn) {
+        if !self.check(k, &mut syn) {
             self.out.truncate(before);
             return;
         }
