@@ -3,7 +3,7 @@
 
 use crate::concrete;
 use crate::formula::{Formula, Lit, Term};
-use crate::pre::{make_cube, pre_image, sat, Cube};
+use crate::pre::{make_cube, make_cube_unchecked, pre_image, sat, Cube};
 use crate::{ProcRef, System};
 use rustc_hash::FxHashSet;
 use std::time::{Duration, Instant};
@@ -920,7 +920,16 @@ impl Search<'_> {
                             .collect(),
                     ),
                 };
-                let conjs = pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh);
+                // Not under TSO, where such an instance still adds its events.
+                let conjs = pre_image(
+                    sys,
+                    t,
+                    &cube.lits,
+                    &sigma,
+                    &others,
+                    &mut self.fresh,
+                    !sys.tso,
+                );
                 let results = if sys.tso {
                     let mut all = sigma.clone();
                     all.extend(others.iter().copied());
@@ -941,14 +950,19 @@ impl Search<'_> {
                     } else {
                         conj
                     };
-                    if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
+                    if let Some((c, map)) = make_cube_unchecked(sys, conj, n_old, KEEP_PROCS) {
+                        // With the domains' constraints when there are any: satisfiable
+                        // with them is satisfiable, one query instead of two.
                         let extra = self.domains.constraints(&c.lits);
-                        if !extra.is_empty() {
+                        let ok = if extra.is_empty() {
+                            sat(sys, sys.procs, &c.lits)
+                        } else {
                             let mut l = c.lits.clone();
                             l.extend(extra);
-                            if !sat(sys, sys.procs, &l) {
-                                continue;
-                            }
+                            sat(sys, sys.procs, &l)
+                        };
+                        if !ok {
+                            continue;
                         }
                         let c = if sys.tso { c.with_events(&ev, &map) } else { c };
                         self.generated += 1;
