@@ -1507,6 +1507,8 @@ struct Lits<'c> {
     /// processes its variables are renamed to (5 bits each): the renamed
     /// literal's number, or `NO_ID` when it is not the cube's and was not built.
     by_src: rustc_hash::FxHashMap<(u32, u128), u32>,
+    /// The same for the other literals ([`Compact::Gen`]).
+    gen: rustc_hash::FxHashMap<(u32, u128), Renamed>,
     by_lit: rustc_hash::FxHashMap<Lit, u32>,
 }
 
@@ -1522,6 +1524,7 @@ impl<'c> Lits<'c> {
             extra: Vec::new(),
             by_cell: Default::default(),
             by_src: Default::default(),
+            gen: Default::default(),
             by_lit: Default::default(),
         }
     }
@@ -1540,21 +1543,35 @@ impl<'c> Lits<'c> {
 
     /// The number of a literal, the cube's own if it is one.
     fn intern(&mut self, l: Lit) -> u32 {
-        if let Some(&i) = self.own.get(&l) {
-            return i;
+        match self.own.get(&l) {
+            Some(&i) => i,
+            None => self.intern_other(l),
         }
-        if let Some(&i) = self.by_lit.get(&l) {
-            return i;
+    }
+
+    /// The number of a literal that is not one of the cube's.
+    fn intern_other(&mut self, l: Lit) -> u32 {
+        let next = (self.cube.len() + self.extra.len()) as u32;
+        match self.by_lit.entry(l) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                self.extra.push(e.key().clone());
+                *e.insert(next)
+            }
         }
-        let i = (self.cube.len() + self.extra.len()) as u32;
-        self.extra.push(l.clone());
-        self.by_lit.insert(l, i);
-        i
     }
 }
 
 /// No number (see [`Lits::by_src`]).
 const NO_ID: u32 = u32::MAX;
+/// A renamed literal of [`Lits::gen`]: normalized to true, to false, or to a literal
+/// (its number, and whether it contradicts an equality of the cube).
+#[derive(Clone, Copy)]
+enum Renamed {
+    True,
+    False,
+    Lit(u32, bool),
+}
 
 /// At most this many process variables in an arithmetic literal renamed through
 /// [`Lits::by_src`] (5 bits each in its key: cubes have at most [`MAX_PROCS`] + 1
@@ -1571,7 +1588,29 @@ fn compact(sys: &System, ids: &mut rustc_hash::FxHashMap<Lit, u32>, l: &Lit) -> 
         }
     }
     let Lit::Arith(lin, _) = l else {
-        return Compact::Other;
+        // Any other literal: renamed, normalized and classified once per check for each
+        // choice of processes for its variables (under TSO, most literals).
+        let mut ps = Vec::new();
+        l.procs(&mut ps);
+        let mut vars = [0u8; ARITH_VARS];
+        let mut n = 0;
+        for p in ps {
+            if let ProcRef::Var(v) = p {
+                if n == ARITH_VARS {
+                    return Compact::Other;
+                }
+                vars[n] = v;
+                n += 1;
+            }
+        }
+        let next = ids.len() as u32;
+        let id = *ids.entry(l.clone()).or_insert(next);
+        return Compact::Gen {
+            id,
+            n: n as u8,
+            vars,
+            read: has_read(l),
+        };
     };
     let mut vars = [0u8; ARITH_VARS];
     let mut n = 0;
@@ -1615,6 +1654,14 @@ enum Compact {
         id: u32,
         n: u8,
         vars: [u8; ARITH_VARS],
+    },
+    /// Another literal: its number among the distinct literals of the visited cubes,
+    /// the process variables it mentions in order, and whether it reads weak memory.
+    Gen {
+        id: u32,
+        n: u8,
+        vars: [u8; ARITH_VARS],
+        read: bool,
     },
     Other,
 }
@@ -1705,7 +1752,7 @@ impl<'a> Match<'a, '_, '_> {
                                 ),
                                 crate::formula::Norm::Lit(r.clone())
                             );
-                            let id = self.lits.intern(r);
+                            let id = self.lits.intern_other(r);
                             self.lits.by_cell.insert((key, v, eq), id);
                             id
                         }
@@ -1746,7 +1793,7 @@ impl<'a> Match<'a, '_, '_> {
                                     self.lits.by_src.insert(key, NO_ID);
                                     return false;
                                 }
-                                None => self.lits.intern(r),
+                                None => self.lits.intern_other(r),
                             };
                             self.lits.by_src.insert(key, id);
                             Some(id)
@@ -1763,6 +1810,50 @@ impl<'a> Match<'a, '_, '_> {
                     }
                     self.out.push(id);
                     continue;
+                }
+            }
+            if let Compact::Gen { id, n, vars, read } = cl {
+                let key = (
+                    id,
+                    vars[..n as usize]
+                        .iter()
+                        .fold(1u128, |key, &v| key << 5 | map[v as usize] as u128),
+                );
+                let r = match self.lits.gen.get(&key) {
+                    Some(&r) => r,
+                    None => {
+                        let r = match crate::formula::normalize(self.sys, &l.map_procs(&rename)) {
+                            crate::formula::Norm::Lit(r) => {
+                                let contra =
+                                    !self.lits.own.contains_key(&r) && self.contradicts(&r);
+                                Renamed::Lit(self.lits.intern(r), contra)
+                            }
+                            crate::formula::Norm::True => Renamed::True,
+                            crate::formula::Norm::False => Renamed::False,
+                        };
+                        self.lits.gen.insert(key, r);
+                        r
+                    }
+                };
+                // As below, without renaming the literal again.
+                match r {
+                    Renamed::True => continue,
+                    Renamed::False => return false,
+                    Renamed::Lit(id, contra) => {
+                        // Reads are matched at the leaf, where their ranks are mapped too.
+                        let pending_read = read && self.a_ev.has_reads();
+                        if !pending_read && !self.lits.is_own(id) {
+                            if self.only_syntactic {
+                                return false;
+                            }
+                            *syntactic = false;
+                            if contra {
+                                return false;
+                            }
+                        }
+                        self.out.push(id);
+                        continue;
+                    }
                 }
             }
             let r = l.map_procs(&rename);
@@ -1788,7 +1879,7 @@ impl<'a> Match<'a, '_, '_> {
             if self.contradicts(&r) {
                 return false;
             }
-            let id = self.lits.intern(r);
+            let id = self.lits.intern_other(r);
             self.out.push(id);
         }
         true
@@ -1901,13 +1992,15 @@ impl<'a> Match<'a, '_, '_> {
                     continue;
                 }
                 let r = crate::tso::rename_ranks(l, &ord);
-                if !self.lits.own.contains_key(&r) {
-                    syntactic = false;
-                    if self.contradicts(&r) {
-                        continue 'combo;
-                    }
+                if let Some(&id) = self.lits.own.get(&r) {
+                    out.push(id);
+                    continue;
                 }
-                out.push(self.lits.intern(r));
+                syntactic = false;
+                if self.contradicts(&r) {
+                    continue 'combo;
+                }
+                out.push(self.lits.intern_other(r));
             }
             if syntactic {
                 self.found = true;
