@@ -104,7 +104,7 @@ fn corpus_verdicts_slow() {
 
 /// Slow rows without BRAB in their options: with `brab: Some(2)` fencer gives their SAFE
 /// verdict in milliseconds (`germanish4`: 20 nodes, about 0.2 s without BRAB in a release
-/// build; `distrib_channels`: 5, about 1.5 s without BRAB).
+/// build; `distrib_channels`: 5, about 1.2 s without BRAB).
 #[test]
 fn slow_safe_rows_with_brab() {
     let Some(dir) = common::corpus() else {
