@@ -52,7 +52,8 @@ pub fn rows(dir: &Path) -> Vec<Row> {
 }
 
 /// Rows the CI runs leave to `--ignored` runs: the slowest (seconds in release builds:
-/// germanish4 about 2 s, distrib_channels about 4.5 s, distrib_channels_int1 about 9 s).
+/// germanish4 about 0.2 s, distrib_channels about 1.2 s, distrib_channels_int1 about 0.65 s
+/// of CPU; several times that in debug builds).
 pub const SLOW: &[&str] = &[
     "classic/germanish4.cub",
     "classic/distrib_channels.cub",

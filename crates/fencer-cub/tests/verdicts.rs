@@ -92,7 +92,7 @@ fn corpus_verdicts() {
     run(false);
 }
 
-/// The slowest rows (seconds to minutes in a release build):
+/// The slowest rows (about a second each in a release build):
 /// `cargo test --release -p fencer-cub --test verdicts -- --ignored`. `germanish4` (SAFE,
 /// 618 cubes against Cubicle's 677), `distrib_channels` (SAFE, 1,254 against 1,016) and
 /// `distrib_channels_int1` (UNSAFE) give their verdict.
@@ -103,8 +103,8 @@ fn corpus_verdicts_slow() {
 }
 
 /// Slow rows without BRAB in their options: with `brab: Some(2)` fencer gives their SAFE
-/// verdict in milliseconds (`germanish4`: 20 nodes, about 2 s without BRAB;
-/// `distrib_channels`: 5, about 4.5 s without BRAB).
+/// verdict in milliseconds (`germanish4`: 20 nodes, about 0.2 s without BRAB in a release
+/// build; `distrib_channels`: 5, about 1.2 s without BRAB).
 #[test]
 fn slow_safe_rows_with_brab() {
     let Some(dir) = common::corpus() else {

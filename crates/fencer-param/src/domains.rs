@@ -156,19 +156,37 @@ impl Domains {
 
     /// `x <> C` for each cell `x` the literals mention and each constructor `C` it never
     /// holds.
-    pub fn constraints(&self, lits: &[Lit]) -> Vec<Lit> {
+    pub fn constraints<'l>(&self, lits: impl IntoIterator<Item = &'l Lit>) -> Vec<Lit> {
         if self.is_trivial() {
             return Vec::new();
         }
-        let mut atoms = Vec::new();
+        // By reference and through a set: subsumption passes the literals of hundreds of
+        // renamed cubes, mostly the same cells.
+        let mut seen: rustc_hash::FxHashSet<&Atom> = Default::default();
+        let mut cell = |a: &'l Atom| {
+            if let Atom::Cell(g, _) = a {
+                if self.allowed[*g as usize].is_some() {
+                    seen.insert(a);
+                }
+            }
+        };
         for l in lits {
-            l.atoms(&mut atoms);
+            match l {
+                Lit::Eq(a, b) | Lit::Ne(a, b) => {
+                    for t in [a, b] {
+                        if let Term::Atom(x) = t {
+                            cell(x);
+                        }
+                    }
+                }
+                Lit::Arith(lin, _) => lin.terms.iter().for_each(|t| cell(&t.0)),
+            }
         }
+        let mut atoms: Vec<&Atom> = seen.into_iter().collect();
         atoms.sort();
-        atoms.dedup();
         let mut out = Vec::new();
         for a in atoms {
-            if let Atom::Cell(g, _) = &a {
+            if let Atom::Cell(g, _) = a {
                 if let Some(d) = &self.allowed[*g as usize] {
                     for (v, &ok) in d.iter().enumerate() {
                         if !ok {

@@ -154,6 +154,10 @@ pub fn entails_any<L: std::borrow::Borrow<Lit>>(
     }
     // Theory literals of the candidates, classified once against the cube's: implied
     // (true), refuted (false) or open (an index into the table of negations).
+    let mut base_atoms: Vec<Atom> = Vec::new();
+    for l in &th.base {
+        l.atoms(&mut base_atoms);
+    }
     let mut known: FxHashMap<&Lit, Option<bool>> = FxHashMap::default();
     let mut index: FxHashMap<&Lit, usize> = FxHashMap::default();
     let mut clauses: Vec<Vec<CLit>> = Vec::new();
@@ -173,6 +177,14 @@ pub fn entails_any<L: std::borrow::Borrow<Lit>>(
                 // One of the cube's own (most are): implied without asking the solver.
                 if th.base.contains(l) {
                     return Some(true);
+                }
+                // Over cells the cube's theory literals do not mention it is neither
+                // implied nor refuted unless it is so alone, which the search's own
+                // consistency checks find: open is always exact, only slower.
+                if let Lit::Arith(lin, _) = l {
+                    if lin.terms.iter().all(|(a, _)| !base_atoms.contains(a)) {
+                        return None;
+                    }
                 }
                 let mut q = th.base.clone();
                 q.push(l.negate());

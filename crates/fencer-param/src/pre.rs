@@ -288,7 +288,9 @@ fn is_same(a: &Atom, v: &Val) -> bool {
 
 /// The pre-image of the conjunction `lits` by `t` with its parameters bound to `sigma`,
 /// the `forall_other` guards instantiated over `others`: a disjunction of conjunctions,
-/// still holding fresh atoms.
+/// still holding fresh atoms. With `skip_unchanged`, none when the instance writes no
+/// cell of `lits`: the pre-image is then `lits` and the guards, included in `lits`
+/// (whose cube the caller has visited, so it would only be found subsumed by it).
 pub fn pre_image(
     sys: &System,
     t: &Transition,
@@ -296,7 +298,25 @@ pub fn pre_image(
     sigma: &[ProcRef],
     others: &[ProcRef],
     fresh: &mut u32,
+    skip_unchanged: bool,
 ) -> Vec<Vec<Lit>> {
+    let mut atoms = Vec::new();
+    for l in lits {
+        l.atoms(&mut atoms);
+    }
+    atoms.sort();
+    atoms.dedup();
+    let mut after = FxHashMap::default();
+    let mut unchanged = true;
+    for a in atoms {
+        let v = cell_after(sys, t, &a, sigma, fresh);
+        unchanged &=
+            v.len() == 1 && is_same(&a, &v[0].1) && simplify(sys, &v[0].0) == Formula::True;
+        after.insert(a, v);
+    }
+    if skip_unchanged && unchanged {
+        return Vec::new();
+    }
     let k = t.params as usize;
     let env = |p: ProcRef| match p {
         ProcRef::Var(i) if (i as usize) < k => sigma[i as usize],
@@ -319,17 +339,6 @@ pub fn pre_image(
             }
             parts.push(f);
         }
-    }
-    let mut atoms = Vec::new();
-    for l in lits {
-        l.atoms(&mut atoms);
-    }
-    atoms.sort();
-    atoms.dedup();
-    let mut after = FxHashMap::default();
-    for a in atoms {
-        let v = cell_after(sys, t, &a, sigma, fresh);
-        after.insert(a, v);
     }
     for l in lits {
         parts.push(subst_lit(l, &after));
@@ -444,6 +453,18 @@ pub fn make_cube(
     n_old: u8,
     keep_all: bool,
 ) -> Option<(Cube, Vec<Option<u8>>)> {
+    let (c, map) = make_cube_unchecked(sys, lits, n_old, keep_all)?;
+    sat(sys, procs, &c.lits).then_some((c, map))
+}
+
+/// [`make_cube`] without its final satisfiability check, for a caller that checks a
+/// stronger conjunction anyway.
+pub fn make_cube_unchecked(
+    sys: &System,
+    lits: Vec<Lit>,
+    n_old: u8,
+    keep_all: bool,
+) -> Option<(Cube, Vec<Option<u8>>)> {
     let lits = eliminate_fresh(sys, lits)?;
     let mut lits = canonical(lits);
     // Every process of the pre-image is kept, mentioned or not: it exists, and later
@@ -484,9 +505,6 @@ pub fn make_cube(
                 })
                 .collect(),
         );
-    }
-    if !sat(sys, procs, &lits) {
-        return None;
     }
     Some((
         Cube {

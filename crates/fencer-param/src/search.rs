@@ -3,10 +3,9 @@
 
 use crate::concrete;
 use crate::formula::{Formula, Lit, Term};
-use crate::pre::{make_cube, pre_image, sat, Cube};
+use crate::pre::{make_cube, make_cube_unchecked, pre_image, sat, Cube};
 use crate::{ProcRef, System};
 use rustc_hash::FxHashSet;
-use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, Default)]
@@ -272,9 +271,8 @@ pub fn check(sys: &System, opts: &Options) -> Result {
             spurious: None,
             spurious_count: 0,
             too_many_events: false,
-            groups: Default::default(),
-            unary: Default::default(),
-            shapes: Default::default(),
+            info: Vec::new(),
+            arith_ids: Default::default(),
             masks: Vec::new(),
             oracle: oracle.as_ref(),
             bad: Vec::new(),
@@ -332,16 +330,11 @@ struct Search<'a> {
     subsumed: u64,
     generated: u64,
     deadline: Option<Instant>,
-    /// For each visited node, its literals grouped by the highest process variable they
-    /// mention (renamings are built one variable at a time).
-    groups: rustc_hash::FxHashMap<usize, Vec<Vec<Lit>>>,
-    /// For each visited node, the constructor facts about each process variable alone:
-    /// a cheap filter of the processes it can be renamed to.
-    unary: rustc_hash::FxHashMap<usize, Vec<Vec<UnaryFact>>>,
-    /// For each visited node, the shapes of its literals (see [`lit_shape`]) and their
-    /// bits in a 64-bit mask: a visited cube whose shapes are not all among a cube's
-    /// cannot be included in it under any renaming.
-    shapes: rustc_hash::FxHashMap<usize, (u64, Vec<u64>)>,
+    /// What subsumption needs of each visited node, in the order of `visited`.
+    info: Vec<VisitedInfo>,
+    /// A number for each distinct arithmetic literal of the visited cubes (see
+    /// [`VisitedInfo::arith`]).
+    arith_ids: rustc_hash::FxHashMap<Lit, u32>,
     /// The shape mask and process count of each visited cube, in the order of `visited`:
     /// scanned for every queued cube, so kept contiguous.
     masks: Vec<(u64, u8)>,
@@ -368,6 +361,22 @@ struct Search<'a> {
     ticks: &'a [u32],
     /// Per global: a process no transition writes (a constant process, flash's `Home`).
     const_procs: &'a [bool],
+}
+
+/// A visited cube prepared for subsumption checks.
+struct VisitedInfo {
+    /// Its literals grouped by the highest process variable they mention (renamings are
+    /// built one variable at a time).
+    groups: Vec<Vec<Lit>>,
+    /// Per literal of `groups`, what renaming it needs, inline: reading the literals
+    /// themselves (cells' index vectors on the heap) was most of the renaming loop's time.
+    compact: Vec<Vec<Compact>>,
+    /// The constructor facts about each process variable alone: a cheap filter of the
+    /// processes it can be renamed to.
+    unary: Vec<Vec<UnaryFact>>,
+    /// The shapes of its literals (see [`lit_shape`]): a visited cube whose shapes are
+    /// not all among a cube's cannot be included in it under any renaming.
+    shapes: Vec<u64>,
 }
 
 /// All injective maps of `k` slots into `n` existing variables or new ones (numbered
@@ -844,6 +853,14 @@ impl Search<'_> {
                 .unwrap_or(0);
             groups[top].push(l.clone());
         }
+        let compact = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|l| compact(self.sys, &mut self.arith_ids, l))
+                    .collect()
+            })
+            .collect();
         let mut unary: Vec<Vec<UnaryFact>> = vec![Vec::new(); vc.procs as usize];
         for l in &vc.lits {
             if let Some((g, k, v, eq)) = unary_fact(l) {
@@ -851,16 +868,20 @@ impl Search<'_> {
             }
         }
         // Only the syntactic first pass of `subsumed_by_visited` uses shapes.
+        let mut shapes = Vec::new();
         if self.sys.procs.is_none() && !self.sys.tso {
-            let mut shapes: Vec<u64> = vc.lits.iter().filter_map(lit_shape).collect();
+            shapes = vc.lits.iter().filter_map(lit_shape).collect();
             shapes.sort_unstable();
             shapes.dedup();
             let mask = shapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
-            self.shapes.insert(i, (mask, shapes));
             self.masks.push((mask, vc.procs));
         }
-        self.unary.insert(i, unary);
-        self.groups.insert(i, groups);
+        self.info.push(VisitedInfo {
+            groups,
+            compact,
+            unary,
+            shapes,
+        });
         self.visited.push(i);
     }
 
@@ -902,7 +923,16 @@ impl Search<'_> {
                             .collect(),
                     ),
                 };
-                let conjs = pre_image(sys, t, &cube.lits, &sigma, &others, &mut self.fresh);
+                // Not under TSO, where such an instance still adds its events.
+                let conjs = pre_image(
+                    sys,
+                    t,
+                    &cube.lits,
+                    &sigma,
+                    &others,
+                    &mut self.fresh,
+                    !sys.tso,
+                );
                 let results = if sys.tso {
                     let mut all = sigma.clone();
                     all.extend(others.iter().copied());
@@ -923,14 +953,19 @@ impl Search<'_> {
                     } else {
                         conj
                     };
-                    if let Some((c, map)) = make_cube(sys, sys.procs, conj, n_old, KEEP_PROCS) {
+                    if let Some((c, map)) = make_cube_unchecked(sys, conj, n_old, KEEP_PROCS) {
+                        // With the domains' constraints when there are any: satisfiable
+                        // with them is satisfiable, one query instead of two.
                         let extra = self.domains.constraints(&c.lits);
-                        if !extra.is_empty() {
+                        let ok = if extra.is_empty() {
+                            sat(sys, sys.procs, &c.lits)
+                        } else {
                             let mut l = c.lits.clone();
                             l.extend(extra);
-                            if !sat(sys, sys.procs, &l) {
-                                continue;
-                            }
+                            sat(sys, sys.procs, &l)
+                        };
+                        if !ok {
+                            continue;
                         }
                         let c = if sys.tso { c.with_events(&ev, &map) } else { c };
                         self.generated += 1;
@@ -977,7 +1012,7 @@ impl Search<'_> {
     fn subsumed_by_visited(&self, i: usize) -> bool {
         let sys = self.sys;
         let c = &self.nodes[i].cube;
-        let have: FxHashSet<&Lit> = c.lits.iter().collect();
+        let mut lits = Lits::new(&c.lits);
         let mut facts: rustc_hash::FxHashMap<&Term, &Term> = Default::default();
         for l in &c.lits {
             if let Lit::Eq(a, b) = l {
@@ -988,25 +1023,20 @@ impl Search<'_> {
                 }
             }
         }
-        let mut cfacts: rustc_hash::FxHashMap<(u32, u8), u32> = Default::default();
-        for l in &c.lits {
-            if let Some((g, k, v, true)) = unary_fact(l) {
-                cfacts.insert((g, k), v);
-            }
-        }
-        let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, &Lit)> = Default::default();
-        let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), &Lit> = Default::default();
-        for l in &c.lits {
+        let cfacts = CubeFacts::new(sys, c);
+        let mut cell_eq: rustc_hash::FxHashMap<CellKey, (u32, u32)> = Default::default();
+        let mut cell_ne: rustc_hash::FxHashMap<(CellKey, u32), u32> = Default::default();
+        for (n, l) in c.lits.iter().enumerate() {
             if let Some((g, i, j, v, eq)) = cell_val(l) {
                 let key = (g, i, j.unwrap_or(u8::MAX));
                 if eq {
-                    cell_eq.insert(key, (v, l));
+                    cell_eq.insert(key, (v, n as u32));
                 } else {
-                    cell_ne.insert((key, v), l);
+                    cell_ne.insert((key, v), n as u32);
                 }
             }
         }
-        let mut candidates: Vec<Vec<Cow<'_, Lit>>> = Vec::new();
+        let mut candidates: Vec<Vec<u32>> = Vec::new();
         let mut compat: Vec<u32> = Vec::new();
         // Most cubes that are covered are covered syntactically (distrib_channels: tens of
         // thousands of postponed cubes, each against over a thousand visited ones): first
@@ -1016,16 +1046,18 @@ impl Search<'_> {
         if sys.procs.is_none() && !sys.tso {
             let cshapes: FxHashSet<u64> = c.lits.iter().filter_map(lit_shape).collect();
             let cmask = cshapes.iter().fold(0u64, |m, h| m | 1 << (h % 64));
-            'fast: for (&v, &(vmask, vprocs)) in self.visited.iter().zip(&self.masks) {
+            'fast: for ((&v, info), &(vmask, vprocs)) in
+                self.visited.iter().zip(&self.info).zip(&self.masks)
+            {
                 if vprocs > c.procs || vmask & !cmask != 0 {
                     continue;
                 }
                 let vc = &self.nodes[v].cube;
-                if !self.shapes[&v].1.iter().all(|h| cshapes.contains(h)) {
+                if !info.shapes.iter().all(|h| cshapes.contains(h)) {
                     continue;
                 }
                 compat.clear();
-                for facts in &self.unary[&v] {
+                for facts in &info.unary {
                     let ok = compatible(facts, &cfacts, c.procs);
                     if ok == 0 {
                         continue 'fast;
@@ -1036,11 +1068,12 @@ impl Search<'_> {
                     a_ev: &vc.ev,
                     b_ev: &c.ev,
                     sys,
-                    have: &have,
                     facts: &facts,
-                    groups: &self.groups[&v],
+                    groups: &info.groups,
+                    compact: &info.compact,
                     map: Vec::new(),
                     out: Vec::new(),
+                    lits: &mut lits,
                     compat: &compat,
                     found: false,
                     candidates: &mut candidates,
@@ -1054,7 +1087,7 @@ impl Search<'_> {
                 }
             }
         }
-        'visited: for &v in &self.visited {
+        'visited: for (&v, info) in self.visited.iter().zip(&self.info) {
             let vc = &self.nodes[v].cube;
             if vc.procs > c.procs {
                 continue;
@@ -1062,7 +1095,7 @@ impl Search<'_> {
             // Which of the cube's processes each variable of the visited cube may become.
             compat.clear();
             if sys.procs.is_none() {
-                for facts in &self.unary[&v] {
+                for facts in &info.unary {
                     let ok = compatible(facts, &cfacts, c.procs);
                     if ok == 0 {
                         continue 'visited;
@@ -1070,16 +1103,17 @@ impl Search<'_> {
                     compat.push(ok);
                 }
             }
-            let groups = &self.groups[&v];
+            let groups = &info.groups;
             let mut m = Match {
                 a_ev: &vc.ev,
                 b_ev: &c.ev,
                 sys,
-                have: &have,
                 facts: &facts,
                 groups,
+                compact: &info.compact,
                 map: Vec::new(),
                 out: Vec::new(),
+                lits: &mut lits,
                 compat: &compat,
                 found: false,
                 candidates: &mut candidates,
@@ -1091,7 +1125,7 @@ impl Search<'_> {
                 // Constants are not renamed.
                 m.map = (0..vc.procs).collect();
                 let mut syntactic = true;
-                if groups.iter().all(|g| m.check(g, &mut syntactic)) {
+                if (0..groups.len()).all(|k| m.check(k, &mut syntactic)) {
                     m.leaf(syntactic);
                     if m.found {
                         return true;
@@ -1107,19 +1141,29 @@ impl Search<'_> {
         if candidates.is_empty() {
             return false;
         }
+        // The same renamed cube comes from several renamings or visited cubes: once is
+        // enough for the query.
+        let mut seen: FxHashSet<Vec<u32>> = Default::default();
+        candidates.retain(|x| {
+            let mut key = x.clone();
+            key.sort_unstable();
+            key.dedup();
+            seen.insert(key)
+        });
+        let candidates: Vec<Vec<&Lit>> = candidates
+            .iter()
+            .map(|x| x.iter().map(|&id| lits.get(id)).collect())
+            .collect();
         let mut all = c.lits.clone();
-        let mut mentioned = c.lits.clone();
-        for x in &candidates {
-            mentioned.extend(x.iter().map(|l| l.clone().into_owned()));
-        }
-        all.extend(self.domains.constraints(&mentioned));
+        let mentioned = c.lits.iter().chain(candidates.iter().flatten().copied());
+        all.extend(self.domains.constraints(mentioned));
         if let Some(r) = crate::fd::entails_any(sys, &all, &candidates, FD_STEPS) {
             return r;
         }
         let n = all.len();
         let sizes: Vec<usize> = candidates.iter().map(|x| x.len()).collect();
-        for x in candidates {
-            all.extend(x.into_iter().map(Cow::into_owned));
+        for x in &candidates {
+            all.extend(x.iter().map(|&l| l.clone()));
         }
         // Encoded together, so that shared atoms are the same solver variables.
         let e = crate::pre::encode(&all);
@@ -1331,19 +1375,60 @@ fn lit_shape(l: &Lit) -> Option<u64> {
 
 /// The processes of the cube (bit `p` for `#p+1`) that a variable of a visited cube with
 /// these constructor facts may be renamed to: those the cube's facts do not contradict.
-fn compatible(
-    facts: &[UnaryFact],
-    cfacts: &rustc_hash::FxHashMap<(u32, u8), u32>,
-    procs: u8,
-) -> u32 {
+fn compatible(facts: &[UnaryFact], cfacts: &CubeFacts, procs: u8) -> u32 {
     (0..procs)
         .filter(|&p| {
-            facts.iter().all(|&(g, val, eq)| match cfacts.get(&(g, p)) {
-                Some(&w) => (w == val) == eq,
-                None => true,
-            })
+            facts
+                .iter()
+                .all(|&(g, val, eq)| !cfacts.refutes(g, p, val, eq))
         })
         .fold(0, |m, p| m | 1 << p)
+}
+
+/// A cube's constructor facts about each process alone (`A[#p] = C`, `A[#p] <> C`),
+/// in dense tables: `compatible` asks them for every variable of every visited cube.
+struct CubeFacts {
+    procs: usize,
+    /// Per array and process: the constructor the cube says the cell holds, or `NONE`.
+    eq: Vec<u32>,
+    /// Per array and process: the constructors (below 64) the cube says it does not hold.
+    ne: Vec<u64>,
+}
+
+impl CubeFacts {
+    const NONE: u32 = u32::MAX;
+
+    fn new(sys: &System, c: &Cube) -> CubeFacts {
+        let procs = c.procs as usize;
+        let n = sys.globals.len() * procs;
+        let mut f = CubeFacts {
+            procs,
+            eq: vec![Self::NONE; n],
+            ne: vec![0; n],
+        };
+        for l in &c.lits {
+            if let Some((g, k, v, eq)) = unary_fact(l) {
+                let at = g as usize * procs + k as usize;
+                if eq {
+                    f.eq[at] = v;
+                } else if v < 64 {
+                    f.ne[at] |= 1 << v;
+                }
+            }
+        }
+        f
+    }
+
+    /// Whether `A[#p] = val` (`eq`) or `A[#p] <> val` contradicts the cube's facts.
+    fn refutes(&self, g: u32, p: u8, val: u32, eq: bool) -> bool {
+        let at = g as usize * self.procs + p as usize;
+        let w = self.eq[at];
+        if w != Self::NONE {
+            return (w == val) != eq;
+        }
+        // Without an equality, only `A[#p] = C` against `A[#p] <> C` contradicts.
+        eq && val < 64 && self.ne[at] & (1 << val) != 0
+    }
 }
 
 /// An array cell by its array and one or two process variables (`u8::MAX`: no second).
@@ -1411,42 +1496,220 @@ fn unary_fact(l: &Lit) -> Option<(u32, u8, u32, bool)> {
     }
 }
 
+/// The literals of one subsumption check, by number: the cube's own (below
+/// `cube.len()`), then the renamed literals that are not the cube's, each built once
+/// however many renamings produce it (distrib_channels: millions of renamed literals,
+/// a few hundred distinct per check).
+struct Lits<'c> {
+    cube: &'c [Lit],
+    own: rustc_hash::FxHashMap<&'c Lit, u32>,
+    extra: Vec<Lit>,
+    /// `A[#i,#j] = C` / `<> C` by cell, constructor and equality.
+    by_cell: rustc_hash::FxHashMap<(CellKey, u32, bool), u32>,
+    /// An arithmetic literal of the visited cubes (see [`Compact::Arith`]) with the
+    /// processes its variables are renamed to (5 bits each): the renamed
+    /// literal's number, or `NO_ID` when it is not the cube's and was not built.
+    by_src: rustc_hash::FxHashMap<(u32, u128), u32>,
+    /// The same for the other literals ([`Compact::Gen`]).
+    gen: rustc_hash::FxHashMap<(u32, u128), Renamed>,
+    by_lit: rustc_hash::FxHashMap<Lit, u32>,
+}
+
+impl<'c> Lits<'c> {
+    fn new(cube: &'c [Lit]) -> Lits<'c> {
+        Lits {
+            cube,
+            own: cube
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l, i as u32))
+                .collect(),
+            extra: Vec::new(),
+            by_cell: Default::default(),
+            by_src: Default::default(),
+            gen: Default::default(),
+            by_lit: Default::default(),
+        }
+    }
+
+    fn get(&self, id: u32) -> &Lit {
+        let n = self.cube.len();
+        match (id as usize).checked_sub(n) {
+            None => &self.cube[id as usize],
+            Some(k) => &self.extra[k],
+        }
+    }
+
+    fn is_own(&self, id: u32) -> bool {
+        (id as usize) < self.cube.len()
+    }
+
+    /// The number of a literal, the cube's own if it is one.
+    fn intern(&mut self, l: Lit) -> u32 {
+        match self.own.get(&l) {
+            Some(&i) => i,
+            None => self.intern_other(l),
+        }
+    }
+
+    /// The number of a literal that is not one of the cube's.
+    fn intern_other(&mut self, l: Lit) -> u32 {
+        let next = (self.cube.len() + self.extra.len()) as u32;
+        match self.by_lit.entry(l) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                self.extra.push(e.key().clone());
+                *e.insert(next)
+            }
+        }
+    }
+}
+
+/// No number (see [`Lits::by_src`]).
+const NO_ID: u32 = u32::MAX;
+/// A renamed literal of [`Lits::gen`]: normalized to true, to false, or to a literal
+/// (its number, and whether it contradicts an equality of the cube).
+#[derive(Clone, Copy)]
+enum Renamed {
+    True,
+    False,
+    Lit(u32, bool),
+}
+
+/// At most this many process variables in an arithmetic literal renamed through
+/// [`Lits::by_src`] (5 bits each in its key: cubes have at most [`MAX_PROCS`] + 1
+/// processes).
+const ARITH_VARS: usize = 12;
+
+/// A literal of a visited cube as [`Match::check`] reads it; `ids` numbers the distinct
+/// arithmetic literals.
+fn compact(sys: &System, ids: &mut rustc_hash::FxHashMap<Lit, u32>, l: &Lit) -> Compact {
+    if !sys.tso {
+        if let Some((g, i, j, v, eq)) = cell_val(l) {
+            let j = j.unwrap_or(u8::MAX);
+            return Compact::Cell { g, v, i, j, eq };
+        }
+    }
+    let Lit::Arith(lin, _) = l else {
+        // Any other literal: renamed, normalized and classified once per check for each
+        // choice of processes for its variables (under TSO, most literals).
+        let mut ps = Vec::new();
+        l.procs(&mut ps);
+        let mut vars = [0u8; ARITH_VARS];
+        let mut n = 0;
+        for p in ps {
+            if let ProcRef::Var(v) = p {
+                if n == ARITH_VARS {
+                    return Compact::Other;
+                }
+                vars[n] = v;
+                n += 1;
+            }
+        }
+        let next = ids.len() as u32;
+        let id = *ids.entry(l.clone()).or_insert(next);
+        return Compact::Gen {
+            id,
+            n: n as u8,
+            vars,
+            read: has_read(l),
+        };
+    };
+    let mut vars = [0u8; ARITH_VARS];
+    let mut n = 0;
+    for (a, _) in &lin.terms {
+        let crate::Atom::Cell(_, idx) = a else {
+            return Compact::Other;
+        };
+        for p in idx {
+            if let ProcRef::Var(v) = p {
+                if n == ARITH_VARS {
+                    return Compact::Other;
+                }
+                vars[n] = *v;
+                n += 1;
+            }
+        }
+    }
+    let next = ids.len() as u32;
+    let id = *ids.entry(l.clone()).or_insert(next);
+    Compact::Arith {
+        id,
+        n: n as u8,
+        vars,
+    }
+}
+
+/// A literal of a visited cube as renaming reads it.
+#[derive(Clone, Copy, Debug)]
+enum Compact {
+    /// `A[#i] = v`, `A[#i,#j] <> v`... (see [`cell_val`]; `j` is `u8::MAX` for none).
+    Cell {
+        g: u32,
+        v: u32,
+        i: u8,
+        j: u8,
+        eq: bool,
+    },
+    /// An arithmetic literal over cells: its number among the distinct ones of the
+    /// visited cubes, and the process variables of its cells in order of occurrence.
+    Arith {
+        id: u32,
+        n: u8,
+        vars: [u8; ARITH_VARS],
+    },
+    /// Another literal: its number among the distinct literals of the visited cubes,
+    /// the process variables it mentions in order, and whether it reads weak memory.
+    Gen {
+        id: u32,
+        n: u8,
+        vars: [u8; ARITH_VARS],
+        read: bool,
+    },
+    Other,
+}
+
 /// The search for renamings of one visited cube into the current one.
 struct Match<'a, 'b, 'c> {
     /// The events of the visited cube and of the current one (TSO).
     a_ev: &'a crate::tso::Events,
     b_ev: &'a crate::tso::Events,
     sys: &'a System,
-    have: &'a FxHashSet<&'c Lit>,
     facts: &'a rustc_hash::FxHashMap<&'a Term, &'a Term>,
     groups: &'a [Vec<Lit>],
+    /// The literals of `groups` as [`Compact`]s.
+    compact: &'a [Vec<Compact>],
     map: Vec<u8>,
-    /// The renamed literals so far (the cube's own when the renaming lands on one).
-    out: Vec<Cow<'c, Lit>>,
+    /// The renamed literals so far, by number in `lits`.
+    out: Vec<u32>,
+    lits: &'b mut Lits<'c>,
     /// The cube's literals `A[#i] = C` / `A[#i,#j] = C` by cell, and its `<>` ones, for
     /// renaming the commonest literals without building them (see [`cell_val`]).
-    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, &'c Lit)>,
-    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), &'c Lit>,
+    cell_eq: &'a rustc_hash::FxHashMap<CellKey, (u32, u32)>,
+    cell_ne: &'a rustc_hash::FxHashMap<(CellKey, u32), u32>,
     /// The processes each variable may be renamed to (bit `p` for `#p+1`).
     compat: &'a [u32],
     found: bool,
-    /// Renamed visited cubes for the disjunctive query, their literals the cube's own
-    /// where they are (most are: cloning each literal made a third of distrib_channels'
-    /// time go to the allocator).
-    candidates: &'b mut Vec<Vec<Cow<'c, Lit>>>,
+    /// Renamed visited cubes for the disjunctive query, as literal numbers.
+    candidates: &'b mut Vec<Vec<u32>>,
     /// Only renamings that keep every literal in the cube (no candidates are collected).
     only_syntactic: bool,
 }
 
-impl<'a, 'c> Match<'a, '_, 'c> {
+impl<'a> Match<'a, '_, '_> {
     /// Renames the literals of one group; false if one contradicts the cube. `syntactic`
     /// stays true while every renamed literal is one of the cube's.
-    fn check(&mut self, group: &'a [Lit], syntactic: &mut bool) -> bool {
-        for l in group {
-            if !self.sys.tso {
-                if let Some((g, i, j, v, eq)) = cell_val(l) {
+    fn check(&mut self, k: usize, syntactic: &mut bool) -> bool {
+        let (group, compact) = (&self.groups[k], &self.compact[k]);
+        for (l, &cl) in group.iter().zip(compact) {
+            {
+                if let Compact::Cell { g, v, i, j, eq } = cl {
                     let m = &self.map;
-                    let key = (g, m[i as usize], j.map_or(u8::MAX, |j| m[j as usize]));
+                    let key = (
+                        g,
+                        m[i as usize],
+                        if j == u8::MAX { j } else { m[j as usize] },
+                    );
                     let fact = self.cell_eq.get(&key);
                     let own = if eq {
                         fact.filter(|f| f.0 == v).map(|f| f.1)
@@ -1454,7 +1717,7 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                         self.cell_ne.get(&(key, v)).copied()
                     };
                     if let Some(own) = own {
-                        self.out.push(std::borrow::Cow::Borrowed(own));
+                        self.out.push(own);
                         continue;
                     }
                     if self.only_syntactic {
@@ -1465,26 +1728,39 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                     if fact.is_some_and(|f| (f.0 == v) != eq) {
                         return false;
                     }
-                    // Not the cube's and not refuted by it: built directly in normal form
-                    // (the value first), as renaming and normalizing it would, without
-                    // their copies (distrib_channels: 1.5 million such literals).
-                    let idx = match j {
-                        None => vec![ProcRef::Var(key.1)],
-                        Some(_) => vec![ProcRef::Var(key.1), ProcRef::Var(key.2)],
+                    // Against a disequality of the cube: that renaming cannot help cover
+                    // the cube either.
+                    if eq && self.cell_ne.contains_key(&(key, v)) {
+                        return false;
+                    }
+                    // Not the cube's and not refuted by it: built once, directly in normal
+                    // form (the value first), as renaming and normalizing it would.
+                    let id = match self.lits.by_cell.get(&(key, v, eq)) {
+                        Some(&id) => id,
+                        None => {
+                            let idx = if j == u8::MAX {
+                                vec![ProcRef::Var(key.1)]
+                            } else {
+                                vec![ProcRef::Var(key.1), ProcRef::Var(key.2)]
+                            };
+                            let (a, b) = (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)));
+                            let r = if eq { Lit::Eq(a, b) } else { Lit::Ne(a, b) };
+                            debug_assert_eq!(
+                                crate::formula::normalize(
+                                    self.sys,
+                                    &l.map_procs(&|p| match p {
+                                        ProcRef::Var(i) => ProcRef::Var(self.map[i as usize]),
+                                        c => c,
+                                    })
+                                ),
+                                crate::formula::Norm::Lit(r.clone())
+                            );
+                            let id = self.lits.intern_other(r);
+                            self.lits.by_cell.insert((key, v, eq), id);
+                            id
+                        }
                     };
-                    let (a, b) = (Term::Val(v), Term::Atom(crate::Atom::Cell(g, idx)));
-                    let r = if eq { Lit::Eq(a, b) } else { Lit::Ne(a, b) };
-                    debug_assert_eq!(
-                        crate::formula::normalize(
-                            self.sys,
-                            &l.map_procs(&|p| match p {
-                                ProcRef::Var(i) => ProcRef::Var(self.map[i as usize]),
-                                c => c,
-                            })
-                        ),
-                        crate::formula::Norm::Lit(r.clone())
-                    );
-                    self.out.push(Cow::Owned(r));
+                    self.out.push(id);
                     continue;
                 }
             }
@@ -1493,21 +1769,95 @@ impl<'a, 'c> Match<'a, '_, 'c> {
                 ProcRef::Var(i) => ProcRef::Var(map[i as usize]),
                 c => c,
             };
-            if let Some(r) = rename_arith(l, &rename) {
-                debug_assert_eq!(
-                    crate::formula::normalize(self.sys, &l.map_procs(&rename)),
-                    crate::formula::Norm::Lit(r.clone())
-                );
-                if let Some(own) = self.have.get(&r) {
-                    self.out.push(Cow::Borrowed(*own));
+            let key = match cl {
+                Compact::Arith { id, n, vars } => Some((
+                    id,
+                    vars[..n as usize]
+                        .iter()
+                        .fold(1u128, |key, &v| key << 5 | map[v as usize] as u128),
+                )),
+                _ => None,
+            };
+            if let Some(key) = key {
+                let known = self.lits.by_src.get(&key).copied();
+                let id = match known {
+                    Some(id) if id != NO_ID => Some(id),
+                    // Known not to be the cube's.
+                    Some(_) if self.only_syntactic => return false,
+                    _ => match rename_arith(l, &rename) {
+                        Some(r) => {
+                            debug_assert_eq!(
+                                crate::formula::normalize(self.sys, &l.map_procs(&rename)),
+                                crate::formula::Norm::Lit(r.clone())
+                            );
+                            let id = match self.lits.own.get(&r) {
+                                Some(&id) => id,
+                                None if self.only_syntactic => {
+                                    self.lits.by_src.insert(key, NO_ID);
+                                    return false;
+                                }
+                                None => self.lits.intern_other(r),
+                            };
+                            self.lits.by_src.insert(key, id);
+                            Some(id)
+                        }
+                        None => None,
+                    },
+                };
+                if let Some(id) = id {
+                    if !self.lits.is_own(id) {
+                        if self.only_syntactic {
+                            return false;
+                        }
+                        *syntactic = false;
+                    }
+                    self.out.push(id);
                     continue;
                 }
-                if self.only_syntactic {
-                    return false;
+            }
+            if let Compact::Gen { id, n, vars, read } = cl {
+                let key = (
+                    id,
+                    vars[..n as usize]
+                        .iter()
+                        .fold(1u128, |key, &v| key << 5 | map[v as usize] as u128),
+                );
+                let r = match self.lits.gen.get(&key) {
+                    Some(&r) => r,
+                    None => {
+                        let r = match crate::formula::normalize(self.sys, &l.map_procs(&rename)) {
+                            crate::formula::Norm::Lit(r) => {
+                                let contra =
+                                    !self.lits.own.contains_key(&r) && self.contradicts(&r);
+                                Renamed::Lit(self.lits.intern(r), contra)
+                            }
+                            crate::formula::Norm::True => Renamed::True,
+                            crate::formula::Norm::False => Renamed::False,
+                        };
+                        self.lits.gen.insert(key, r);
+                        r
+                    }
+                };
+                // As below, without renaming the literal again.
+                match r {
+                    Renamed::True => continue,
+                    Renamed::False => return false,
+                    Renamed::Lit(id, contra) => {
+                        // Reads are matched at the leaf, where their ranks are mapped too.
+                        let pending_read = read && self.a_ev.has_reads();
+                        if !pending_read && !self.lits.is_own(id) {
+                            if self.only_syntactic {
+                                return false;
+                            }
+                            *syntactic = false;
+                            if contra {
+                                return false;
+                            }
+                        }
+                        self.out.push(id);
+                        continue;
+                    }
                 }
-                *syntactic = false;
-                self.out.push(Cow::Owned(r));
-                continue;
             }
             let r = l.map_procs(&rename);
             let r = match crate::formula::normalize(self.sys, &r) {
@@ -1517,11 +1867,12 @@ impl<'a, 'c> Match<'a, '_, 'c> {
             };
             // Reads are matched at the leaf, where their ranks are mapped too.
             if self.a_ev.has_reads() && has_read(&r) {
-                self.out.push(std::borrow::Cow::Owned(r));
+                let id = self.lits.intern(r);
+                self.out.push(id);
                 continue;
             }
-            if self.have.contains(&r) {
-                self.out.push(std::borrow::Cow::Owned(r));
+            if let Some(&id) = self.lits.own.get(&r) {
+                self.out.push(id);
                 continue;
             }
             if self.only_syntactic {
@@ -1531,28 +1882,25 @@ impl<'a, 'c> Match<'a, '_, 'c> {
             if self.contradicts(&r) {
                 return false;
             }
-            self.out.push(std::borrow::Cow::Owned(r));
+            let id = self.lits.intern_other(r);
+            self.out.push(id);
         }
         true
     }
 
     /// Whether a literal contradicts an equality of the cube with a value.
     fn contradicts(&self, r: &Lit) -> bool {
-        {
-            let contradicts = match r {
-                Lit::Eq(a, b) => {
-                    let clash = |x: &Term, y: &Term| {
-                        is_value(y) && self.facts.get(x).is_some_and(|v| *v != y)
-                    };
-                    clash(a, b) || clash(b, a)
-                }
-                Lit::Ne(a, b) => {
-                    self.facts.get(a).is_some_and(|v| *v == b)
-                        || self.facts.get(b).is_some_and(|v| *v == a)
-                }
-                _ => false,
-            };
-            contradicts
+        match r {
+            Lit::Eq(a, b) => {
+                let clash =
+                    |x: &Term, y: &Term| is_value(y) && self.facts.get(x).is_some_and(|v| *v != y);
+                clash(a, b) || clash(b, a)
+            }
+            Lit::Ne(a, b) => {
+                self.facts.get(a).is_some_and(|v| *v == b)
+                    || self.facts.get(b).is_some_and(|v| *v == a)
+            }
+            _ => false,
         }
     }
 
@@ -1639,27 +1987,29 @@ impl<'a, 'c> Match<'a, '_, 'c> {
             }
             let mut syntactic = syn;
             let mut out = Vec::with_capacity(self.out.len());
-            for l in &self.out {
-                let l: &Lit = l;
+            for k in 0..self.out.len() {
+                let id = self.out[k];
+                let l = self.lits.get(id);
                 if !has_read(l) {
-                    out.push(l.clone());
+                    out.push(id);
                     continue;
                 }
                 let r = crate::tso::rename_ranks(l, &ord);
-                if !self.have.contains(&r) {
-                    syntactic = false;
-                    if self.contradicts(&r) {
-                        continue 'combo;
-                    }
+                if let Some(&id) = self.lits.own.get(&r) {
+                    out.push(id);
+                    continue;
                 }
-                out.push(r);
+                syntactic = false;
+                if self.contradicts(&r) {
+                    continue 'combo;
+                }
+                out.push(self.lits.intern_other(r));
             }
             if syntactic {
                 self.found = true;
                 return;
             }
-            self.candidates
-                .push(out.into_iter().map(Cow::Owned).collect());
+            self.candidates.push(out);
         }
     }
 
@@ -1667,8 +2017,7 @@ impl<'a, 'c> Match<'a, '_, 'c> {
         let k = self.map.len();
         let mut syn = syntactic;
         let before = self.out.len();
-        let groups = self.groups;
-        if !self.check(&groups[k], &mut syn) {
+        if !self.check(k, &mut syn) {
             self.out.truncate(before);
             return;
         }
