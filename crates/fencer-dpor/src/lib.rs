@@ -71,6 +71,13 @@ pub struct Options {
     /// Kept up to date with the number of complete executions, for a progress display
     /// running in another thread (one relaxed store per execution).
     pub progress: Option<Arc<AtomicU64>>,
+    /// Optimal-DPOR on programs with heap objects, pointers or indirect calls: judge weak
+    /// initials by simulation, as elsewhere, so that no execution is blocked by a sleep
+    /// set. Off by default: each race of the replayed prefix is then reversed again after
+    /// every new suffix, where initials alone reverse it once (`fib_bench_longer-1.c`,
+    /// 5000 executions: 2.3 times the instructions under SC, 2.2 under TSO, with the same
+    /// executions and none blocked either way).
+    pub heap_simulate: bool,
 }
 
 impl Default for Options {
@@ -83,6 +90,7 @@ impl Default for Options {
             max_depth: 100_000,
             stop_on_violation: true,
             progress: None,
+            heap_simulate: false,
         }
     }
 }
@@ -287,7 +295,7 @@ enum Weak {
     /// the sleep sets will judge it there (kinds where the events run).
     Simulate,
     /// Never: weak initials restricted to initials (a split tree's units, and programs
-    /// with heap objects or pointers unless `HEAP_SIMULATE`).
+    /// with heap objects or pointers unless [`Options::heap_simulate`]).
     Initials,
 }
 
@@ -496,7 +504,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             opts,
             col: Collector::new(prog),
             hb: Hb::new(prog.objects.len() as u32),
-            weak: weak_mode(prog, M::KIND),
+            weak: weak_mode(prog, M::KIND, opts.heap_simulate),
             depth: 0,
             sleep_buf: Vec::new(),
             pos: Vec::new(),
@@ -1372,8 +1380,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
 /// How weak initials are judged for `prog` under `model`: by the current execution's
 /// kinds where they are stable, by simulation where only values and buffers change kinds
 /// (CAS, trylock, forwarded loads), and by initials alone in programs with heap objects,
-/// pointers or indirect calls (`HEAP_SIMULATE`).
-fn weak_mode(prog: &Program, model: ModelKind) -> Weak {
+/// pointers or indirect calls unless `heap_simulate` ([`Options::heap_simulate`]).
+fn weak_mode(prog: &Program, model: ModelKind, heap_simulate: bool) -> Weak {
     use fencer_ir::{Addr, Op};
     if kinds_stable(prog, model) {
         return Weak::Stable;
@@ -1393,26 +1401,18 @@ fn weak_mode(prog: &Program, model: ModelKind) -> Weak {
             | Op::MutexDestroy(addr) => !matches!(addr, Addr::Global { .. }),
             _ => false,
         });
-    if heap && !HEAP_SIMULATE {
+    if heap && !heap_simulate {
         Weak::Initials
     } else {
         Weak::Simulate
     }
 }
 
-/// Whether programs with heap objects or pointers are simulated too. They can be (the
-/// property test holds them to no sleep-blocked execution), but it costs: the races of
-/// the replayed prefix are reversed again after every new suffix, each with a simulation,
-/// where initials alone reverse each race once (`fib_bench_longer-1.c`, 5000 executions:
-/// 2.3 times the instructions under SC, 2.2 under TSO, with the same executions and no
-/// execution blocked either way).
-const HEAP_SIMULATE: bool = false;
-
 /// Whether Optimal-DPOR blocks no execution with a sleep set on `prog` under `model` (the
-/// property test asserts it): wherever weak initials are judged (by stable kinds, or by
-/// simulation), not where they are restricted to initials.
-pub fn optimal_exact(prog: &Program, model: ModelKind) -> bool {
-    weak_mode(prog, model) != Weak::Initials
+/// property test asserts it) with `opts`: wherever weak initials are judged (by stable
+/// kinds, or by simulation), not where they are restricted to initials.
+pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
+    weak_mode(prog, model, opts.heap_simulate) != Weak::Initials
 }
 
 /// Whether no event of the program can change kind when a reordering moves it: no
@@ -1430,7 +1430,8 @@ pub fn optimal_exact(prog: &Program, model: ModelKind) -> bool {
 /// the sleep sets do not (the property test found such programs: a failing CAS and two
 /// reads of its location). So elsewhere the sequence is simulated from the machine state
 /// at the tree node, as the sleep sets will judge it (`weak_mode`), or, with heap objects
-/// or pointers, weak initials are restricted to initials (`HEAP_SIMULATE`).
+/// or pointers, weak initials are restricted to initials (unless
+/// [`Options::heap_simulate`]).
 pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
     use fencer_ir::{Addr, Op, RmwOp};
     let n = prog.functions.len();
