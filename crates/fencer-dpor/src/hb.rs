@@ -66,12 +66,6 @@ impl Epochs {
     }
 }
 
-/// Where allocation order is recorded: every allocation reads and writes it.
-const ALLOCATOR: Loc = Loc {
-    obj: u32::MAX,
-    index: 0,
-};
-
 /// The location that stands for a heap object's life: every access to the object reads it
 /// (the access faults once the object is freed) and `free` writes it, so that a free races
 /// with the accesses it could follow or precede.
@@ -575,12 +569,6 @@ impl Hb {
                 let l = life(*o);
                 self.write_cands(l, tid, &mut cand);
                 let info = self.locs.entry(l).or_default();
-                info.last_write = Some(pos);
-                info.readers.clear();
-            }
-            EventKind::Alloc { .. } => {
-                self.write_cands(ALLOCATOR, tid, &mut cand);
-                let info = self.locs.entry(ALLOCATOR).or_default();
                 info.last_write = Some(pos);
                 info.readers.clear();
             }

@@ -25,12 +25,17 @@ pub trait Events {
     fn step(&self, k: usize) -> Step;
     /// What the event accesses.
     fn access(&self, k: usize) -> Access;
-    /// Whether the event at `a` happens before the one at `b` (`a` precedes `b` in `w`).
-    fn before(&self, a: usize, b: usize) -> bool;
-    /// Whether the next event of process `p` (which accesses `acc` at the node `ctx`)
-    /// commutes with every event of `w` as `w` runs from there: neither changes what the
-    /// other does nor whether it can run, judged as sleep sets judge them along `w`.
-    fn commutes(&self, ctx: &Self::Ctx, p: Step, acc: Access, w: &[usize]) -> bool;
+    /// For each process of `ps` (with what its next event accesses at the node `ctx`), in
+    /// order, whether it is a weak initial of `w` (the paper's `WI`) as `w` runs from there,
+    /// and how (`out` is overwritten): judged as the sleep sets will judge it along `w`, so
+    /// that a sequence insertion lets in never meets a process asleep at its own event.
+    fn weak_initials(
+        &self,
+        ctx: &Self::Ctx,
+        w: &[usize],
+        ps: &[(Step, Access)],
+        out: &mut Vec<Option<Start>>,
+    );
     /// Moves `ctx` down to the child of process `p`.
     fn advance(&self, ctx: &mut Self::Ctx, p: Step);
 }
@@ -44,25 +49,23 @@ pub enum Start {
     Commutes,
 }
 
-/// Whether process `p`, whose next event may access `acc`, is a weak initial of `w` (the
-/// paper's `WI`): `w` can be reordered so that `p`'s next event comes first, or `p` has no
-/// event in `w` and its next event commutes with every event of `w`.
-///
-/// The second half judges the events of `w` by what they do where they run after the node
-/// `ctx`, as the sleep sets will (see `kinds_stable` in the crate root for why).
-pub fn weak_initial<E: Events>(
-    ev: &E,
-    ctx: &E::Ctx,
+/// Whether process `p` is a weak initial of `w` by a happens-before relation of `w`'s
+/// events (`before(a, b)`: the event at `a` happens before the one at `b`): its first event
+/// in `w` has no predecessor there; or, with no event in `w`, `commutes` says its next
+/// event commutes with all of `w`.
+pub fn initial_by(
     w: &[usize],
     p: Step,
-    acc: Access,
+    step: impl Fn(usize) -> Step,
+    before: impl Fn(usize, usize) -> bool,
+    commutes: impl FnOnce() -> bool,
 ) -> Option<Start> {
-    match w.iter().position(|&k| ev.step(k) == p) {
+    match w.iter().position(|&k| step(k) == p) {
         Some(at) => {
             let k = w[at];
-            (!w[..at].iter().any(|&a| ev.before(a, k))).then_some(Start::Initial(at))
+            (!w[..at].iter().any(|&a| before(a, k))).then_some(Start::Initial(at))
         }
-        None => ev.commutes(ctx, p, acc, w).then_some(Start::Commutes),
+        None => commutes().then_some(Start::Commutes),
     }
 }
 
@@ -72,6 +75,7 @@ pub fn weak_initial<E: Events>(
 pub fn insert<E: Events>(ev: &E, mut ctx: E::Ctx, roots: &mut Vec<Node>, mut w: Vec<usize>) {
     let mut children = roots;
     let mut at_root = true;
+    let mut starts = Vec::new();
     loop {
         if w.is_empty() {
             return;
@@ -82,7 +86,8 @@ pub fn insert<E: Events>(ev: &E, mut ctx: E::Ctx, roots: &mut Vec<Node>, mut w: 
         }
         let mut next = None;
         for (ci, c) in children.iter().enumerate() {
-            match weak_initial(ev, &ctx, &w, c.step, c.acc) {
+            ev.weak_initials(&ctx, &w, &[(c.step, c.acc)], &mut starts);
+            match starts[0] {
                 Some(Start::Initial(at)) => {
                     w.remove(at);
                     next = Some(ci);

@@ -246,7 +246,7 @@ pub enum CutKind {
     Depth,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Frame {
     pub func: FuncId,
     pub pc: u32,
@@ -258,7 +258,7 @@ pub struct Frame {
     pub stack: Vec<u32>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ThreadState {
     /// The call stack; the root frame stays after the thread finishes, so that final-state
     /// conditions can read its registers.
@@ -399,13 +399,13 @@ pub enum CellState {
 /// The cells of one object. Which representation an object uses depends on its size only,
 /// and a sparse map never holds a cell equal to the object's blank one, so equal contents
 /// are equal representations: derived `Eq` and `Hash` stay right for memoisation.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 enum Cells {
     Dense(Vec<Cell>),
     Sparse { size: u32, map: BTreeMap<u32, Cell> },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ObjState {
     cells: Cells,
     /// What every cell holds before it is first written.
@@ -480,7 +480,7 @@ const ALLOC_THREAD_BITS: u32 = 10;
 /// escaping stack) object's id is the allocating thread and how many objects that thread
 /// allocated before, never a global count: two threads' allocations then commute (the
 /// same objects and pointer values in either order), so DPOR need not order them.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Memory {
     globals: Vec<ObjState>,
     /// Per thread, its allocations in order.
@@ -565,8 +565,189 @@ impl std::ops::IndexMut<ObjId> for Memory {
     }
 }
 
+// Clone by hand, for `clone_from`: the derived one allocates every vector anew, and DPOR
+// clones a state into a scratch one for every sequence it simulates (see fencer-dpor's
+// `Simulated`). Each `clone_from` names every field, so that a field added later cannot be
+// forgotten.
+impl Clone for Frame {
+    fn clone(&self) -> Self {
+        let Frame {
+            func,
+            pc,
+            regs,
+            ret,
+            stack,
+        } = self;
+        Frame {
+            func: *func,
+            pc: *pc,
+            regs: regs.clone(),
+            ret: *ret,
+            stack: stack.clone(),
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        let Frame {
+            func,
+            pc,
+            regs,
+            ret,
+            stack,
+        } = src;
+        self.func = *func;
+        self.pc = *pc;
+        self.regs.clone_from(regs);
+        self.ret = *ret;
+        self.stack.clone_from(stack);
+    }
+}
+
+impl Clone for ThreadState {
+    fn clone(&self) -> Self {
+        let ThreadState {
+            frames,
+            finished,
+            events,
+            func,
+            back_edges,
+            cut,
+            spin,
+            faulted,
+        } = self;
+        ThreadState {
+            frames: frames.clone(),
+            finished: *finished,
+            events: *events,
+            func: *func,
+            back_edges: back_edges.clone(),
+            cut: *cut,
+            spin: spin.clone(),
+            faulted: *faulted,
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        let ThreadState {
+            frames,
+            finished,
+            events,
+            func,
+            back_edges,
+            cut,
+            spin,
+            faulted,
+        } = src;
+        self.frames.clone_from(frames);
+        self.finished = *finished;
+        self.events = *events;
+        self.func = *func;
+        self.back_edges.clone_from(back_edges);
+        self.cut = *cut;
+        self.spin.clone_from(spin);
+        self.faulted = *faulted;
+    }
+}
+
+impl Clone for Cells {
+    fn clone(&self) -> Self {
+        match self {
+            Cells::Dense(v) => Cells::Dense(v.clone()),
+            Cells::Sparse { size, map } => Cells::Sparse {
+                size: *size,
+                map: map.clone(),
+            },
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        match (&mut *self, src) {
+            (Cells::Dense(a), Cells::Dense(b)) => a.clone_from(b),
+            _ => *self = src.clone(),
+        }
+    }
+}
+
+impl Clone for ObjState {
+    fn clone(&self) -> Self {
+        let ObjState {
+            cells,
+            blank,
+            alive,
+            heap,
+        } = self;
+        ObjState {
+            cells: cells.clone(),
+            blank: *blank,
+            alive: *alive,
+            heap: *heap,
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        let ObjState {
+            cells,
+            blank,
+            alive,
+            heap,
+        } = src;
+        self.cells.clone_from(cells);
+        self.blank = *blank;
+        self.alive = *alive;
+        self.heap = *heap;
+    }
+}
+
+impl Clone for Memory {
+    fn clone(&self) -> Self {
+        let Memory { globals, heap } = self;
+        Memory {
+            globals: globals.clone(),
+            heap: heap.clone(),
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        let Memory { globals, heap } = src;
+        self.globals.clone_from(globals);
+        self.heap.clone_from(heap);
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        let State {
+            threads,
+            mem,
+            bufs,
+            unroll,
+            max_events,
+            inputs,
+        } = self;
+        State {
+            threads: threads.clone(),
+            mem: mem.clone(),
+            bufs: bufs.clone(),
+            unroll: *unroll,
+            max_events: *max_events,
+            inputs: inputs.clone(),
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        let State {
+            threads,
+            mem,
+            bufs,
+            unroll,
+            max_events,
+            inputs,
+        } = src;
+        self.threads.clone_from(threads);
+        self.mem.clone_from(mem);
+        self.bufs.clone_from(bufs);
+        self.unroll = *unroll;
+        self.max_events = *max_events;
+        self.inputs.clone_from(inputs);
+    }
+}
+
 /// A machine state: threads, memory, and every thread's store buffers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     pub threads: Vec<ThreadState>,
     pub mem: Memory,

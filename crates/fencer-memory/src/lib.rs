@@ -173,11 +173,28 @@ pub struct Entry<E> {
 /// pending epoch is always 0 (when its last store leaves, every epoch moves down by one),
 /// pending epochs are contiguous (updates leave oldest epochs first, fences open at most
 /// one epoch past the newest pending store), and empty buffers have `epoch` 0.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Buffers<E> {
     chans: Vec<(Chan, VecDeque<Entry<E>>)>,
     /// The epoch of the next store issued.
     epoch: u32,
+}
+
+// Clone by hand, for `clone_from`: it keeps the queues' allocations (engines clone
+// states into scratch ones).
+impl<E: Clone> Clone for Buffers<E> {
+    fn clone(&self) -> Self {
+        let Buffers { chans, epoch } = self;
+        Buffers {
+            chans: chans.clone(),
+            epoch: *epoch,
+        }
+    }
+    fn clone_from(&mut self, src: &Self) {
+        let Buffers { chans, epoch } = src;
+        self.chans.clone_from(chans);
+        self.epoch = *epoch;
+    }
 }
 
 impl<E> Default for Buffers<E> {
