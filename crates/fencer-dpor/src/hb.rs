@@ -769,6 +769,16 @@ impl Hb {
         out.push(j);
     }
 
+    /// Whether the event at `a` happens before the one at `b` in `notdep(i).j`, the
+    /// sequence where the event at `j` is moved before the event it races with.
+    pub fn before_in_reversal(&self, j: usize, a: usize, b: usize) -> bool {
+        if b == j {
+            self.before_reversed(a, b)
+        } else {
+            self.before(a, b)
+        }
+    }
+
     /// Whether the event at `a` happens before the one at `j` once `j` is moved before
     /// the event it races with.
     pub fn before_reversed(&self, a: usize, j: usize) -> bool {

@@ -320,14 +320,6 @@ impl<M: MemoryModel> Current<'_, M> {
             && w.iter()
                 .all(|&k| !dependent::<M>((p, acc), (self.hb.step(k), self.accs[k])))
     }
-
-    fn before(&self, a: usize, b: usize) -> bool {
-        if b == self.j {
-            self.hb.before_reversed(a, b)
-        } else {
-            self.hb.before(a, b)
-        }
-    }
 }
 
 impl<M: MemoryModel> wut::Events for Current<'_, M> {
@@ -351,7 +343,7 @@ impl<M: MemoryModel> wut::Events for Current<'_, M> {
                 w,
                 p,
                 |k| self.hb.step(k),
-                |a, b| self.before(a, b),
+                |a, b| self.hb.before_in_reversal(self.j, a, b),
                 || self.commutes(p, acc, w),
             )
         }));
@@ -387,14 +379,6 @@ fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
 }
 
 impl<M: MemoryModel> Simulated<'_, M> {
-    fn before(&self, a: usize, b: usize) -> bool {
-        if b == self.j {
-            self.hb.before_reversed(a, b)
-        } else {
-            self.hb.before(a, b)
-        }
-    }
-
     /// Weak initials of `w` among `ps` at the node whose state is `state`: `w` runs from
     /// there, once for all of them, until each process's own event, each event judged
     /// against the process's next event with `dependent` in the state where it runs; the
@@ -421,7 +405,11 @@ impl<M: MemoryModel> Simulated<'_, M> {
         let mut left: Vec<usize> = Vec::new();
         for (n, &(p, _)) in ps.iter().enumerate() {
             match w.iter().position(|&k| self.hb.step(k) == p) {
-                Some(at) if !w[..at].iter().any(|&a| self.before(a, w[at])) => {
+                Some(at)
+                    if !w[..at]
+                        .iter()
+                        .any(|&a| self.hb.before_in_reversal(self.j, a, w[at])) =>
+                {
                     out[n] = Some(wut::Start::Initial(at));
                     if any {
                         return;
@@ -1376,7 +1364,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     v,
                     q,
                     |k| ev.hb.step(k),
-                    |a, b| ev.before(a, b),
+                    |a, b| ev.hb.before_in_reversal(j, a, b),
                     || ev.commutes(q, acc, v),
                 )
                 .is_some()
