@@ -1590,54 +1590,59 @@ fn compact(sys: &System, ids: &mut rustc_hash::FxHashMap<Lit, u32>, l: &Lit) -> 
             return Compact::Cell { g, v, i, j, eq };
         }
     }
+    let mut intern = |l: &Lit| {
+        let next = ids.len() as u32;
+        *ids.entry(l.clone()).or_insert(next)
+    };
+    let var = |p: &ProcRef| match p {
+        ProcRef::Var(v) => Some(*v),
+        _ => None,
+    };
     let Lit::Arith(lin, _) = l else {
         // Any other literal: renamed, normalized and classified once per check for each
         // choice of processes for its variables (under TSO, most literals).
         let mut ps = Vec::new();
         l.procs(&mut ps);
-        let mut vars = [0u8; ARITH_VARS];
-        let mut n = 0;
-        for p in ps {
-            if let ProcRef::Var(v) = p {
-                if n == ARITH_VARS {
-                    return Compact::Other;
-                }
-                vars[n] = v;
-                n += 1;
-            }
-        }
-        let next = ids.len() as u32;
-        let id = *ids.entry(l.clone()).or_insert(next);
+        let Some((vars, n)) = pack_vars(ps.iter().filter_map(var)) else {
+            return Compact::Other;
+        };
         return Compact::Gen {
-            id,
-            n: n as u8,
+            id: intern(l),
+            n,
             vars,
             read: has_read(l),
         };
     };
-    let mut vars = [0u8; ARITH_VARS];
-    let mut n = 0;
-    for (a, _) in &lin.terms {
-        let crate::Atom::Cell(_, idx) = a else {
-            return Compact::Other;
-        };
-        for p in idx {
-            if let ProcRef::Var(v) = p {
-                if n == ARITH_VARS {
-                    return Compact::Other;
-                }
-                vars[n] = *v;
-                n += 1;
-            }
-        }
+    if !lin
+        .terms
+        .iter()
+        .all(|(a, _)| matches!(a, crate::Atom::Cell(..)))
+    {
+        return Compact::Other;
     }
-    let next = ids.len() as u32;
-    let id = *ids.entry(l.clone()).or_insert(next);
+    let cells = lin.terms.iter().flat_map(|(a, _)| match a {
+        crate::Atom::Cell(_, idx) => idx.as_slice(),
+        _ => &[],
+    });
+    let Some((vars, n)) = pack_vars(cells.filter_map(var)) else {
+        return Compact::Other;
+    };
     Compact::Arith {
-        id,
-        n: n as u8,
+        id: intern(l),
+        n,
         vars,
     }
+}
+
+/// The process variables of a literal, in order, if there are at most `ARITH_VARS`.
+fn pack_vars(vars: impl Iterator<Item = u8>) -> Option<([u8; ARITH_VARS], u8)> {
+    let mut out = [0u8; ARITH_VARS];
+    let mut n = 0;
+    for v in vars {
+        *out.get_mut(n)? = v;
+        n += 1;
+    }
+    Some((out, n as u8))
 }
 
 /// A literal of a visited cube as renaming reads it.
