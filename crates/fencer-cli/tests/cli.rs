@@ -374,6 +374,38 @@ fn check_reads_litmus_tests() {
 }
 
 #[test]
+fn the_timeout_bounds_a_split_whose_first_execution_never_ends() {
+    // Laying out a split tree runs a first execution (and a shard's frontier, a tree
+    // prefix): those probes once ignored --timeout, and ran out of memory on this.
+    let src = "shared x = 0, y = 0;\n\
+               thread a { n = 0; while (n < 1000000000) { x = n; r = y; n = n + 1; } }\n\
+               thread b { m = 0; while (m < 1000000000) { y = m; s = x; m = m + 1; } }\n";
+    let dir = std::env::temp_dir().join(format!("fencer-cli-split-to-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("long.fen");
+    std::fs::write(&f, src).unwrap();
+    for split in [["--jobs", "2"], ["--shard", "1/2"]] {
+        let t0 = std::time::Instant::now();
+        let out = fencer(&[
+            "check",
+            f.to_str().unwrap(),
+            split[0],
+            split[1],
+            "--max-depth",
+            "100000000",
+            "--timeout",
+            "0.3",
+            "--json",
+        ]);
+        assert!(t0.elapsed().as_secs() < 20, "{split:?}");
+        assert_eq!(out.status.code(), Some(3), "{split:?}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["stopped_by"], "timeout", "{split:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn the_timeout_bounds_loading_too() {
     // clang alone takes longer than a millisecond.
     let c = root().join("examples/c/sb.c");

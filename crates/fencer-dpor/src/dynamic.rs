@@ -36,13 +36,14 @@
 //! workers and any timing; with stop-on-violation, the commit stops at the first unit with
 //! a violation, and its counterexample is reported.
 
-use crate::parallel::{explore_unit, unlimited, Shared, Unit, UnitOut};
+use crate::parallel::{explore_unit, probing, unlimited, Shared, Unit, UnitOut};
 use crate::{Algo, Dpor, Options, Pos};
 use fencer_ir::Program;
 use fencer_machine::{Access, NoObserver, Step};
 use fencer_memory::MemoryModel;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 /// Where a unit's engine sends the races it finds above its root.
 pub(crate) trait Sink: Sync {
@@ -438,13 +439,14 @@ impl Sink for Coord {
 /// 96 units for fib_bench_longer-1, 145 for a 15-thread indexer, where the median race
 /// gave 1,918 and 219), since every unit costs about one more execution than exploring
 /// its subtree in place would.
-pub(crate) fn depth<M: MemoryModel>(prog: &Program, opts: &Options) -> usize {
+pub(crate) fn depth<M: MemoryModel>(prog: &Program, opts: &Options, start: Instant) -> usize {
     let eopts = Options {
         algo: Algo::Optimal,
-        ..unlimited(opts)
+        ..probing(opts)
     };
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
+    d.col.start = start;
     d.execute(0);
     let first = d.pending.iter().map(|&(i, _)| i).min();
     let last = d.pending.iter().map(|&(i, _)| i).max();
@@ -497,7 +499,10 @@ pub(crate) fn explore<M: MemoryModel>(
     shared: &Shared,
     traces: bool,
 ) -> (Vec<(usize, UnitOut)>, usize, usize) {
-    let top_depth = top_depth.unwrap_or_else(|| depth::<M>(prog, opts)).max(1);
+    let top_depth = top_depth
+        .unwrap_or_else(|| depth::<M>(prog, opts, shared.start))
+        .max(1);
+    shared.timed_out(opts);
     let coord = Coord {
         top: Mutex::new(Top::new(opts.stop_on_violation)),
         wake: Condvar::new(),

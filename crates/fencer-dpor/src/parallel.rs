@@ -179,6 +179,14 @@ impl Shared {
             .compare_exchange(0, code, Ordering::Relaxed, Ordering::Relaxed);
     }
 
+    /// Stops every worker if `--timeout` has passed (after a probe, which stops there
+    /// without saying so).
+    pub fn timed_out(&self, opts: &Options) {
+        if opts.timeout.is_some_and(|t| self.start.elapsed() >= t) {
+            self.stop(Limit::Timeout);
+        }
+    }
+
     pub fn executions(&self) -> u64 {
         self.executions.0.load(Ordering::Relaxed)
     }
@@ -221,16 +229,28 @@ pub(crate) fn unlimited(opts: &Options) -> Options {
     }
 }
 
+/// `opts` for a probe that lays out a split tree (which judges nothing): no execution
+/// limit, but `--timeout` (counted from `start`): a program whose first execution never
+/// ends (threads created without bound) must still stop there.
+pub(crate) fn probing(opts: &Options) -> Options {
+    Options {
+        timeout: opts.timeout,
+        ..unlimited(opts)
+    }
+}
+
 /// The units at frontier `depth`, in depth-first order; at most about `cap` of them.
 fn enumerate<M: MemoryModel>(
     prog: &Program,
     opts: &Options,
+    start: Instant,
     depth: usize,
     cap: usize,
 ) -> Vec<Unit> {
-    let eopts = unlimited(opts);
+    let eopts = probing(opts);
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, &eopts, false, &mut obs);
+    d.col.start = start;
     // Weak initials' commuting half rests on the whole tree being Optimal-DPOR's; a
     // split tree's top is sleep sets alone (see `kinds_stable`).
     d.weak = Weak::Initials;
@@ -244,14 +264,19 @@ fn enumerate<M: MemoryModel>(
 /// The frontier: the smallest depth with at least `min` units (the number of units
 /// only grows with the depth: a unit that ends is still one deeper), or the depth where
 /// every execution has ended.
-fn frontier<M: MemoryModel>(prog: &Program, opts: &Options, min: usize) -> (Vec<Unit>, usize) {
+fn frontier<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    start: Instant,
+    min: usize,
+) -> (Vec<Unit>, usize) {
     let enough = |units: &[Unit]| units.len() >= min;
     let closed = |units: &[Unit]| units.iter().all(|u| !u.open);
     // Doubling, then bisection, probing with the enumeration stopped at `min` units.
     let mut lo = 0; // known: fewer than `min` units, some still open
     let mut hi = 1;
     loop {
-        let units = enumerate::<M>(prog, opts, hi, min);
+        let units = enumerate::<M>(prog, opts, start, hi, min);
         if enough(&units) {
             break;
         }
@@ -263,14 +288,14 @@ fn frontier<M: MemoryModel>(prog: &Program, opts: &Options, min: usize) -> (Vec<
     }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        let units = enumerate::<M>(prog, opts, mid, min);
+        let units = enumerate::<M>(prog, opts, start, mid, min);
         if enough(&units) {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    (enumerate::<M>(prog, opts, hi, usize::MAX), hi)
+    (enumerate::<M>(prog, opts, start, hi, usize::MAX), hi)
 }
 
 /// What exploring one unit found, kept apart until the units are summed in order.
@@ -365,7 +390,8 @@ fn split_run<M: MemoryModel>(
             unit_events,
         };
     }
-    let (units, depth) = frontier::<M>(prog, opts, split.min_units.max(1));
+    let (units, depth) = frontier::<M>(prog, opts, shared.start, split.min_units.max(1));
+    shared.timed_out(opts);
     let mine: Vec<usize> = match split.shard {
         Some(s) => (0..units.len())
             .filter(|&u| u % s.count as usize == s.index as usize)
