@@ -71,13 +71,6 @@ pub struct Options {
     /// Kept up to date with the number of complete executions, for a progress display
     /// running in another thread (one relaxed store per execution).
     pub progress: Option<Arc<AtomicU64>>,
-    /// Optimal-DPOR on programs with heap objects, pointers or indirect calls: judge weak
-    /// initials by simulation, as elsewhere, so that no execution is blocked by a sleep
-    /// set. Off by default: each race of the replayed prefix is then reversed again after
-    /// every new suffix, where initials alone reverse it once (`fib_bench_longer-1.c`,
-    /// 5000 executions: 2.3 times the instructions under SC, 2.2 under TSO, with the same
-    /// executions and none blocked either way).
-    pub heap_simulate: bool,
 }
 
 impl Default for Options {
@@ -90,7 +83,6 @@ impl Default for Options {
             max_depth: 100_000,
             stop_on_violation: true,
             progress: None,
-            heap_simulate: false,
         }
     }
 }
@@ -304,8 +296,7 @@ enum Weak {
     /// By running the sequence from the machine state at the node, judging each pair as
     /// the sleep sets will judge it there (kinds where the events run).
     Simulate,
-    /// Never: weak initials restricted to initials (a split tree's units, and programs
-    /// with heap objects or pointers unless [`Options::heap_simulate`]).
+    /// Never: weak initials restricted to initials (a split tree's units).
     Initials,
 }
 
@@ -661,7 +652,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             opts,
             col: Collector::new(prog),
             hb: Hb::new(prog.objects.len() as u32),
-            weak: weak_mode(prog, M::KIND, opts.heap_simulate),
+            weak: weak_mode(prog, M::KIND),
             depth: 0,
             sleep_buf: Vec::new(),
             pos: Vec::new(),
@@ -1581,42 +1572,23 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     }
 }
 
-/// How weak initials are judged for `prog` under `model`: by the current execution's
-/// kinds where they are stable, by simulation where only values and buffers change kinds
-/// (CAS, trylock, forwarded loads), and by initials alone in programs with heap objects,
-/// pointers or indirect calls unless `heap_simulate` ([`Options::heap_simulate`]).
-fn weak_mode(prog: &Program, model: ModelKind, heap_simulate: bool) -> Weak {
-    use fencer_ir::{Addr, Op};
+/// How weak initials are judged for `prog` under `model` on one worker: by the current
+/// execution's kinds where they are stable, else by simulation (CAS, trylock, forwarded
+/// loads, heap objects, pointers and indirect calls).
+fn weak_mode(prog: &Program, model: ModelKind) -> Weak {
     if kinds_stable(prog, model) {
-        return Weak::Stable;
-    }
-    let heap = prog
-        .functions
-        .iter()
-        .flat_map(|f| &f.body)
-        .any(|ins| match &ins.op {
-            Op::Alloc { .. } | Op::Free(_) | Op::CallIndirect { .. } => true,
-            Op::Load { addr, .. }
-            | Op::Store { addr, .. }
-            | Op::Rmw { addr, .. }
-            | Op::TryLock { addr, .. }
-            | Op::Lock(addr)
-            | Op::Unlock(addr)
-            | Op::MutexDestroy(addr) => !matches!(addr, Addr::Global { .. }),
-            _ => false,
-        });
-    if heap && !heap_simulate {
-        Weak::Initials
+        Weak::Stable
     } else {
         Weak::Simulate
     }
 }
 
 /// Whether Optimal-DPOR blocks no execution with a sleep set on `prog` under `model` (the
-/// property test asserts it) with `opts`: wherever weak initials are judged (by stable
-/// kinds, or by simulation), not where they are restricted to initials.
+/// property test asserts it) with `opts`: on one worker, wherever weak initials are
+/// judged (by stable kinds, or by simulation), which is every program; not Source-DPOR,
+/// and not a split tree's units (`explore_split`), where they are restricted to initials.
 pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
-    weak_mode(prog, model, opts.heap_simulate) != Weak::Initials
+    opts.algo == Algo::Optimal && weak_mode(prog, model) != Weak::Initials
 }
 
 /// Whether no event of the program can change kind when a reordering moves it: no
@@ -1633,9 +1605,7 @@ pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
 /// by kinds widened to cover every place is *not* enough: insertion then sees dependences
 /// the sleep sets do not (the property test found such programs: a failing CAS and two
 /// reads of its location). So elsewhere the sequence is simulated from the machine state
-/// at the tree node, as the sleep sets will judge it (`weak_mode`), or, with heap objects
-/// or pointers, weak initials are restricted to initials (unless
-/// [`Options::heap_simulate`]).
+/// at the tree node, as the sleep sets will judge it (`weak_mode`).
 pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
     use fencer_ir::{Addr, Op, RmwOp};
     let n = prog.functions.len();
