@@ -812,7 +812,6 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
                 unroll: args.unroll,
                 stop_on_violation: !args.all,
                 progress: Some(progress.count.clone()),
-                heap_simulate: false,
             };
             let jobs = args.jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)

@@ -172,7 +172,6 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         unroll: args.unroll,
         stop_on_violation: false,
         progress: Some(progress.count.clone()),
-        heap_simulate: false,
     };
     let outcome = fencer_robust::check(&prog, model, method, &opts);
     progress.finish();

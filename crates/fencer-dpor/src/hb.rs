@@ -769,6 +769,15 @@ impl Hb {
         out.push(j);
     }
 
+    /// Whether an event at position `from` or later (past `i`) is not after the one at `i`,
+    /// and so in `notdep(i)` (events recorded alone count as after it, as there).
+    pub fn notdep_from(&self, i: usize, from: usize) -> bool {
+        let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
+        self.ev[from.max(i + 1)..]
+            .iter()
+            .any(|e| !e.clock.is_empty() && get(&e.clock, pi) < ii)
+    }
+
     /// Whether the event at `a` happens before the one at `b` in `notdep(i).j`, the
     /// sequence where the event at `j` is moved before the event it races with.
     pub fn before_in_reversal(&self, j: usize, a: usize, b: usize) -> bool {

@@ -71,13 +71,6 @@ pub struct Options {
     /// Kept up to date with the number of complete executions, for a progress display
     /// running in another thread (one relaxed store per execution).
     pub progress: Option<Arc<AtomicU64>>,
-    /// Optimal-DPOR on programs with heap objects, pointers or indirect calls: judge weak
-    /// initials by simulation, as elsewhere, so that no execution is blocked by a sleep
-    /// set. Off by default: each race of the replayed prefix is then reversed again after
-    /// every new suffix, where initials alone reverse it once (`fib_bench_longer-1.c`,
-    /// 5000 executions: 2.3 times the instructions under SC, 2.2 under TSO, with the same
-    /// executions and none blocked either way).
-    pub heap_simulate: bool,
 }
 
 impl Default for Options {
@@ -90,7 +83,6 @@ impl Default for Options {
             max_depth: 100_000,
             stop_on_violation: true,
             progress: None,
-            heap_simulate: false,
         }
     }
 }
@@ -205,6 +197,11 @@ struct Dpor<'a, M> {
     pending: Vec<(usize, usize)>,
     /// Where the races of the current execution's new events start in `pending`.
     new_races: usize,
+    /// What the last reversal of each race of `pending` showed (by index, with the race
+    /// itself to check it is the same one; see `reverse_races`).
+    settled: Vec<((usize, usize), Memo)>,
+    /// The current execution replayed its first this many steps from the last one.
+    replayed: usize,
     sleep_blocked: u64,
     races: u64,
     reversed: u64,
@@ -265,6 +262,9 @@ struct Dpor<'a, M> {
     snap_ok: bool,
     /// Where simulations run sequences (see [`Simulated`]).
     scratch: std::cell::RefCell<Option<State>>,
+    /// The machine state at some position of the current execution, moved forward as the
+    /// races are reversed in order of their first event (see [`Cursor`]).
+    cursor: std::cell::RefCell<Cursor>,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -296,9 +296,24 @@ enum Weak {
     /// By running the sequence from the machine state at the node, judging each pair as
     /// the sleep sets will judge it there (kinds where the events run).
     Simulate,
-    /// Never: weak initials restricted to initials (a split tree's units, and programs
-    /// with heap objects or pointers unless [`Options::heap_simulate`]).
+    /// Never: weak initials restricted to initials (a split tree's units).
     Initials,
+}
+
+/// What the last reversal of a race showed, for the executions that keep the race (those
+/// that replay past its `j`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Memo {
+    /// Not reversed yet.
+    Open,
+    /// Redundant after every suffix: a process that sleeps or was explored before `i` is
+    /// an initial of `notdep(i).j` by an event at or before `j`, as the clocks (or a run
+    /// of events before `j`) show; all of that is in the prefix.
+    Settled,
+    /// The last position (before `j`'s) of the sequence reversed: if it is in the
+    /// replayed prefix and the new suffix adds no event to `notdep(i)`, the sequence is
+    /// the same and so is its reversal.
+    Tail(usize),
 }
 
 /// The current execution's events as the wakeup-tree insertion sees them, where kinds are
@@ -357,17 +372,110 @@ impl<M: MemoryModel> wut::Events for Current<'_, M> {
 /// where that event runs*, both judged by what they do there (a CAS that fails there only
 /// reads; a load forwarded there touches no memory). That is the test the sleep sets apply
 /// step by step when the sequence is explored, so insertion, the redundancy test and the
-/// sleep sets all see one dependence relation. `None` as the state: a node that could not
-/// be run (judged as commuting with nothing, which only inserts more).
+/// sleep sets all see one dependence relation. A node that could not be run is judged as
+/// commuting with nothing, which only inserts more.
+///
+/// Most judgements need no run (the clocks show an initial), and a run needs the machine
+/// state before `i`: so the state of a node is made only when a judgement there needs it
+/// ([`Lazy`]), from the state before `i`, which is made from a cursor that moves forward
+/// over the current execution as the races are reversed in order of `i`, or from the
+/// deepest snapshot on the way.
 struct Simulated<'e, M> {
     prog: &'e Program,
+    opts: &'e Options,
     /// Where sequences are run: a state kept across runs, so that cloning the node's
     /// state into it reuses its allocations.
     scratch: &'e std::cell::RefCell<Option<State>>,
+    cursor: &'e std::cell::RefCell<Cursor>,
+    snaps: &'e [Snapshot],
+    schedule: &'e [Step],
     hb: &'e Hb,
     accs: &'e [Access],
+    i: usize,
     j: usize,
     _m: std::marker::PhantomData<M>,
+}
+
+/// A wakeup-tree node below position `i`, as the steps from `i` to it; its machine state
+/// is made when a judgement there first needs it (`Some(None)`: a node that cannot be
+/// run, a step on the way not enabled). At `i` itself the state is the cursor's, copied
+/// into the scratch state without allocating.
+#[derive(Default)]
+struct Lazy {
+    path: Vec<Step>,
+    state: std::cell::OnceCell<Option<State>>,
+}
+
+/// The machine state before a position of the current execution, for simulations: moved
+/// forward step by step while the races are reversed in order of their first event, or
+/// refilled from the deepest snapshot on the way (or the initial state) where that is
+/// nearer. The states keep their allocations across executions.
+#[derive(Default)]
+struct Cursor {
+    /// Where `state` is, if it is for the current execution.
+    at: Option<usize>,
+    state: Option<State>,
+    initial: Option<State>,
+}
+
+/// A snapshot is copied in at about the cost of this many steps.
+const COPY_STEPS: usize = 4;
+
+impl Cursor {
+    /// Brings the cursor to position `i` of the execution with schedule `schedule`.
+    fn seek<M: MemoryModel>(
+        &mut self,
+        prog: &Program,
+        opts: &Options,
+        snaps: &[Snapshot],
+        schedule: &[Step],
+        i: usize,
+    ) -> &State {
+        let snap = deepest_snapshot(snaps, schedule, i);
+        let from = snap.map_or(0, |s| s.sched.len());
+        let mut at = match (self.at, &mut self.state) {
+            (Some(at), Some(_)) if at <= i && at + COPY_STEPS >= from => at,
+            (_, state) => {
+                let src = match snap {
+                    Some(s) => &s.state,
+                    None => self.initial.get_or_insert_with(|| {
+                        let (mut state, status) = State::initial_limited(
+                            prog,
+                            opts.unroll.unwrap_or(u32::MAX),
+                            opts.max_depth.min(u32::MAX as usize) as u32,
+                        );
+                        if let Status::Fault(f) = status {
+                            state.threads[f.thread as usize].faulted = true;
+                        }
+                        state
+                    }),
+                };
+                match state {
+                    Some(st) => st.clone_from(src),
+                    None => *state = Some(src.clone()),
+                }
+                from
+            }
+        };
+        let state = self.state.as_mut().expect("a state");
+        while at < i {
+            take::<M>(prog, state, schedule[at]);
+            at += 1;
+        }
+        self.at = Some(at);
+        state
+    }
+}
+
+fn deepest_snapshot<'s>(
+    snaps: &'s [Snapshot],
+    schedule: &[Step],
+    i: usize,
+) -> Option<&'s Snapshot> {
+    snaps.iter().rev().find(|s| {
+        let at = s.sched.len();
+        at <= i && s.sched[..] == schedule[..at]
+    })
 }
 
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.
@@ -390,11 +498,11 @@ impl<M: MemoryModel> Simulated<'_, M> {
     /// reading memory no longer precedes another thread's write to that location), and
     /// then the clocks see a predecessor the sleep sets do not, and a branch they would
     /// block gets in. Where `w` cannot run as it stands (a step not enabled), or the node
-    /// could not be run (`None`), the processes left are not counted. With `any`, it
-    /// stops at the first weak initial found (the others are left uncounted).
+    /// could not be run, the processes left are not counted. With `any`, it stops at the
+    /// first weak initial found (the others are left uncounted).
     fn judge(
         &self,
-        state: Option<&State>,
+        ctx: &Lazy,
         w: &[usize],
         ps: &[(Step, Access)],
         any: bool,
@@ -418,20 +526,43 @@ impl<M: MemoryModel> Simulated<'_, M> {
                 _ => left.push(n),
             }
         }
-        let Some(state) = state else {
-            return;
-        };
         if left.is_empty() {
             return;
         }
+        if ctx.path.is_empty() {
+            // At `i` itself: `w` runs on the cursor's state, which is then spent (it is
+            // mostly refilled from a snapshot for the next race anyway).
+            let mut cursor = self.cursor.borrow_mut();
+            cursor.seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i);
+            cursor.at = None;
+            let state = cursor.state.as_mut().expect("a state");
+            self.run(state, w, ps, &mut left, any, out);
+            return;
+        }
+        let Some(src) = self.state(ctx) else {
+            return;
+        };
         let mut slot = self.scratch.borrow_mut();
         let state = match &mut *slot {
             Some(st) => {
-                st.clone_from(state);
+                st.clone_from(src);
                 st
             }
-            None => slot.insert(state.clone()),
+            None => slot.insert(src.clone()),
         };
+        self.run(state, w, ps, &mut left, any, out);
+    }
+
+    /// Runs `w` from `state` for the processes `left` of `ps` (see [`Simulated::judge`]).
+    fn run(
+        &self,
+        state: &mut State,
+        w: &[usize],
+        ps: &[(Step, Access)],
+        left: &mut Vec<usize>,
+        any: bool,
+        out: &mut [Option<wut::Start>],
+    ) {
         for (at, &k) in w.iter().enumerate() {
             let s = self.hb.step(k);
             let before = left.len();
@@ -456,14 +587,38 @@ impl<M: MemoryModel> Simulated<'_, M> {
             });
             take::<M>(self.prog, state, s);
         }
-        for n in left {
+        for &n in left.iter() {
             out[n] = Some(wut::Start::Commutes);
         }
+    }
+
+    /// The state at the node `ctx`, made now if it was not yet.
+    fn state<'c>(&self, ctx: &'c Lazy) -> Option<&'c State> {
+        ctx.state
+            .get_or_init(|| {
+                let mut state = self.base();
+                for &p in &ctx.path {
+                    if !state.step_enabled::<M>(self.prog, p) {
+                        return None;
+                    }
+                    take::<M>(self.prog, &mut state, p);
+                }
+                Some(state)
+            })
+            .as_ref()
+    }
+
+    /// The machine state before `i` (the cursor is left there).
+    fn base(&self) -> State {
+        self.cursor
+            .borrow_mut()
+            .seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i)
+            .clone()
     }
 }
 
 impl<M: MemoryModel> wut::Events for Simulated<'_, M> {
-    type Ctx = Option<State>;
+    type Ctx = Lazy;
     fn step(&self, k: usize) -> Step {
         self.hb.step(k)
     }
@@ -472,17 +627,20 @@ impl<M: MemoryModel> wut::Events for Simulated<'_, M> {
     }
     fn weak_initials(
         &self,
-        ctx: &Option<State>,
+        ctx: &Lazy,
         w: &[usize],
         ps: &[(Step, Access)],
         out: &mut Vec<Option<wut::Start>>,
     ) {
-        self.judge(ctx.as_ref(), w, ps, false, out);
+        self.judge(ctx, w, ps, false, out);
     }
-    fn advance(&self, ctx: &mut Option<State>, p: Step) {
-        match ctx {
-            Some(state) if state.step_enabled::<M>(self.prog, p) => take::<M>(self.prog, state, p),
-            _ => *ctx = None,
+    fn advance(&self, ctx: &mut Lazy, p: Step) {
+        match ctx.state.get_mut() {
+            None => ctx.path.push(p),
+            Some(Some(state)) if state.step_enabled::<M>(self.prog, p) => {
+                take::<M>(self.prog, state, p)
+            }
+            Some(slot) => *slot = None,
         }
     }
 }
@@ -494,7 +652,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             opts,
             col: Collector::new(prog),
             hb: Hb::new(prog.objects.len() as u32),
-            weak: weak_mode(prog, M::KIND, opts.heap_simulate),
+            weak: weak_mode(prog, M::KIND),
             depth: 0,
             sleep_buf: Vec::new(),
             pos: Vec::new(),
@@ -504,6 +662,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             enabled: Vec::new(),
             pending: Vec::new(),
             new_races: 0,
+            settled: Vec::new(),
+            replayed: 0,
             sleep_blocked: 0,
             races: 0,
             reversed: 0,
@@ -527,6 +687,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snap_pool: Vec::new(),
             snap_ok: true,
             scratch: std::cell::RefCell::new(None),
+            cursor: std::cell::RefCell::new(Cursor::default()),
             _m: std::marker::PhantomData,
         }
     }
@@ -697,6 +858,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// Runs one execution: replays the first `replay` steps of the schedule, then takes a
     /// new step at position `replay` and continues to the end.
     fn execute(&mut self, replay: usize) {
+        self.replayed = replay;
         self.accs.truncate(replay);
         // The races of the replayed prefix stay: every execution reverses all of its
         // races (see `reverse_races`).
@@ -1173,8 +1335,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     Algo::Source => self.add_backtrack(i, j),
                     Algo::Optimal => {
                         let mut v = Vec::new();
-                        let st = (self.weak == Weak::Simulate).then(|| self.state_at(i));
-                        self.reverse_race(i, j, &mut v, st.as_ref());
+                        self.cursor.get_mut().at = None;
+                        self.reverse_race(i, j, &mut v);
                     }
                 }
                 self.hb.drop_virtual(j);
@@ -1253,80 +1415,84 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// runs to the end of the execution, so a race of the replayed prefix asks for a new
     /// sequence after each new suffix (reversing each race once lost traces where a
     /// sleeping process commutes with one suffix's sequence and not another's).
+    ///
+    /// Except where the answer cannot change ([`Memo`]). A race of the replayed prefix
+    /// (`j` before the replay point `r`) is reversed again only if its sequence can have
+    /// changed: what decides a reversal is the sequence, the clocks and accesses of its
+    /// events, the state before `i`, what sleeps or was explored at `i` and the wakeup tree
+    /// there; while position `i` keeps its step, the last two only grow by other races'
+    /// sequences (a tree loses a branch only when `i` takes it), so insertion descends the
+    /// same way and finds the leaf it made or found before.
     fn reverse_races(&mut self) {
         let mut pending = std::mem::take(&mut self.pending);
+        let mut settled = std::mem::take(&mut self.settled);
         let mut v = Vec::new();
-        if self.weak == Weak::Simulate && !pending.is_empty() {
-            // Each race needs the machine state before its `i`: one replay, in order of
-            // `i` (races at different positions fill different trees; those at one
-            // position keep their order).
-            let mut order = pending.clone();
-            order.sort_by_key(|&(i, _)| i);
-            let mut at = order[0].0;
-            let mut state = self.state_at(at);
-            for &(i, j) in &order {
-                while at < i {
-                    take::<M>(self.prog, &mut state, self.schedule[at]);
-                    at += 1;
-                }
-                self.reverse_race(i, j, &mut v, Some(&state));
-            }
+        // With initials alone, `v` ends at `j` and is the same after every suffix: a race
+        // is reversed once, by the execution that ran its `j` first.
+        let from = if self.weak == Weak::Initials {
+            self.new_races
         } else {
-            // With initials alone, `v` ends at `j` and is the same after every suffix: a
-            // race is reversed once, by the execution that ran its `j` first.
-            let from = if self.weak == Weak::Initials {
-                self.new_races
-            } else {
-                0
-            };
-            for &(i, j) in &pending[from..] {
-                self.reverse_race(i, j, &mut v, None);
-            }
+            0
+        };
+        // The races kept from the last execution are its first `new_races`, in order.
+        let kept = settled
+            .iter()
+            .zip(&pending[..self.new_races])
+            .take_while(|((r, _), p)| r == *p)
+            .count();
+        settled.truncate(kept);
+        settled.extend(pending[kept..].iter().map(|&r| (r, Memo::Open)));
+        let r = self.replayed;
+        let hb = &self.hb;
+        let mut order: Vec<usize> = (from..pending.len())
+            .filter(|&n| match settled[n].1 {
+                Memo::Open => true,
+                Memo::Settled => false,
+                Memo::Tail(last) => last >= r || hb.notdep_from(pending[n].0, r),
+            })
+            .collect();
+        if self.weak == Weak::Simulate {
+            // A run needs the machine state before `i`: one cursor moves forward over the
+            // execution, in order of `i` (races at one position keep their order).
+            order.sort_by_key(|&n| pending[n].0);
+            self.cursor.get_mut().at = None;
+        }
+        for n in order {
+            let (i, j) = pending[n];
+            settled[n].1 = self.reverse_race(i, j, &mut v);
         }
         std::mem::swap(&mut self.pending, &mut pending);
-    }
-
-    /// The machine state before position `i` of the current execution, replayed from the
-    /// deepest snapshot on the way or from the initial state.
-    fn state_at(&self, i: usize) -> State {
-        let snap = self.snaps.iter().rev().find(|s| {
-            let at = s.sched.len();
-            at <= i && s.sched[..] == self.schedule[..at]
-        });
-        let (mut state, mut at) = match snap {
-            Some(s) => (s.state.clone(), s.sched.len()),
-            None => {
-                let (mut state, status) = State::initial_limited(
-                    self.prog,
-                    self.opts.unroll.unwrap_or(u32::MAX),
-                    self.opts.max_depth.min(u32::MAX as usize) as u32,
-                );
-                if let Status::Fault(f) = status {
-                    state.threads[f.thread as usize].faulted = true;
-                }
-                (state, 0)
-            }
-        };
-        while at < i {
-            take::<M>(self.prog, &mut state, self.schedule[at]);
-            at += 1;
-        }
-        state
+        self.settled = settled;
     }
 
     /// Puts `notdep(i).j` into the wakeup tree before `i` unless a process that sleeps or
-    /// was explored there is a weak initial of it. `state` is the machine state before `i`
-    /// (with [`Weak::Simulate`]).
-    fn reverse_race(&mut self, i: usize, j: usize, v: &mut Vec<usize>, state: Option<&State>) {
+    /// was explored there is a weak initial of it; says what a later execution with the
+    /// same prefix can reuse of that ([`Memo`]). With [`Weak::Simulate`], the cursor must
+    /// be at or before `i`, or nowhere, in the current execution.
+    fn reverse_race(&mut self, i: usize, j: usize, v: &mut Vec<usize>) -> Memo {
         self.hb.notdep(i, j, self.weak == Weak::Initials, v);
         let taken = self.schedule[i];
+        let tail = Memo::Tail(if v.len() >= 2 { v[v.len() - 2] } else { i });
+        let settles = |hb: &Hb, at: usize| {
+            let k = v[at];
+            if k < j || (k == j && !v[..at].iter().any(|&a| hb.before_in_reversal(j, a, k))) {
+                Memo::Settled
+            } else {
+                tail
+            }
+        };
 
-        if let (Weak::Simulate, Some(state)) = (self.weak, state) {
+        if self.weak == Weak::Simulate {
             let ev = Simulated::<M> {
                 prog: self.prog,
+                opts: self.opts,
                 scratch: &self.scratch,
+                cursor: &self.cursor,
+                snaps: &self.snaps,
+                schedule: &self.schedule,
                 hb: &self.hb,
                 accs: &self.accs,
+                i,
                 j,
                 _m: std::marker::PhantomData,
             };
@@ -1339,39 +1505,49 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .filter(|&(q, _)| q != taken)
                 .collect();
             let mut starts = Vec::new();
-            ev.judge(Some(state), v, &ps, true, &mut starts);
-            if starts.iter().all(Option::is_none) {
-                self.reversed += 1;
-                wut::insert(&ev, Some(state.clone()), &mut p.wut, v.clone());
+            let ctx = Lazy::default();
+            ev.judge(&ctx, v, &ps, true, &mut starts);
+            match starts.iter().find_map(|s| *s) {
+                None => {
+                    self.reversed += 1;
+                    wut::insert(&ev, ctx, &mut p.wut, v.clone());
+                    tail
+                }
+                Some(wut::Start::Initial(at)) => settles(&self.hb, at),
+                Some(wut::Start::Commutes) => tail,
             }
-            return;
-        }
-        let ev = Current::<M> {
-            hb: &self.hb,
-            stable: self.weak == Weak::Stable,
-            accs: &self.accs,
-            j,
-            _m: std::marker::PhantomData,
-        };
-        let p = &mut self.pos[i];
-        let redundant = p
-            .sleep
-            .iter()
-            .chain(p.done.iter())
-            .filter(|&&(q, _)| q != taken)
-            .any(|&(q, acc)| {
-                wut::initial_by(
-                    v,
-                    q,
-                    |k| ev.hb.step(k),
-                    |a, b| ev.hb.before_in_reversal(j, a, b),
-                    || ev.commutes(q, acc, v),
-                )
-                .is_some()
-            });
-        if !redundant {
-            self.reversed += 1;
-            wut::insert(&ev, (), &mut p.wut, v.clone());
+        } else {
+            let ev = Current::<M> {
+                hb: &self.hb,
+                stable: self.weak == Weak::Stable,
+                accs: &self.accs,
+                j,
+                _m: std::marker::PhantomData,
+            };
+            let p = &mut self.pos[i];
+            let start = p
+                .sleep
+                .iter()
+                .chain(p.done.iter())
+                .filter(|&&(q, _)| q != taken)
+                .find_map(|&(q, acc)| {
+                    wut::initial_by(
+                        v,
+                        q,
+                        |k| ev.hb.step(k),
+                        |a, b| ev.hb.before_in_reversal(j, a, b),
+                        || ev.commutes(q, acc, v),
+                    )
+                });
+            match start {
+                None => {
+                    self.reversed += 1;
+                    wut::insert(&ev, (), &mut p.wut, v.clone());
+                    tail
+                }
+                Some(wut::Start::Initial(at)) => settles(&self.hb, at),
+                Some(wut::Start::Commutes) => tail,
+            }
         }
     }
 
@@ -1396,42 +1572,23 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     }
 }
 
-/// How weak initials are judged for `prog` under `model`: by the current execution's
-/// kinds where they are stable, by simulation where only values and buffers change kinds
-/// (CAS, trylock, forwarded loads), and by initials alone in programs with heap objects,
-/// pointers or indirect calls unless `heap_simulate` ([`Options::heap_simulate`]).
-fn weak_mode(prog: &Program, model: ModelKind, heap_simulate: bool) -> Weak {
-    use fencer_ir::{Addr, Op};
+/// How weak initials are judged for `prog` under `model` on one worker: by the current
+/// execution's kinds where they are stable, else by simulation (CAS, trylock, forwarded
+/// loads, heap objects, pointers and indirect calls).
+fn weak_mode(prog: &Program, model: ModelKind) -> Weak {
     if kinds_stable(prog, model) {
-        return Weak::Stable;
-    }
-    let heap = prog
-        .functions
-        .iter()
-        .flat_map(|f| &f.body)
-        .any(|ins| match &ins.op {
-            Op::Alloc { .. } | Op::Free(_) | Op::CallIndirect { .. } => true,
-            Op::Load { addr, .. }
-            | Op::Store { addr, .. }
-            | Op::Rmw { addr, .. }
-            | Op::TryLock { addr, .. }
-            | Op::Lock(addr)
-            | Op::Unlock(addr)
-            | Op::MutexDestroy(addr) => !matches!(addr, Addr::Global { .. }),
-            _ => false,
-        });
-    if heap && !heap_simulate {
-        Weak::Initials
+        Weak::Stable
     } else {
         Weak::Simulate
     }
 }
 
 /// Whether Optimal-DPOR blocks no execution with a sleep set on `prog` under `model` (the
-/// property test asserts it) with `opts`: wherever weak initials are judged (by stable
-/// kinds, or by simulation), not where they are restricted to initials.
+/// property test asserts it) with `opts`: on one worker, wherever weak initials are
+/// judged (by stable kinds, or by simulation), which is every program; not Source-DPOR,
+/// and not a split tree's units (`explore_split`), where they are restricted to initials.
 pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
-    weak_mode(prog, model, opts.heap_simulate) != Weak::Initials
+    opts.algo == Algo::Optimal && weak_mode(prog, model) != Weak::Initials
 }
 
 /// Whether no event of the program can change kind when a reordering moves it: no
@@ -1448,9 +1605,7 @@ pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
 /// by kinds widened to cover every place is *not* enough: insertion then sees dependences
 /// the sleep sets do not (the property test found such programs: a failing CAS and two
 /// reads of its location). So elsewhere the sequence is simulated from the machine state
-/// at the tree node, as the sleep sets will judge it (`weak_mode`), or, with heap objects
-/// or pointers, weak initials are restricted to initials (unless
-/// [`Options::heap_simulate`]).
+/// at the tree node, as the sleep sets will judge it (`weak_mode`).
 pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
     use fencer_ir::{Addr, Op, RmwOp};
     let n = prog.functions.len();
