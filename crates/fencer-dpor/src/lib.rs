@@ -19,7 +19,9 @@ mod hb;
 mod parallel;
 mod wut;
 
-pub use parallel::{explore_split, predicted_speedup, Shard, Split, SplitResult, UNITS};
+pub use parallel::{
+    explore_split, predicted_speedup, unsplittable, Shard, Split, SplitResult, UNITS,
+};
 
 use fencer_ir::Op;
 use fencer_ir::Program;
