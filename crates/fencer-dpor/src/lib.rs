@@ -441,11 +441,7 @@ impl Cursor {
                 let src = match snap {
                     Some(s) => &s.state,
                     None => self.initial.get_or_insert_with(|| {
-                        let (mut state, status) = State::initial_limited(
-                            prog,
-                            opts.unroll.unwrap_or(u32::MAX),
-                            opts.max_depth.min(u32::MAX as usize) as u32,
-                        );
+                        let (mut state, status) = initial_state(prog, opts);
                         if let Status::Fault(f) = status {
                             state.threads[f.thread as usize].faulted = true;
                         }
@@ -478,6 +474,15 @@ fn deepest_snapshot<'s>(
         let at = s.sched.len();
         at <= i && s.sched[..] == schedule[..at]
     })
+}
+
+/// The program's initial state under `opts`' bounds, and whether it faults already.
+fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
+    State::initial_limited(
+        prog,
+        opts.unroll.unwrap_or(u32::MAX),
+        opts.max_depth.min(u32::MAX as usize) as u32,
+    )
 }
 
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.
@@ -1110,11 +1115,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// The initial state, with the relation and the events reset: `None` if the execution
     /// stops at once (a fault of the initial state, when violations stop the search).
     fn start(&mut self, replay: usize) -> Option<State> {
-        let (mut state, status) = State::initial_limited(
-            self.prog,
-            self.opts.unroll.unwrap_or(u32::MAX),
-            self.opts.max_depth.min(u32::MAX as usize) as u32,
-        );
+        let (mut state, status) = initial_state(self.prog, self.opts);
         self.hb.reset();
         self.events.clear();
         if let Status::Fault(f) = &status {
@@ -1484,7 +1485,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
         };
 
-        if self.weak == Weak::Simulate {
+        // How a process that sleeps or was explored at `i` starts `v`, if one does; the
+        // tree takes `v` otherwise.
+        let start = if self.weak == Weak::Simulate {
             let ev = Simulated::<M> {
                 prog: self.prog,
                 opts: self.opts,
@@ -1509,15 +1512,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let mut starts = Vec::new();
             let ctx = Lazy::default();
             ev.judge(&ctx, v, &ps, true, &mut starts);
-            match starts.iter().find_map(|s| *s) {
-                None => {
-                    self.reversed += 1;
-                    wut::insert(&ev, ctx, &mut p.wut, v.clone());
-                    tail
-                }
-                Some(wut::Start::Initial(at)) => settles(&self.hb, at),
-                Some(wut::Start::Commutes) => tail,
+            let start = starts.iter().find_map(|s| *s);
+            if start.is_none() {
+                wut::insert(&ev, ctx, &mut p.wut, v.clone());
             }
+            start
         } else {
             let ev = Current::<M> {
                 hb: &self.hb,
@@ -1541,15 +1540,18 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                         || ev.commutes(q, acc, v),
                     )
                 });
-            match start {
-                None => {
-                    self.reversed += 1;
-                    wut::insert(&ev, (), &mut p.wut, v.clone());
-                    tail
-                }
-                Some(wut::Start::Initial(at)) => settles(&self.hb, at),
-                Some(wut::Start::Commutes) => tail,
+            if start.is_none() {
+                wut::insert(&ev, (), &mut p.wut, v.clone());
             }
+            start
+        };
+        match start {
+            None => {
+                self.reversed += 1;
+                tail
+            }
+            Some(wut::Start::Initial(at)) => settles(&self.hb, at),
+            Some(wut::Start::Commutes) => tail,
         }
     }
 
