@@ -368,8 +368,7 @@ struct CheckArgs {
     /// Worker threads; default: all cores. Programs (DPOR): the tree is split at its
     /// races (a Source-DPOR top whose branches are units, fed by the races the units
     /// find; with --shard, at a static frontier); `--jobs 1` runs the engine unsplit,
-    /// the one that blocks no execution with a sleep set (Optimal-DPOR). Programs that
-    /// free memory are not split under TSO/PSO (the `split:` line says why).
+    /// the one that blocks no execution with a sleep set (Optimal-DPOR).
     /// DVE: threads for reachability (errors, assertions,
     /// --reach, --deadlock; LTL uses one). The answer and the counterexample do not
     /// depend on the number of workers.

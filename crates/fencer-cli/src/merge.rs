@@ -65,10 +65,8 @@ pub fn split_json(
         "units": s.units,
         "frontier_depth": s.depth,
         // "races": the top of the tree is Source-DPOR fed by the units' races (--jobs);
-        // "frontier": a static, fully expanded top (--shard); "whole": not split
-        // (`unsplit` says why), the engine explores the tree as with one worker.
-        "method": if s.unsplit.is_some() { "whole" } else if s.race_driven { "races" } else { "frontier" },
-        "unsplit": s.unsplit,
+        // "frontier": a static, fully expanded top (--shard).
+        "method": if s.race_driven { "races" } else { "frontier" },
         "shard": shard.map(|s| json!({ "index": s.index + 1, "count": s.count })),
         "violation_unit": s.violation_unit,
         // Total work over the busiest worker's, were a unit's time its events.
@@ -90,11 +88,6 @@ pub fn with_split(report: &Report, info: &Value) -> String {
 }
 
 pub fn split_text(info: &Value) -> String {
-    if let Some(why) = info["unsplit"].as_str() {
-        return format!(
-            "split: none, the whole tree is one unit (with --shard, shard 1's): {why}\n"
-        );
-    }
     let at = if info["method"] == "races" {
         "below a race-driven top of depth"
     } else {

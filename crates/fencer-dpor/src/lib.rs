@@ -19,9 +19,7 @@ mod hb;
 mod parallel;
 mod wut;
 
-pub use parallel::{
-    explore_split, predicted_speedup, unsplittable, Shard, Split, SplitResult, UNITS,
-};
+pub use parallel::{explore_split, predicted_speedup, Shard, Split, SplitResult, UNITS};
 
 use fencer_ir::Op;
 use fencer_ir::Program;
@@ -1250,7 +1248,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 match ev.kind {
                     EventKind::Store { loc, .. } => self.accs.push(Access::Buffered(loc)),
                     _ => {
-                        self.accs.push(Access::Any);
+                        // The fault left the thread at the instruction: its access is
+                        // what the sleep sets would have seen.
+                        let acc = state.next_access::<M>(self.prog, step);
+                        self.accs.push(acc);
                         self.alone = None;
                     }
                 }
@@ -1475,6 +1476,22 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     fn reverse_race(&mut self, i: usize, j: usize, v: &mut Vec<usize>) -> Memo {
         self.hb.notdep(i, j, self.weak == Weak::Initials, v);
         let taken = self.schedule[i];
+        // A process asleep at `i` starts `v` with no event but `j`: the step that woke it
+        // happens before its event, so that event happens after `i` or after another
+        // event of `v`. If the sleep sets saw a dependence the clocks do not (an access
+        // judged `Any`), a sleeping process would start `v` here, and its own subtree,
+        // where that reversal would come back from, may be another unit's.
+        debug_assert!(
+            self.pos[i].sleep.iter().all(|&(q, _)| {
+                match v.iter().position(|&k| self.hb.step(k) == q) {
+                    Some(at) if at + 1 < v.len() => v[..at]
+                        .iter()
+                        .any(|&a| self.hb.before_in_reversal(j, a, v[at])),
+                    _ => true,
+                }
+            }),
+            "a process asleep at {i} starts notdep({i}) with an event other than {j}"
+        );
         let tail = Memo::Tail(if v.len() >= 2 { v[v.len() - 2] } else { i });
         let settles = |hb: &Hb, at: usize| {
             let k = v[at];

@@ -96,25 +96,6 @@ pub struct SplitResult {
     /// Events executed in each unit this run explored (in unit order; 0 for the others):
     /// how the work is spread over the units.
     pub unit_events: Vec<u64>,
-    /// Why the tree was not split (one unit, the whole tree, explored by the engine as
-    /// with one worker; with `--shard`, by shard 1), or `None`.
-    pub unsplit: Option<&'static str>,
-}
-
-/// Why a program's tree must not be split under `model`, if it must not: programs that
-/// free memory, under TSO and PSO. The parallel property test found a split tree (both
-/// kinds) that misses a final state of one such program (heap seed 583, whose threads
-/// free objects that their own or other threads' buffered stores still write), and its
-/// cause is not pinned down; until it is, such programs are explored whole.
-pub fn unsplittable(prog: &Program, model: ModelKind) -> Option<&'static str> {
-    let frees = prog
-        .functions
-        .iter()
-        .flat_map(|f| &f.body)
-        .any(|ins| matches!(ins.op, fencer_ir::Op::Free(_)));
-    (frees && model != ModelKind::Sc).then_some(
-        "the program frees memory, and a split tree is not known to be exact under TSO and PSO there",
-    )
 }
 
 /// The speedup `jobs` workers would get on idle cores if a unit's time were proportional
@@ -397,37 +378,6 @@ fn split_run<M: MemoryModel>(
     traces: bool,
 ) -> SplitResult {
     let shared = Shared::new();
-    if let Some(why) = unsplittable(prog, M::KIND) {
-        // One unit, the whole tree: the engine explores it as it does for one worker, and
-        // shard 1 has it (the others, nothing), so `fencer merge` still sums exactly.
-        let mine = split.shard.is_none_or(|s| s.index == 0);
-        let outs: Vec<(usize, UnitOut)> = if mine {
-            let whole = Unit {
-                prefix: Vec::new(),
-                sleep: Vec::new(),
-                fresh: 0,
-                open: false,
-            };
-            explore_unit::<M>(prog, opts, &whole, 0, &shared, traces, None)
-                .map(|o| (0, o))
-                .into_iter()
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let unit_events = vec![outs.first().map_or(0, |(_, o)| o.stats.events)];
-        let (report, traces, violation) = sum_units::<M>(prog, opts, &shared, outs);
-        return SplitResult {
-            report,
-            traces,
-            units: 1,
-            depth: 0,
-            race_driven: false,
-            violation_unit: violation,
-            unit_events,
-            unsplit: Some(why),
-        };
-    }
     if let (None, Some(top)) = (split.shard, split.race_driven) {
         let (outs, units, depth) =
             crate::dynamic::explore::<M>(prog, opts, split.jobs.max(1), top, &shared, traces);
@@ -441,7 +391,6 @@ fn split_run<M: MemoryModel>(
             race_driven: true,
             violation_unit: violation,
             unit_events,
-            unsplit: None,
         };
     }
     let (units, depth) = frontier::<M>(prog, opts, shared.start, split.min_units.max(1));
@@ -503,7 +452,6 @@ fn split_run<M: MemoryModel>(
         race_driven: false,
         violation_unit,
         unit_events,
-        unsplit: None,
     }
 }
 

@@ -1123,6 +1123,9 @@ impl State {
                 }
                 let (fr, ins) = self.current(prog, t);
                 let at = |a: &Addr| self.resolve(prog, fr, a).ok();
+                // What an access whose address does not resolve depends on: as much as
+                // the clocks will see of the fault it is (see `bad_address`).
+                let bad = |a: &Addr| self.bad_address(fr, a);
                 match &ins.op {
                     Op::Load { addr, .. } => match at(addr) {
                         Some(l)
@@ -1132,15 +1135,21 @@ impl State {
                             Access::Buffered(l)
                         }
                         Some(l) => Access::Read(l),
-                        None => Access::Any,
+                        None => bad(addr),
                     },
-                    Op::Store { addr, .. } => match at(addr) {
+                    Op::Store { addr, value } => match at(addr) {
+                        // The value faults (a division by zero) before anything is stored.
+                        Some(_) if eval(value, &fr.regs).is_none() => Access::Local,
                         Some(l) if M::channel(l).is_some() => Access::Buffered(l),
                         Some(l) => Access::Write(l),
-                        None => Access::Any,
+                        None => bad(addr),
                     },
                     Op::Rmw { addr, op, .. } => match (at(addr), op) {
-                        (None, _) => Access::Any,
+                        (None, _) => bad(addr),
+                        // It faults reading uninitialised memory, as a load would.
+                        (Some(l), _) if self.cell_state(l) == CellState::Uninit => {
+                            Access::Faulted(l)
+                        }
                         (Some(l), RmwOp::Cas { expected, .. }) => match eval(expected, &fr.regs) {
                             Some(v) if v != self.cell_value(l) => Access::RmwRead(l),
                             _ => Access::Rmw(l),
@@ -1148,12 +1157,12 @@ impl State {
                         (Some(l), _) => Access::Rmw(l),
                     },
                     Op::Lock(a) | Op::Unlock(a) | Op::MutexDestroy(a) => {
-                        at(a).map_or(Access::Any, Access::Mutex)
+                        at(a).map_or_else(|| bad(a), Access::Mutex)
                     }
                     Op::TryLock { addr, .. } => match at(addr) {
                         Some(l) if self.cell_value(l) != 0 => Access::MutexRead(l),
                         Some(l) => Access::Mutex(l),
-                        None => Access::Any,
+                        None => bad(addr),
                     },
                     Op::Fence(FenceKind::Full) | Op::Spawn { .. } | Op::SpawnIndirect { .. } => {
                         Access::Barrier
@@ -1168,11 +1177,23 @@ impl State {
                         _ => Access::Any,
                     },
                     Op::Assume(_) => Access::Local,
-                    Op::Free(e) => match eval(e, &fr.regs).and_then(Ptr::decode) {
-                        Some(p) if self.mem.get(p.obj).is_some_and(|o| o.heap) => {
-                            Access::Free(p.obj)
-                        }
-                        _ => Access::Any,
+                    // As `thread_step` frees: only a live heap object at offset 0 is
+                    // freed; a double free faults as an access to the freed object; the
+                    // other faults (and `free(NULL)`) depend on the thread alone.
+                    Op::Free(e) => match eval(e, &fr.regs) {
+                        None | Some(0) => Access::Local,
+                        Some(v) => match Ptr::decode(v) {
+                            None => Access::Local,
+                            Some(p) => match self.mem.get(p.obj) {
+                                None => Access::Any,
+                                Some(o) if o.heap && !o.alive => Access::Faulted(Loc {
+                                    obj: p.obj,
+                                    index: u32::MAX,
+                                }),
+                                Some(o) if o.heap && p.offset == 0 => Access::Free(p.obj),
+                                Some(_) => Access::Local,
+                            },
+                        },
                     },
                     Op::Alloc { .. } => Access::Alloc,
                     Op::Exit => match pending_stack_object(&self.mem, &th.frames) {
@@ -1244,6 +1265,13 @@ pub enum Access {
     Buffered(Loc),
     /// Frees a heap object: every access to it depends on this.
     Free(u32),
+    /// An access that faults because its object has been freed (or a read of an
+    /// uninitialised cell by a read-modify-write): it depends on the object's frees, and
+    /// where the cell is known (`index != u32::MAX`) on the cell's writers, as a load
+    /// does. That is what the DPOR clocks record of such a fault; the sleep sets must not
+    /// see more (a sleeping process woken by a dependence the clocks miss can start a
+    /// reversed sequence it does not start once that reversal changes later events).
+    Faulted(Loc),
     /// Unknown (the step faults): treated as dependent with everything.
     Any,
 }
@@ -1257,6 +1285,7 @@ impl Access {
             | Access::RmwRead(l)
             | Access::Mutex(l)
             | Access::MutexRead(l) => Some(l),
+            Access::Faulted(l) if l.index != u32::MAX => Some(l),
             _ => None,
         }
     }
@@ -1318,7 +1347,7 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
         }
     }
     let object = |x: Access| match x {
-        Access::Buffered(l) => Some(l.obj),
+        Access::Buffered(l) | Access::Faulted(l) => Some(l.obj),
         Access::Free(o) => Some(o),
         x => x.loc().map(|l| l.obj),
     };
@@ -1445,15 +1474,36 @@ impl State {
         }
     }
 
-    /// The cell of a freed heap object an address points to, if it does.
+    /// The cell of a freed object (heap or stack) an address points to, if it does.
     fn freed_object(&self, fr: &Frame, addr: &Addr) -> Option<Loc> {
         let Addr::Ptr(e) = addr else { return None };
         let p = Ptr::decode(eval(e, &fr.regs)?)?;
         let o = self.mem.get(p.obj)?;
-        (o.heap && !o.alive).then_some(Loc {
+        // A heap object after its free, or a stack object after its thread left the
+        // call: either way the free is what makes the access fault.
+        (!o.alive).then_some(Loc {
             obj: p.obj,
             index: p.offset,
         })
+    }
+
+    /// What a step whose address `addr` does not resolve depends on, as the DPOR clocks
+    /// record its fault: an access to a freed object, on the object's frees and the
+    /// cell's writers ([`Access::Faulted`]); a null, out-of-bounds or non-pointer address
+    /// (or a division by zero in it), on nothing (it depends on the thread's registers
+    /// alone). A pointer to an object that does not exist may name one another thread
+    /// allocates later: that one is taken as dependent with everything.
+    fn bad_address(&self, fr: &Frame, addr: &Addr) -> Access {
+        if let Some(l) = self.freed_object(fr, addr) {
+            return Access::Faulted(l);
+        }
+        match addr {
+            Addr::Ptr(e) => match eval(e, &fr.regs).and_then(Ptr::decode) {
+                Some(p) if self.mem.get(p.obj).is_none() => Access::Any,
+                _ => Access::Local,
+            },
+            Addr::Global { .. } => Access::Local,
+        }
     }
 
     fn read(&self, loc: Loc) -> (Value, ReadFrom) {
@@ -2583,5 +2633,62 @@ mod tests {
         let f = run::<Sc>(&p).1.expect("a fault");
         assert_eq!(f.kind, FaultKind::BadMutex);
         assert_eq!(f.message, "destroy of a locked mutex");
+    }
+
+    /// A step that will fault has the access the DPOR clocks record for its fault (they
+    /// order it after the frees of its object and the writes of its cell, and nothing
+    /// else): sleep sets that saw more would wake a process with no edge to its event.
+    #[test]
+    fn a_faulting_step_depends_on_what_its_fault_depends_on() {
+        let p = prog(
+            Vec::new(),
+            vec![
+                alloc(2, true),
+                Op::Free(Expr::Reg(0)),
+                store(ptr(0, 1), 5),
+                Op::Free(Expr::Reg(0)),
+                Op::Free(Expr::Const(0)),
+                store(ptr(2, 0), 5),
+            ],
+        );
+        let (mut s, _) = State::initial(&p);
+        let t = Step::Thread(0);
+        // Takes the step; a fault leaves the thread at its instruction: go past it.
+        let next = |s: &mut State| {
+            let a = s.next_access::<Tso>(&p, t);
+            if let (_, Status::Fault(_)) = s.step::<Tso>(&p, t) {
+                s.threads[0].frames.last_mut().expect("frame").pc += 1;
+            }
+            a
+        };
+        next(&mut s);
+        let Access::Free(obj) = next(&mut s) else {
+            panic!("a free of a live heap object")
+        };
+        let cell = Loc { obj, index: 1 };
+        let life = Loc {
+            obj,
+            index: u32::MAX,
+        };
+        let writes = (
+            Step::Update(1, fencer_memory::Chan::Thread),
+            Access::Write(cell),
+        );
+        let frees = (Step::Thread(1), Access::Free(obj));
+        let frees_other = (Step::Thread(1), Access::Free(obj + 1));
+        // Use after free: the free and the cell's writers, as a load of the cell.
+        let a = next(&mut s);
+        assert_eq!(a, Access::Faulted(cell));
+        assert!(dependent::<Tso>((t, a), frees));
+        assert!(dependent::<Tso>((t, a), writes));
+        assert!(!dependent::<Tso>((t, a), frees_other));
+        // Double free: the frees of the object only.
+        let a = next(&mut s);
+        assert_eq!(a, Access::Faulted(life));
+        assert!(dependent::<Tso>((t, a), frees));
+        assert!(!dependent::<Tso>((t, a), writes));
+        // `free(NULL)` does nothing; a null dereference depends on the registers alone.
+        assert_eq!(next(&mut s), Access::Local);
+        assert_eq!(next(&mut s), Access::Local);
     }
 }
