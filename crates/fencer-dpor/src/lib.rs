@@ -1469,6 +1469,26 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         self.settled = settled;
     }
 
+    /// The processes asleep at `i` that have slept since the root of a split tree's unit
+    /// (none on one worker). Below a unit's root they start a reversal only as initials:
+    /// one that commutes with a whole reversal is redundant only where its own subtree
+    /// sends back, through the wakeup trees above, the reversals that cover what it does
+    /// not commute with later, and that subtree is another unit's, whose reversals above
+    /// its root are dropped. A process that sleeps at `i` without having been explored
+    /// at a node since the root has slept all the way (a child's sleep set comes from
+    /// the node's sleep set and what was explored there).
+    fn inherited(&self, i: usize) -> Vec<Step> {
+        if self.root == 0 || self.weak == Weak::Initials || self.pos[self.root].sleep.is_empty() {
+            return Vec::new();
+        }
+        self.pos[i]
+            .sleep
+            .iter()
+            .map(|&(q, _)| q)
+            .filter(|&q| (self.root..i).all(|k| self.pos[k].done.iter().all(|&(d, _)| d != q)))
+            .collect()
+    }
+
     /// Puts `notdep(i).j` into the wakeup tree before `i` unless a process that sleeps or
     /// was explored there is a weak initial of it; says what a later execution with the
     /// same prefix can reuse of that ([`Memo`]). With [`Weak::Simulate`], the cursor must
@@ -1502,9 +1522,19 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
         };
 
+        // Processes asleep at `i` since a split tree's unit root: they start `v` only as
+        // initials (see `Dpor::inherited`).
+        let inherited = self.inherited(i);
+        let before = |a, b| self.hb.before_in_reversal(j, a, b);
+        let as_initial = inherited
+            .iter()
+            .find_map(|&q| wut::initial_by(v, q, |k| self.hb.step(k), before, || false));
+
         // How a process that sleeps or was explored at `i` starts `v`, if one does; the
         // tree takes `v` otherwise.
-        let start = if self.weak == Weak::Simulate {
+        let start = if as_initial.is_some() {
+            as_initial
+        } else if self.weak == Weak::Simulate {
             let ev = Simulated::<M> {
                 prog: self.prog,
                 opts: self.opts,
@@ -1524,7 +1554,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .iter()
                 .chain(p.done.iter())
                 .copied()
-                .filter(|&(q, _)| q != taken)
+                .filter(|&(q, _)| q != taken && !inherited.contains(&q))
                 .collect();
             let mut starts = Vec::new();
             let ctx = Lazy::default();
@@ -1547,7 +1577,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .sleep
                 .iter()
                 .chain(p.done.iter())
-                .filter(|&&(q, _)| q != taken)
+                .filter(|&&(q, _)| q != taken && !inherited.contains(&q))
                 .find_map(|&(q, acc)| {
                     wut::initial_by(
                         v,
