@@ -264,6 +264,8 @@ struct Dpor<'a, M> {
     snap_ok: bool,
     /// Where simulations run sequences (see [`Simulated`]).
     scratch: std::cell::RefCell<Option<State>>,
+    /// A node state of an insertion that ended, kept for its allocations.
+    spare: std::cell::RefCell<Option<State>>,
     /// The machine state at some position of the current execution, moved forward as the
     /// races are reversed in order of their first event (see [`Cursor`]).
     cursor: std::cell::RefCell<Cursor>,
@@ -388,6 +390,7 @@ struct Simulated<'e, M> {
     /// Where sequences are run: a state kept across runs, so that cloning the node's
     /// state into it reuses its allocations.
     scratch: &'e std::cell::RefCell<Option<State>>,
+    spare: &'e std::cell::RefCell<Option<State>>,
     cursor: &'e std::cell::RefCell<Cursor>,
     snaps: &'e [Snapshot],
     schedule: &'e [Step],
@@ -485,6 +488,31 @@ fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
     )
 }
 
+/// Whether taking `s`, which accesses `sa`, leaves what `p`'s next event accesses as it
+/// was. A thread's next access depends on its own registers and frames, on the memory it
+/// points into (a CAS's or trylock's outcome, an object freed or not), on its own buffers
+/// (a forwarded load) and on how many threads there are (a join). A step of another
+/// thread that only reads memory, waits, or touches its own buffer changes none of those
+/// (what follows it locally touches that thread only). An update's access is its buffer's
+/// front, which its thread's stores can change: always worked out again.
+fn keeps_access(s: Step, sa: Access, p: Step) -> bool {
+    match p {
+        Step::Thread(t) => {
+            t != fencer_machine::family(s)
+                && matches!(
+                    sa,
+                    Access::Read(_)
+                        | Access::RmwRead(_)
+                        | Access::MutexRead(_)
+                        | Access::Join(_)
+                        | Access::Local
+                        | Access::Buffered(_)
+                )
+        }
+        Step::Update(..) => false,
+    }
+}
+
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.
 fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     let (_, status) = state.step::<M>(prog, step);
@@ -570,6 +598,10 @@ impl<M: MemoryModel> Simulated<'_, M> {
         any: bool,
         out: &mut [Option<wut::Start>],
     ) {
+        // What each process's next event accesses, kept while the steps of `w` cannot
+        // change it (see `keeps_access`): most of `w` are loads and other threads' buffered
+        // stores, and working the access out again each step costs an address resolution.
+        let mut accs: Vec<Option<Access>> = vec![None; ps.len()];
         for (at, &k) in w.iter().enumerate() {
             let s = self.hb.step(k);
             let before = left.len();
@@ -590,9 +622,16 @@ impl<M: MemoryModel> Simulated<'_, M> {
             let sa = state.next_access::<M>(self.prog, s);
             left.retain(|&n| {
                 let p = ps[n].0;
-                !dependent::<M>((p, state.next_access::<M>(self.prog, p)), (s, sa))
+                let pa = *accs[n].get_or_insert_with(|| state.next_access::<M>(self.prog, p));
+                debug_assert_eq!(pa, state.next_access::<M>(self.prog, p));
+                !dependent::<M>((p, pa), (s, sa))
             });
             take::<M>(self.prog, state, s);
+            for &n in left.iter() {
+                if !keeps_access(s, sa, ps[n].0) {
+                    accs[n] = None;
+                }
+            }
         }
         for &n in left.iter() {
             out[n] = Some(wut::Start::Commutes);
@@ -617,10 +656,22 @@ impl<M: MemoryModel> Simulated<'_, M> {
 
     /// The machine state before `i` (the cursor is left there).
     fn base(&self) -> State {
-        self.cursor
-            .borrow_mut()
-            .seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i)
-            .clone()
+        let mut cursor = self.cursor.borrow_mut();
+        let src = cursor.seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i);
+        match self.spare.borrow_mut().take() {
+            Some(mut st) => {
+                st.clone_from(src);
+                st
+            }
+            None => src.clone(),
+        }
+    }
+
+    /// Keeps the state of the node `ctx` for the next insertion's allocations.
+    fn recycle(&self, ctx: Lazy) {
+        if let Some(Some(st)) = ctx.state.into_inner() {
+            *self.spare.borrow_mut() = Some(st);
+        }
     }
 }
 
@@ -694,6 +745,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snap_pool: Vec::new(),
             snap_ok: true,
             scratch: std::cell::RefCell::new(None),
+            spare: std::cell::RefCell::new(None),
             cursor: std::cell::RefCell::new(Cursor::default()),
             _m: std::marker::PhantomData,
         }
@@ -1492,6 +1544,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 prog: self.prog,
                 opts: self.opts,
                 scratch: &self.scratch,
+                spare: &self.spare,
                 cursor: &self.cursor,
                 snaps: &self.snaps,
                 schedule: &self.schedule,
@@ -1510,12 +1563,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .filter(|&(q, _)| q != taken)
                 .collect();
             let mut starts = Vec::new();
-            let ctx = Lazy::default();
+            let mut ctx = Lazy::default();
             ev.judge(&ctx, v, &ps, true, &mut starts);
             let start = starts.iter().find_map(|s| *s);
             if start.is_none() {
-                wut::insert(&ev, ctx, &mut p.wut, v.clone());
+                wut::insert(&ev, &mut ctx, &mut p.wut, v.clone());
             }
+            ev.recycle(ctx);
             start
         } else {
             let ev = Current::<M> {
@@ -1541,7 +1595,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     )
                 });
             if start.is_none() {
-                wut::insert(&ev, (), &mut p.wut, v.clone());
+                wut::insert(&ev, &mut (), &mut p.wut, v.clone());
             }
             start
         };
