@@ -82,6 +82,9 @@ pub struct Hb {
     heap_from: u32,
     /// Dense process numbers, stable across executions.
     procs: HashMap<Step, u32>,
+    /// The same for threads, by thread id (`u32::MAX`: none yet): looked up for every
+    /// event, where the map's hashing cost as much as the rest of a lone thread's event.
+    thread_procs: Vec<u32>,
     /// The step of each process number.
     proc_step: Vec<Step>,
     /// The update processes of each thread.
@@ -243,11 +246,25 @@ impl Hb {
     }
 
     fn proc(&mut self, s: Step) -> u32 {
+        if let Step::Thread(t) = s {
+            if let Some(&p) = self.thread_procs.get(t as usize) {
+                if p != u32::MAX {
+                    return p;
+                }
+            }
+        }
         if let Some(&p) = self.procs.get(&s) {
             return p;
         }
         let p = self.procs.len() as u32;
         self.procs.insert(s, p);
+        if let Step::Thread(t) = s {
+            let t = t as usize;
+            if self.thread_procs.len() <= t {
+                self.thread_procs.resize(t + 1, u32::MAX);
+            }
+            self.thread_procs[t] = p;
+        }
         self.proc_step.push(s);
         self.pclock.push(Vec::new());
         self.pcount.push(0);

@@ -402,13 +402,16 @@ struct Simulated<'e, M> {
 }
 
 /// A wakeup-tree node below position `i`, as the steps from `i` to it; its machine state
-/// is made when a judgement there first needs it (`Some(None)`: a node that cannot be
-/// run, a step on the way not enabled). At `i` itself the state is the cursor's, copied
-/// into the scratch state without allocating.
+/// is made when a judgement there first needs it, and then brought down the path only when
+/// a judgement further down needs it (most of a descent needs no run, and stepping every
+/// node on the way cost more than the runs' copies). `state` is that state and how many
+/// steps of `path` it has taken (`None` in it: a node that cannot be run, a step on the
+/// way not enabled). At `i` itself the state is the cursor's, copied into the scratch
+/// state without allocating.
 #[derive(Default)]
 struct Lazy {
     path: Vec<Step>,
-    state: std::cell::OnceCell<Option<State>>,
+    state: std::cell::RefCell<Option<(Option<State>, usize)>>,
 }
 
 /// The machine state before a position of the current execution, for simulations: moved
@@ -488,28 +491,35 @@ fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
     )
 }
 
-/// Whether taking `s`, which accesses `sa`, leaves what `p`'s next event accesses as it
-/// was. A thread's next access depends on its own registers and frames, on the memory it
-/// points into (a CAS's or trylock's outcome, an object freed or not), on its own buffers
-/// (a forwarded load) and on how many threads there are (a join). A step of another
-/// thread that only reads memory, waits, or touches its own buffer changes none of those
-/// (what follows it locally touches that thread only). An update's access is its buffer's
+/// Whether taking `s`, which accesses `sa`, leaves what `p`'s next event accesses (`pa`)
+/// as it was. A thread's next access depends on its own registers and frames, on the
+/// objects it points into (alive or freed, their sizes), on the value of the cell a CAS or
+/// trylock would read (whether it succeeds), on its own buffers (a forwarded load) and on
+/// how many threads there are (a join). A step of another thread that only reads memory,
+/// waits, or touches its own buffer changes none of those (what follows it locally
+/// touches that thread only); one that writes a cell (a store, an update, a
+/// read-modify-write) changes only that cell's value. An update's access is its buffer's
 /// front, which its thread's stores can change: always worked out again.
-fn keeps_access(s: Step, sa: Access, p: Step) -> bool {
-    match p {
-        Step::Thread(t) => {
-            t != fencer_machine::family(s)
-                && matches!(
-                    sa,
-                    Access::Read(_)
-                        | Access::RmwRead(_)
-                        | Access::MutexRead(_)
-                        | Access::Join(_)
-                        | Access::Local
-                        | Access::Buffered(_)
-                )
-        }
-        Step::Update(..) => false,
+fn keeps_access(s: Step, sa: Access, p: Step, pa: Access) -> bool {
+    let Step::Thread(t) = p else {
+        return false;
+    };
+    if t == fencer_machine::family(s) {
+        return false;
+    }
+    match sa {
+        Access::Read(_)
+        | Access::RmwRead(_)
+        | Access::MutexRead(_)
+        | Access::Join(_)
+        | Access::Local
+        | Access::Buffered(_) => true,
+        Access::Write(l) | Access::Rmw(l) => !matches!(
+            pa,
+            Access::Rmw(x) | Access::RmwRead(x) | Access::Mutex(x) | Access::MutexRead(x)
+                if x == l
+        ),
+        _ => false,
     }
 }
 
@@ -580,11 +590,12 @@ impl<M: MemoryModel> Simulated<'_, M> {
         let mut slot = self.scratch.borrow_mut();
         let state = match &mut *slot {
             Some(st) => {
-                st.clone_from(src);
+                st.clone_from(&src);
                 st
             }
             None => slot.insert(src.clone()),
         };
+        drop(src);
         self.run(state, w, ps, &mut left, any, out);
     }
 
@@ -628,8 +639,10 @@ impl<M: MemoryModel> Simulated<'_, M> {
             });
             take::<M>(self.prog, state, s);
             for &n in left.iter() {
-                if !keeps_access(s, sa, ps[n].0) {
-                    accs[n] = None;
+                if let Some(pa) = accs[n] {
+                    if !keeps_access(s, sa, ps[n].0, pa) {
+                        accs[n] = None;
+                    }
                 }
             }
         }
@@ -638,20 +651,26 @@ impl<M: MemoryModel> Simulated<'_, M> {
         }
     }
 
-    /// The state at the node `ctx`, made now if it was not yet.
-    fn state<'c>(&self, ctx: &'c Lazy) -> Option<&'c State> {
-        ctx.state
-            .get_or_init(|| {
-                let mut state = self.base();
-                for &p in &ctx.path {
-                    if !state.step_enabled::<M>(self.prog, p) {
-                        return None;
-                    }
-                    take::<M>(self.prog, &mut state, p);
+    /// The state at the node `ctx`, made or brought down to it now if it was not yet.
+    fn state<'c>(&self, ctx: &'c Lazy) -> Option<std::cell::Ref<'c, State>> {
+        {
+            let mut slot = ctx.state.borrow_mut();
+            let (state, at) = slot.get_or_insert_with(|| (Some(self.base()), 0));
+            while *at < ctx.path.len() {
+                let Some(st) = state else { break };
+                let p = ctx.path[*at];
+                if !st.step_enabled::<M>(self.prog, p) {
+                    *state = None;
+                    break;
                 }
-                Some(state)
-            })
-            .as_ref()
+                take::<M>(self.prog, st, p);
+                *at += 1;
+            }
+        }
+        std::cell::Ref::filter_map(ctx.state.borrow(), |slot| {
+            slot.as_ref().and_then(|(state, _)| state.as_ref())
+        })
+        .ok()
     }
 
     /// The machine state before `i` (the cursor is left there).
@@ -669,7 +688,7 @@ impl<M: MemoryModel> Simulated<'_, M> {
 
     /// Keeps the state of the node `ctx` for the next insertion's allocations.
     fn recycle(&self, ctx: Lazy) {
-        if let Some(Some(st)) = ctx.state.into_inner() {
+        if let Some((Some(st), _)) = ctx.state.into_inner() {
             *self.spare.borrow_mut() = Some(st);
         }
     }
@@ -693,13 +712,7 @@ impl<M: MemoryModel> wut::Events for Simulated<'_, M> {
         self.judge(ctx, w, ps, false, out);
     }
     fn advance(&self, ctx: &mut Lazy, p: Step) {
-        match ctx.state.get_mut() {
-            None => ctx.path.push(p),
-            Some(Some(state)) if state.step_enabled::<M>(self.prog, p) => {
-                take::<M>(self.prog, state, p)
-            }
-            Some(slot) => *slot = None,
-        }
+        ctx.path.push(p);
     }
 }
 
