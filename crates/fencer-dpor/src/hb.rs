@@ -82,6 +82,9 @@ pub struct Hb {
     heap_from: u32,
     /// Dense process numbers, stable across executions.
     procs: HashMap<Step, u32>,
+    /// The same for threads, by thread id (`u32::MAX`: none yet): looked up for every
+    /// event, where the map's hashing cost as much as the rest of a lone thread's event.
+    thread_procs: Vec<u32>,
     /// The step of each process number.
     proc_step: Vec<Step>,
     /// The update processes of each thread.
@@ -89,6 +92,9 @@ pub struct Hb {
     pclock: Vec<Vec<u32>>,
     pcount: Vec<u32>,
     ev: Vec<Ev>,
+    /// The positions of the events that have a clock (not recorded alone), in order:
+    /// `notdep` scans these, not the long runs of a thread running alone between them.
+    clocked: Vec<usize>,
     /// Clock vectors of truncated events, kept for reuse.
     spare: Vec<Vec<u32>>,
     locs: HashMap<Loc, LocInfo>,
@@ -142,6 +148,7 @@ impl Hb {
 
     /// Forgets the current execution (keeps process numbers and allocations).
     pub fn reset(&mut self) {
+        self.clocked.clear();
         for e in self.ev.drain(..) {
             // Events recorded alone have no clock: an empty vector would only be
             // reallocated by the next event that takes it.
@@ -196,6 +203,8 @@ impl Hb {
     /// events up to there. Processes first seen after it keep their numbers, with no
     /// events.
     pub fn restore(&mut self, s: &Saved) {
+        let kept = self.clocked.partition_point(|&k| k < s.at);
+        self.clocked.truncate(kept);
         for e in self.ev.drain(s.at..) {
             if e.clock.capacity() > 0 {
                 self.spare.push(e.clock);
@@ -237,11 +246,25 @@ impl Hb {
     }
 
     fn proc(&mut self, s: Step) -> u32 {
+        if let Step::Thread(t) = s {
+            if let Some(&p) = self.thread_procs.get(t as usize) {
+                if p != u32::MAX {
+                    return p;
+                }
+            }
+        }
         if let Some(&p) = self.procs.get(&s) {
             return p;
         }
         let p = self.procs.len() as u32;
         self.procs.insert(s, p);
+        if let Step::Thread(t) = s {
+            let t = t as usize;
+            if self.thread_procs.len() <= t {
+                self.thread_procs.resize(t + 1, u32::MAX);
+            }
+            self.thread_procs[t] = p;
+        }
         self.proc_step.push(s);
         self.pclock.push(Vec::new());
         self.pcount.push(0);
@@ -605,6 +628,7 @@ impl Hb {
         }
         self.pclock[p as usize].clear();
         self.pclock[p as usize].extend_from_slice(&c);
+        self.clocked.push(self.ev.len());
         self.ev.push(Ev {
             step,
             proc: p,
@@ -642,6 +666,7 @@ impl Hb {
         saved.clear();
         saved.extend_from_slice(&c);
         self.lock_clock.push((pos, saved));
+        self.clocked.push(self.ev.len());
         self.ev.push(Ev {
             step,
             proc: p,
@@ -656,6 +681,9 @@ impl Hb {
         debug_assert_eq!(pos + 1, self.ev.len());
         if let Some(e) = self.ev.pop() {
             self.spare.push(e.clock);
+        }
+        if self.clocked.last() == Some(&pos) {
+            self.clocked.pop();
         }
         if let Some(k) = self.lock_clock.iter().position(|(p, _)| *p == pos) {
             let (_, c) = self.lock_clock.swap_remove(k);
@@ -760,7 +788,11 @@ impl Hb {
         out.clear();
         let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
         let end = if to_j { j } else { self.ev.len() };
-        for k in i + 1..end {
+        let from = self.clocked.partition_point(|&k| k <= i);
+        for &k in &self.clocked[from..] {
+            if k >= end {
+                break;
+            }
             let c = &self.ev[k].clock;
             if k != j && !c.is_empty() && get(c, pi) < ii {
                 out.push(k);
@@ -773,9 +805,10 @@ impl Hb {
     /// and so in `notdep(i)` (events recorded alone count as after it, as there).
     pub fn notdep_from(&self, i: usize, from: usize) -> bool {
         let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
-        self.ev[from.max(i + 1)..]
+        let at = self.clocked.partition_point(|&k| k < from.max(i + 1));
+        self.clocked[at..]
             .iter()
-            .any(|e| !e.clock.is_empty() && get(&e.clock, pi) < ii)
+            .any(|&k| !self.ev[k].clock.is_empty() && get(&self.ev[k].clock, pi) < ii)
     }
 
     /// Whether the event at `a` happens before the one at `b` in `notdep(i).j`, the

@@ -262,6 +262,8 @@ struct Dpor<'a, M> {
     snap_ok: bool,
     /// Where simulations run sequences (see [`Simulated`]).
     scratch: std::cell::RefCell<Option<State>>,
+    /// A node state of an insertion that ended, kept for its allocations.
+    spare: std::cell::RefCell<Option<State>>,
     /// The machine state at some position of the current execution, moved forward as the
     /// races are reversed in order of their first event (see [`Cursor`]).
     cursor: std::cell::RefCell<Cursor>,
@@ -386,6 +388,7 @@ struct Simulated<'e, M> {
     /// Where sequences are run: a state kept across runs, so that cloning the node's
     /// state into it reuses its allocations.
     scratch: &'e std::cell::RefCell<Option<State>>,
+    spare: &'e std::cell::RefCell<Option<State>>,
     cursor: &'e std::cell::RefCell<Cursor>,
     snaps: &'e [Snapshot],
     schedule: &'e [Step],
@@ -397,13 +400,16 @@ struct Simulated<'e, M> {
 }
 
 /// A wakeup-tree node below position `i`, as the steps from `i` to it; its machine state
-/// is made when a judgement there first needs it (`Some(None)`: a node that cannot be
-/// run, a step on the way not enabled). At `i` itself the state is the cursor's, copied
-/// into the scratch state without allocating.
+/// is made when a judgement there first needs it, and then brought down the path only when
+/// a judgement further down needs it (most of a descent needs no run, and stepping every
+/// node on the way cost more than the runs' copies). `state` is that state and how many
+/// steps of `path` it has taken (`None` in it: a node that cannot be run, a step on the
+/// way not enabled). At `i` itself the state is the cursor's, copied into the scratch
+/// state without allocating.
 #[derive(Default)]
 struct Lazy {
     path: Vec<Step>,
-    state: std::cell::OnceCell<Option<State>>,
+    state: std::cell::RefCell<Option<(Option<State>, usize)>>,
 }
 
 /// The machine state before a position of the current execution, for simulations: moved
@@ -483,6 +489,38 @@ fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
     )
 }
 
+/// Whether taking `s`, which accesses `sa`, leaves what `p`'s next event accesses (`pa`)
+/// as it was. A thread's next access depends on its own registers and frames, on the
+/// objects it points into (alive or freed, their sizes), on the value of the cell a CAS or
+/// trylock would read (whether it succeeds), on its own buffers (a forwarded load) and on
+/// how many threads there are (a join). A step of another thread that only reads memory,
+/// waits, or touches its own buffer changes none of those (what follows it locally
+/// touches that thread only); one that writes a cell (a store, an update, a
+/// read-modify-write) changes only that cell's value. An update's access is its buffer's
+/// front, which its thread's stores can change: always worked out again.
+fn keeps_access(s: Step, sa: Access, p: Step, pa: Access) -> bool {
+    let Step::Thread(t) = p else {
+        return false;
+    };
+    if t == fencer_machine::family(s) {
+        return false;
+    }
+    match sa {
+        Access::Read(_)
+        | Access::RmwRead(_)
+        | Access::MutexRead(_)
+        | Access::Join(_)
+        | Access::Local
+        | Access::Buffered(_) => true,
+        Access::Write(l) | Access::Rmw(l) => !matches!(
+            pa,
+            Access::Rmw(x) | Access::RmwRead(x) | Access::Mutex(x) | Access::MutexRead(x)
+                if x == l
+        ),
+        _ => false,
+    }
+}
+
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.
 fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     let (_, status) = state.step::<M>(prog, step);
@@ -550,11 +588,12 @@ impl<M: MemoryModel> Simulated<'_, M> {
         let mut slot = self.scratch.borrow_mut();
         let state = match &mut *slot {
             Some(st) => {
-                st.clone_from(src);
+                st.clone_from(&src);
                 st
             }
             None => slot.insert(src.clone()),
         };
+        drop(src);
         self.run(state, w, ps, &mut left, any, out);
     }
 
@@ -568,6 +607,10 @@ impl<M: MemoryModel> Simulated<'_, M> {
         any: bool,
         out: &mut [Option<wut::Start>],
     ) {
+        // What each process's next event accesses, kept while the steps of `w` cannot
+        // change it (see `keeps_access`): most of `w` are loads and other threads' buffered
+        // stores, and working the access out again each step costs an address resolution.
+        let mut accs: Vec<Option<Access>> = vec![None; ps.len()];
         for (at, &k) in w.iter().enumerate() {
             let s = self.hb.step(k);
             let before = left.len();
@@ -588,37 +631,64 @@ impl<M: MemoryModel> Simulated<'_, M> {
             let sa = state.next_access::<M>(self.prog, s);
             left.retain(|&n| {
                 let p = ps[n].0;
-                !dependent::<M>((p, state.next_access::<M>(self.prog, p)), (s, sa))
+                let pa = *accs[n].get_or_insert_with(|| state.next_access::<M>(self.prog, p));
+                debug_assert_eq!(pa, state.next_access::<M>(self.prog, p));
+                !dependent::<M>((p, pa), (s, sa))
             });
             take::<M>(self.prog, state, s);
+            for &n in left.iter() {
+                if let Some(pa) = accs[n] {
+                    if !keeps_access(s, sa, ps[n].0, pa) {
+                        accs[n] = None;
+                    }
+                }
+            }
         }
         for &n in left.iter() {
             out[n] = Some(wut::Start::Commutes);
         }
     }
 
-    /// The state at the node `ctx`, made now if it was not yet.
-    fn state<'c>(&self, ctx: &'c Lazy) -> Option<&'c State> {
-        ctx.state
-            .get_or_init(|| {
-                let mut state = self.base();
-                for &p in &ctx.path {
-                    if !state.step_enabled::<M>(self.prog, p) {
-                        return None;
-                    }
-                    take::<M>(self.prog, &mut state, p);
+    /// The state at the node `ctx`, made or brought down to it now if it was not yet.
+    fn state<'c>(&self, ctx: &'c Lazy) -> Option<std::cell::Ref<'c, State>> {
+        {
+            let mut slot = ctx.state.borrow_mut();
+            let (state, at) = slot.get_or_insert_with(|| (Some(self.base()), 0));
+            while *at < ctx.path.len() {
+                let Some(st) = state else { break };
+                let p = ctx.path[*at];
+                if !st.step_enabled::<M>(self.prog, p) {
+                    *state = None;
+                    break;
                 }
-                Some(state)
-            })
-            .as_ref()
+                take::<M>(self.prog, st, p);
+                *at += 1;
+            }
+        }
+        std::cell::Ref::filter_map(ctx.state.borrow(), |slot| {
+            slot.as_ref().and_then(|(state, _)| state.as_ref())
+        })
+        .ok()
     }
 
     /// The machine state before `i` (the cursor is left there).
     fn base(&self) -> State {
-        self.cursor
-            .borrow_mut()
-            .seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i)
-            .clone()
+        let mut cursor = self.cursor.borrow_mut();
+        let src = cursor.seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i);
+        match self.spare.borrow_mut().take() {
+            Some(mut st) => {
+                st.clone_from(src);
+                st
+            }
+            None => src.clone(),
+        }
+    }
+
+    /// Keeps the state of the node `ctx` for the next insertion's allocations.
+    fn recycle(&self, ctx: Lazy) {
+        if let Some((Some(st), _)) = ctx.state.into_inner() {
+            *self.spare.borrow_mut() = Some(st);
+        }
     }
 }
 
@@ -640,13 +710,7 @@ impl<M: MemoryModel> wut::Events for Simulated<'_, M> {
         self.judge(ctx, w, ps, false, out);
     }
     fn advance(&self, ctx: &mut Lazy, p: Step) {
-        match ctx.state.get_mut() {
-            None => ctx.path.push(p),
-            Some(Some(state)) if state.step_enabled::<M>(self.prog, p) => {
-                take::<M>(self.prog, state, p)
-            }
-            Some(slot) => *slot = None,
-        }
+        ctx.path.push(p);
     }
 }
 
@@ -692,6 +756,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snap_pool: Vec::new(),
             snap_ok: true,
             scratch: std::cell::RefCell::new(None),
+            spare: std::cell::RefCell::new(None),
             cursor: std::cell::RefCell::new(Cursor::default()),
             _m: std::marker::PhantomData,
         }
@@ -1539,6 +1604,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 prog: self.prog,
                 opts: self.opts,
                 scratch: &self.scratch,
+                spare: &self.spare,
                 cursor: &self.cursor,
                 snaps: &self.snaps,
                 schedule: &self.schedule,
@@ -1557,12 +1623,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .filter(|&(q, _)| q != taken && !inherited.contains(&q))
                 .collect();
             let mut starts = Vec::new();
-            let ctx = Lazy::default();
+            let mut ctx = Lazy::default();
             ev.judge(&ctx, v, &ps, true, &mut starts);
             let start = starts.iter().find_map(|s| *s);
             if start.is_none() {
-                wut::insert(&ev, ctx, &mut p.wut, v.clone());
+                wut::insert(&ev, &mut ctx, &mut p.wut, v.clone());
             }
+            ev.recycle(ctx);
             start
         } else {
             let ev = Current::<M> {
@@ -1588,7 +1655,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     )
                 });
             if start.is_none() {
-                wut::insert(&ev, (), &mut p.wut, v.clone());
+                wut::insert(&ev, &mut (), &mut p.wut, v.clone());
             }
             start
         };

@@ -71,8 +71,8 @@ pub fn initial_by(
 
 /// Inserts `w` (positions of the current execution) into the tree `roots`, unless the tree
 /// already holds a leaf whose sequence is compatible with it. `w` is consumed; `ctx` is the
-/// tree's root.
-pub fn insert<E: Events>(ev: &E, mut ctx: E::Ctx, roots: &mut Vec<Node>, mut w: Vec<usize>) {
+/// tree's root, and is left at the node where insertion stopped.
+pub fn insert<E: Events>(ev: &E, ctx: &mut E::Ctx, roots: &mut Vec<Node>, mut w: Vec<usize>) {
     let mut children = roots;
     let mut at_root = true;
     let mut starts = Vec::new();
@@ -86,7 +86,7 @@ pub fn insert<E: Events>(ev: &E, mut ctx: E::Ctx, roots: &mut Vec<Node>, mut w: 
         }
         let mut next = None;
         for (ci, c) in children.iter().enumerate() {
-            ev.weak_initials(&ctx, &w, &[(c.step, c.acc)], &mut starts);
+            ev.weak_initials(ctx, &w, &[(c.step, c.acc)], &mut starts);
             match starts[0] {
                 Some(Start::Initial(at)) => {
                     w.remove(at);
@@ -104,7 +104,7 @@ pub fn insert<E: Events>(ev: &E, mut ctx: E::Ctx, roots: &mut Vec<Node>, mut w: 
         }
         match next {
             Some(ci) => {
-                ev.advance(&mut ctx, children[ci].step);
+                ev.advance(ctx, children[ci].step);
                 children = &mut children[ci].children;
                 at_root = false;
             }

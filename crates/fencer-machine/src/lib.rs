@@ -407,11 +407,77 @@ enum Cells {
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ObjState {
+    /// Names these contents: a new one for every change, copied with them by a clone.
+    version: Version,
+    /// For dense cells, more than [`CHUNK`] of them, the same for each run of that many
+    /// cells: `clone_from` copies only the runs that differ (a CAS table of which a
+    /// sequence wrote a few cells). Empty for smaller objects, copied whole (a vector
+    /// here would cost an allocation in every clone of the state).
+    chunks: Chunks,
     cells: Cells,
     /// What every cell holds before it is first written.
     blank: Cell,
     pub alive: bool,
     pub heap: bool,
+}
+
+/// A name for an object's contents, made anew for every change (every mutable borrow
+/// through [`Memory`], every [`ObjState::set`]) and copied only with the contents: two
+/// objects with one version hold the same contents, and `clone_from` copies nothing
+/// between them. DPOR refills one scratch state from others for every sequence it runs,
+/// and most objects (string constants, tables only the main thread writes) are the same
+/// in both. It is not part of the contents: equal and hashed as nothing.
+#[derive(Clone, Copy)]
+struct Version(u64);
+
+/// Cells per [`ObjState::chunks`] version.
+const CHUNK: usize = 32;
+
+/// Versions of runs of cells; like [`Version`], not part of the contents.
+#[derive(Clone)]
+struct Chunks(Vec<u64>);
+
+impl PartialEq for Chunks {
+    fn eq(&self, _: &Chunks) -> bool {
+        true
+    }
+}
+
+impl Eq for Chunks {}
+
+impl std::hash::Hash for Chunks {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl std::fmt::Debug for Chunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
+    }
+}
+
+impl Version {
+    fn fresh() -> Version {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Version(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Version {
+    fn eq(&self, _: &Version) -> bool {
+        true
+    }
+}
+
+impl Eq for Version {}
+
+impl std::hash::Hash for Version {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
+    }
 }
 
 impl ObjState {
@@ -434,7 +500,14 @@ impl ObjState {
                 map: BTreeMap::new(),
             }
         };
+        let version = Version::fresh();
+        let chunks = match &cells {
+            Cells::Dense(v) if v.len() > CHUNK => Chunks(vec![version.0; v.len().div_ceil(CHUNK)]),
+            _ => Chunks(Vec::new()),
+        };
         ObjState {
+            version,
+            chunks,
             cells,
             blank,
             alive: true,
@@ -460,8 +533,14 @@ impl ObjState {
 
     /// Sets cell `i`, which must be below [`ObjState::size`].
     pub fn set(&mut self, i: u32, c: Cell) {
+        self.version = Version::fresh();
         match &mut self.cells {
-            Cells::Dense(v) => v[i as usize] = c,
+            Cells::Dense(v) => {
+                v[i as usize] = c;
+                if let Some(run) = self.chunks.0.get_mut(i as usize / CHUNK) {
+                    *run = self.version.0;
+                }
+            }
             Cells::Sparse { map, .. } if c == self.blank => {
                 map.remove(&i);
             }
@@ -506,15 +585,19 @@ impl Memory {
             .get((rel >> ALLOC_THREAD_BITS) as usize)
     }
 
+    /// The object, to change: its contents get a new [`Version`].
     fn get_mut(&mut self, id: ObjId) -> Option<&mut ObjState> {
         let g = self.globals.len() as u32;
-        if id < g {
-            return self.globals.get_mut(id as usize);
-        }
-        let rel = id - g;
-        self.heap
-            .get_mut((rel & ((1 << ALLOC_THREAD_BITS) - 1)) as usize)?
-            .get_mut((rel >> ALLOC_THREAD_BITS) as usize)
+        let o = if id < g {
+            self.globals.get_mut(id as usize)
+        } else {
+            let rel = id - g;
+            self.heap
+                .get_mut((rel & ((1 << ALLOC_THREAD_BITS) - 1)) as usize)?
+                .get_mut((rel >> ALLOC_THREAD_BITS) as usize)
+        }?;
+        o.version = Version::fresh();
+        Some(o)
     }
 
     /// Adds thread `t`'s next object; `None` when its id would not fit a pointer.
@@ -668,12 +751,16 @@ impl Clone for Cells {
 impl Clone for ObjState {
     fn clone(&self) -> Self {
         let ObjState {
+            version,
+            chunks,
             cells,
             blank,
             alive,
             heap,
         } = self;
         ObjState {
+            version: *version,
+            chunks: chunks.clone(),
             cells: cells.clone(),
             blank: *blank,
             alive: *alive,
@@ -682,12 +769,36 @@ impl Clone for ObjState {
     }
     fn clone_from(&mut self, src: &Self) {
         let ObjState {
+            version,
+            chunks,
             cells,
             blank,
             alive,
             heap,
         } = src;
-        self.cells.clone_from(cells);
+        if self.version.0 == version.0 {
+            return;
+        }
+        self.version = *version;
+        match (&mut self.cells, cells) {
+            (Cells::Dense(a), Cells::Dense(b))
+                if a.len() == b.len()
+                    && !chunks.0.is_empty()
+                    && self.chunks.0.len() == chunks.0.len() =>
+            {
+                for (k, (mine, theirs)) in self.chunks.0.iter_mut().zip(&chunks.0).enumerate() {
+                    if *mine != *theirs {
+                        let run = k * CHUNK..((k + 1) * CHUNK).min(a.len());
+                        a[run.clone()].copy_from_slice(&b[run]);
+                        *mine = *theirs;
+                    }
+                }
+            }
+            _ => {
+                self.cells.clone_from(cells);
+                self.chunks.0.clone_from(&chunks.0);
+            }
+        }
         self.blank = *blank;
         self.alive = *alive;
         self.heap = *heap;
@@ -2449,6 +2560,49 @@ mod tests {
             }),
             3
         );
+    }
+
+    #[test]
+    fn clone_from_copies_what_changed_on_either_side() {
+        let cell = |value| Cell {
+            value,
+            writer: None,
+            state: CellState::Valid,
+        };
+        let size = CHUNK as u32 * 3 + 5;
+        let mut src = ObjState::new(size, true, false);
+        src.set(1, cell(7));
+        let mut dst = src.clone();
+        assert_eq!(dst, src);
+        // The copy changes in one run of cells, the source in another and in its flag.
+        dst.set(CHUNK as u32 + 2, cell(8));
+        src.set(size - 1, cell(9));
+        src.alive = false;
+        dst.clone_from(&src);
+        assert_eq!(dst, src);
+        assert_eq!(dst.get(CHUNK as u32 + 2).value, 0);
+        assert_eq!(dst.get(size - 1).value, 9);
+        assert!(!dst.alive);
+        // A change through the memory is seen too.
+        let mut a = Memory::new(vec![src.clone()]);
+        let mut b = a.clone();
+        b[0].alive = true;
+        a.clone_from(&b);
+        assert!(a[0].alive);
+        a[0].set(3, cell(4));
+        b.clone_from(&a);
+        assert_eq!(b[0].get(3).value, 4);
+        // Objects of different sizes at one index are copied whole, and so are small ones.
+        let mut small = ObjState::new(3, false, true);
+        small.clone_from(&src);
+        assert_eq!(small, src);
+        let mut tiny = ObjState::new(4, true, false);
+        let mut copy = tiny.clone();
+        copy.set(2, cell(5));
+        tiny.set(0, cell(6));
+        copy.clone_from(&tiny);
+        assert_eq!(copy, tiny);
+        assert_eq!((copy.get(0).value, copy.get(2).value), (6, 0));
     }
 
     #[test]
