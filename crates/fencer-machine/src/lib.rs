@@ -1261,16 +1261,36 @@ impl State {
                         (Some(l), _) if self.cell_state(l) == CellState::Uninit => {
                             Access::Faulted(l)
                         }
+                        // A destroyed mutex: it faults having read the cell.
+                        (Some(l), _) if self.cell_state(l) == CellState::Destroyed => {
+                            Access::RmwRead(l)
+                        }
                         (Some(l), RmwOp::Cas { expected, .. }) => match eval(expected, &fr.regs) {
                             Some(v) if v != self.cell_value(l) => Access::RmwRead(l),
                             _ => Access::Rmw(l),
                         },
                         (Some(l), _) => Access::Rmw(l),
                     },
-                    Op::Lock(a) | Op::Unlock(a) | Op::MutexDestroy(a) => {
-                        at(a).map_or_else(|| bad(a), Access::Mutex)
-                    }
+                    // A mutex operation that faults (a destroyed mutex, an unlock by
+                    // a thread that does not hold it, a destroy of a held one) reads
+                    // the mutex, waiting for the thread's buffers as it does.
+                    Op::Lock(a) | Op::Unlock(a) | Op::MutexDestroy(a) => match at(a) {
+                        None => bad(a),
+                        Some(l) if self.cell_state(l) == CellState::Destroyed => {
+                            Access::MutexRead(l)
+                        }
+                        Some(l) => match &ins.op {
+                            Op::Unlock(_) if self.cell_value(l) != t as Value + 1 => {
+                                Access::MutexRead(l)
+                            }
+                            Op::MutexDestroy(_) if self.cell_value(l) != 0 => Access::MutexRead(l),
+                            _ => Access::Mutex(l),
+                        },
+                    },
                     Op::TryLock { addr, .. } => match at(addr) {
+                        Some(l) if self.cell_state(l) == CellState::Destroyed => {
+                            Access::MutexRead(l)
+                        }
                         Some(l) if self.cell_value(l) != 0 => Access::MutexRead(l),
                         Some(l) => Access::Mutex(l),
                         None => bad(addr),
@@ -1754,7 +1774,10 @@ impl State {
                         )
                     }
                     CellState::Destroyed => {
-                        return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)))
+                        return (
+                            ev(EventKind::FaultedAccess { loc }),
+                            Status::Fault(self.destroyed(t, src)),
+                        )
                     }
                 }
                 let (old, from) = self.read(loc);
@@ -1803,7 +1826,11 @@ impl State {
             Op::Lock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
                 if self.cell_state(loc) == CellState::Destroyed {
-                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                    // The mutex's state decides the fault: it reads the cell.
+                    return (
+                        ev(EventKind::FaultedAccess { loc }),
+                        Status::Fault(self.destroyed(t, src)),
+                    );
                 }
                 let (_, from) = self.read(loc);
                 self.write(loc, t as Value + 1, id);
@@ -1817,7 +1844,11 @@ impl State {
             Op::TryLock { dst, addr } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
                 if self.cell_state(loc) == CellState::Destroyed {
-                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                    // The mutex's state decides the fault: it reads the cell.
+                    return (
+                        ev(EventKind::FaultedAccess { loc }),
+                        Status::Fault(self.destroyed(t, src)),
+                    );
                 }
                 let (held, from) = self.read(loc);
                 if held == 0 {
@@ -1849,7 +1880,7 @@ impl State {
                     _ => None,
                 };
                 if let Some(f) = err {
-                    return (ev(EventKind::Failed), Status::Fault(f));
+                    return (ev(EventKind::FaultedAccess { loc }), Status::Fault(f));
                 }
                 self.write_state(loc, 0, id, CellState::Destroyed);
                 EventKind::Lock {
@@ -1862,7 +1893,11 @@ impl State {
             Op::Unlock(addr) => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
                 if self.cell_state(loc) == CellState::Destroyed {
-                    return (ev(EventKind::Failed), Status::Fault(self.destroyed(t, src)));
+                    // The mutex's state decides the fault: it reads the cell.
+                    return (
+                        ev(EventKind::FaultedAccess { loc }),
+                        Status::Fault(self.destroyed(t, src)),
+                    );
                 }
                 let (held, from) = self.read(loc);
                 if held != t as Value + 1 {
@@ -1872,7 +1907,7 @@ impl State {
                         FaultKind::BadUnlock,
                         "unlock of a mutex this thread does not hold".into(),
                     );
-                    return (ev(EventKind::Failed), Status::Fault(f));
+                    return (ev(EventKind::FaultedAccess { loc }), Status::Fault(f));
                 }
                 self.write(loc, 0, id);
                 EventKind::Unlock { loc, from }
@@ -2844,5 +2879,43 @@ mod tests {
         // `free(NULL)` does nothing; a null dereference depends on the registers alone.
         assert_eq!(next(&mut s), Access::Local);
         assert_eq!(next(&mut s), Access::Local);
+    }
+
+    /// A mutex operation that faults reads the mutex (its state decides the fault), as the
+    /// clocks record it: dependent with the locks, unlocks and destroys of other threads,
+    /// not with their reads of it.
+    #[test]
+    fn a_faulting_mutex_operation_reads_the_mutex() {
+        let m = Addr::Global {
+            obj: 0,
+            index: Expr::Const(0),
+        };
+        let p = prog(
+            vec![object("m", ObjKind::Mutex, 1, Vec::new())],
+            vec![
+                Op::Unlock(m.clone()),
+                Op::MutexDestroy(m.clone()),
+                Op::Lock(m),
+            ],
+        );
+        let l = Loc { obj: 0, index: 0 };
+        let (mut s, _) = State::initial(&p);
+        let t = Step::Thread(0);
+        let other = |a: Access| (Step::Thread(1), a);
+        // Unlock of a mutex the thread does not hold.
+        let a = s.next_access::<Sc>(&p, t);
+        assert_eq!(a, Access::MutexRead(l));
+        assert!(dependent::<Sc>((t, a), other(Access::Mutex(l))));
+        assert!(!dependent::<Sc>((t, a), other(Access::MutexRead(l))));
+        let (e, st) = s.step::<Sc>(&p, t);
+        assert!(matches!(st, Status::Fault(_)));
+        assert_eq!(e.kind, EventKind::FaultedAccess { loc: l });
+        s.threads[0].frames.last_mut().expect("frame").pc += 1;
+        assert_eq!(s.next_access::<Sc>(&p, t), Access::Mutex(l));
+        s.step::<Sc>(&p, t);
+        // Lock of a destroyed mutex.
+        assert_eq!(s.next_access::<Sc>(&p, t), Access::MutexRead(l));
+        let (e, _) = s.step::<Sc>(&p, t);
+        assert_eq!(e.kind, EventKind::FaultedAccess { loc: l });
     }
 }
