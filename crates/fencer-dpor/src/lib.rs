@@ -491,8 +491,9 @@ fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
 
 /// Whether taking `s`, which accesses `sa`, leaves what `p`'s next event accesses (`pa`)
 /// as it was. A thread's next access depends on its own registers and frames, on the
-/// objects it points into (alive or freed, their sizes), on the value of the cell a CAS or
-/// trylock would read (whether it succeeds), on its own buffers (a forwarded load) and on
+/// objects it points into (alive or freed, their sizes), on the value and state of the cell
+/// a CAS, a mutex operation or a read-modify-write of uninitialised memory reads (whether
+/// it succeeds or faults), on its own buffers (a forwarded load) and on
 /// how many threads there are (a join). A step of another thread that only reads memory,
 /// waits, or touches its own buffer changes none of those (what follows it locally
 /// touches that thread only); one that writes a cell (a store, an update, a
@@ -514,7 +515,11 @@ fn keeps_access(s: Step, sa: Access, p: Step, pa: Access) -> bool {
         | Access::Buffered(_) => true,
         Access::Write(l) | Access::Rmw(l) => !matches!(
             pa,
-            Access::Rmw(x) | Access::RmwRead(x) | Access::Mutex(x) | Access::MutexRead(x)
+            Access::Rmw(x)
+                | Access::RmwRead(x)
+                | Access::Mutex(x)
+                | Access::MutexRead(x)
+                | Access::Faulted(x)
                 if x == l
         ),
         _ => false,

@@ -456,9 +456,26 @@ impl std::fmt::Debug for Chunks {
 }
 
 impl Version {
+    /// Every write makes one: a counter of the thread's own, in a block of 2^40 that no
+    /// other thread has, so that workers exploring in parallel share no cache line here
+    /// (one atomic counter for all of them bounced between the cores on every write).
     fn fresh() -> Version {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        Version(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        use std::cell::Cell;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        const BLOCK: u64 = 1 << 40;
+        static BLOCKS: AtomicU64 = AtomicU64::new(0);
+        thread_local! {
+            static NEXT: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+        }
+        NEXT.with(|n| {
+            let (mut next, mut end) = n.get();
+            if next == end {
+                next = BLOCKS.fetch_add(1, Ordering::Relaxed) * BLOCK;
+                end = next + BLOCK;
+            }
+            n.set((next + 1, end));
+            Version(next)
+        })
     }
 }
 
