@@ -426,30 +426,33 @@ pub struct ObjState {
 /// objects with one version hold the same contents, and `clone_from` copies nothing
 /// between them. DPOR refills one scratch state from others for every sequence it runs,
 /// and most objects (string constants, tables only the main thread writes) are the same
-/// in both. It is not part of the contents: equal and hashed as nothing.
-#[derive(Clone, Copy)]
-struct Version(u64);
+/// in both.
+type Version = Meta<u64>;
 
 /// Cells per [`ObjState::chunks`] version.
 const CHUNK: usize = 32;
 
-/// Versions of runs of cells; like [`Version`], not part of the contents.
-#[derive(Clone)]
-struct Chunks(Vec<u64>);
+/// Versions of runs of cells.
+type Chunks = Meta<Vec<u64>>;
 
-impl PartialEq for Chunks {
-    fn eq(&self, _: &Chunks) -> bool {
+/// Bookkeeping kept beside an object's contents and not part of them: equal to any
+/// other, hashed as nothing, shown as `_`.
+#[derive(Clone, Copy)]
+struct Meta<T>(T);
+
+impl<T> PartialEq for Meta<T> {
+    fn eq(&self, _: &Meta<T>) -> bool {
         true
     }
 }
 
-impl Eq for Chunks {}
+impl<T> Eq for Meta<T> {}
 
-impl std::hash::Hash for Chunks {
+impl<T> std::hash::Hash for Meta<T> {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
-impl std::fmt::Debug for Chunks {
+impl<T> std::fmt::Debug for Meta<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("_")
     }
@@ -474,26 +477,8 @@ impl Version {
                 end = next + BLOCK;
             }
             n.set((next + 1, end));
-            Version(next)
+            Meta(next)
         })
-    }
-}
-
-impl PartialEq for Version {
-    fn eq(&self, _: &Version) -> bool {
-        true
-    }
-}
-
-impl Eq for Version {}
-
-impl std::hash::Hash for Version {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-
-impl std::fmt::Debug for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("_")
     }
 }
 
@@ -519,8 +504,8 @@ impl ObjState {
         };
         let version = Version::fresh();
         let chunks = match &cells {
-            Cells::Dense(v) if v.len() > CHUNK => Chunks(vec![version.0; v.len().div_ceil(CHUNK)]),
-            _ => Chunks(Vec::new()),
+            Cells::Dense(v) if v.len() > CHUNK => Meta(vec![version.0; v.len().div_ceil(CHUNK)]),
+            _ => Meta(Vec::new()),
         };
         ObjState {
             version,
