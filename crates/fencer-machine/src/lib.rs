@@ -1310,23 +1310,24 @@ impl State {
                         _ => Access::Any,
                     },
                     Op::Assume(_) => Access::Local,
-                    // As `thread_step` frees: only a live heap object at offset 0 is
-                    // freed; a double free faults as an access to the freed object; the
-                    // other faults (and `free(NULL)`) depend on the thread alone.
-                    Op::Free(e) => match eval(e, &fr.regs) {
-                        None | Some(0) => Access::Local,
-                        Some(v) => match Ptr::decode(v) {
-                            None => Access::Local,
-                            Some(p) => match self.mem.get(p.obj) {
-                                None => Access::Any,
-                                Some(o) if o.heap && !o.alive => Access::Faulted(Loc {
-                                    obj: p.obj,
-                                    index: u32::MAX,
-                                }),
-                                Some(o) if o.heap && p.offset == 0 => Access::Free(p.obj),
-                                Some(_) => Access::Local,
-                            },
-                        },
+                    // What `free_of` decides: a double free faults as an access to the
+                    // freed object; the other faults (and `free(NULL)`) depend on the
+                    // thread alone.
+                    Op::Free(e) => match eval(e, &fr.regs).map(|v| (v, self.free_of(v))) {
+                        None | Some((_, Freeing::Null)) => Access::Local,
+                        Some((_, Freeing::Frees(obj))) => Access::Free(obj),
+                        Some((_, Freeing::Fault(_, Some(obj)))) => Access::Faulted(Loc {
+                            obj,
+                            index: u32::MAX,
+                        }),
+                        // A pointer to an object no thread has allocated yet may name one
+                        // another thread allocates later.
+                        Some((v, Freeing::Fault(..)))
+                            if Ptr::decode(v).is_some_and(|p| self.mem.get(p.obj).is_none()) =>
+                        {
+                            Access::Any
+                        }
+                        Some((_, Freeing::Fault(..))) => Access::Local,
                     },
                     Op::Alloc { .. } => Access::Alloc,
                     Op::Exit => match pending_stack_object(&self.mem, &th.frames) {
@@ -1366,6 +1367,16 @@ impl State {
             Step::Thread(t) => self.thread_step::<M>(prog, t),
         }
     }
+}
+
+/// What a `free` does ([`State::free_of`]).
+enum Freeing {
+    /// `free(NULL)`: nothing.
+    Null,
+    /// Frees this live heap object.
+    Frees(ObjId),
+    /// Faults with this message; on a heap object already freed, that object.
+    Fault(&'static str, Option<ObjId>),
 }
 
 /// What a step would do to shared state, for deciding whether two steps commute.
@@ -1618,6 +1629,32 @@ impl State {
             obj: p.obj,
             index: p.offset,
         })
+    }
+
+    /// What `free(v)` does: the one decision `thread_step` acts on and `next_access`
+    /// reports, so that the two cannot disagree.
+    fn free_of(&self, v: Value) -> Freeing {
+        if v == 0 {
+            return Freeing::Null;
+        }
+        let Some(p) = Ptr::decode(v) else {
+            return Freeing::Fault("free of a value that is not a pointer", None);
+        };
+        match self.mem.get(p.obj) {
+            None => Freeing::Fault("free of an invalid pointer", None),
+            Some(o) if o.heap && !o.alive => {
+                let m = if p.offset != 0 {
+                    "free of a pointer that malloc did not return"
+                } else {
+                    "double free"
+                };
+                Freeing::Fault(m, Some(p.obj))
+            }
+            Some(o) if !o.heap || p.offset != 0 => {
+                Freeing::Fault("free of a pointer that malloc did not return", None)
+            }
+            Some(_) => Freeing::Frees(p.obj),
+        }
     }
 
     /// What a step whose address `addr` does not resolve depends on, as the DPOR clocks
@@ -2001,39 +2038,25 @@ impl State {
             }
             Op::Free(e) => {
                 let v = val_or_fault!(e, EventKind::Free { obj: None });
-                if v == 0 {
-                    EventKind::Free { obj: None }
-                } else {
-                    let bad = |m: &str| m.to_string();
-                    let err = match Ptr::decode(v) {
-                        None => Some(bad("free of a value that is not a pointer")),
-                        Some(p) => match self.mem.get(p.obj) {
-                            None => Some(bad("free of an invalid pointer")),
-                            Some(o) if !o.heap || p.offset != 0 => {
-                                Some(bad("free of a pointer that malloc did not return"))
-                            }
-                            Some(o) if !o.alive => Some(bad("double free")),
-                            _ => None,
-                        },
-                    };
-                    if let Some(m) = err {
-                        let f = self.fault(t, src, FaultKind::MemoryError, m);
-                        let kind = match Ptr::decode(v) {
-                            Some(p) if self.mem.get(p.obj).is_some_and(|o| o.heap && !o.alive) => {
-                                EventKind::FaultedAccess {
-                                    loc: Loc {
-                                        obj: p.obj,
-                                        index: u32::MAX,
-                                    },
-                                }
-                            }
-                            _ => EventKind::Failed,
+                match self.free_of(v) {
+                    Freeing::Null => EventKind::Free { obj: None },
+                    Freeing::Frees(obj) => {
+                        self.mem[obj].alive = false;
+                        EventKind::Free { obj: Some(obj) }
+                    }
+                    Freeing::Fault(m, freed) => {
+                        let f = self.fault(t, src, FaultKind::MemoryError, m.into());
+                        let kind = match freed {
+                            Some(obj) => EventKind::FaultedAccess {
+                                loc: Loc {
+                                    obj,
+                                    index: u32::MAX,
+                                },
+                            },
+                            None => EventKind::Failed,
                         };
                         return (ev(kind), Status::Fault(f));
                     }
-                    let obj = Ptr::decode(v).expect("checked").obj;
-                    self.mem[obj].alive = false;
-                    EventKind::Free { obj: Some(obj) }
                 }
             }
             Op::Exit => {
