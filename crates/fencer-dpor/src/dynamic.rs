@@ -37,7 +37,7 @@
 //! a violation, and its counterexample is reported.
 
 use crate::parallel::{explore_unit, probing, unlimited, Shared, Unit, UnitOut};
-use crate::{Algo, Dpor, Options, Pos};
+use crate::{Algo, Dpor, Options};
 use fencer_ir::Program;
 use fencer_machine::{Access, NoObserver, Step};
 use fencer_memory::MemoryModel;
@@ -473,7 +473,7 @@ fn extend<M: MemoryModel>(
     let k = b.base.len();
     d.root = top_depth;
     d.schedule = b.base.clone();
-    d.pos = (0..=k).map(|_| Pos::default()).collect();
+    d.empty_positions(k + 1);
     d.depth = k + 1;
     {
         let p = &mut d.pos[k];

@@ -8,14 +8,21 @@ use fencer_memory::{Chan, Drain, Loc, MemoryModel};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
-/// One executed event.
+/// One executed event. Its clock is kept apart (`Hb::clocks`), so that an event is
+/// plain data: a thread running alone records thousands of events with no clock, and
+/// truncating them then neither reads nor frees anything.
+#[derive(Clone, Copy)]
 struct Ev {
     step: Step,
     proc: u32,
     /// 1-based index of the event within its process.
     idx: u32,
-    clock: Vec<u32>,
+    /// Index of its clock in `Hb::clocks` (and of its position in `Hb::clocked`), or
+    /// `NO_CLOCK` for an event recorded alone.
+    slot: u32,
 }
+
+const NO_CLOCK: u32 = u32::MAX;
 
 #[derive(Clone, Default)]
 struct LocInfo {
@@ -95,6 +102,8 @@ pub struct Hb {
     /// The positions of the events that have a clock (not recorded alone), in order:
     /// `notdep` scans these, not the long runs of a thread running alone between them.
     clocked: Vec<usize>,
+    /// The clocks of the events of `clocked`, in the same order.
+    clocks: Vec<Vec<u32>>,
     /// Clock vectors of truncated events, kept for reuse.
     spare: Vec<Vec<u32>>,
     locs: HashMap<Loc, LocInfo>,
@@ -149,13 +158,8 @@ impl Hb {
     /// Forgets the current execution (keeps process numbers and allocations).
     pub fn reset(&mut self) {
         self.clocked.clear();
-        for e in self.ev.drain(..) {
-            // Events recorded alone have no clock: an empty vector would only be
-            // reallocated by the next event that takes it.
-            if e.clock.capacity() > 0 {
-                self.spare.push(e.clock);
-            }
-        }
+        self.spare.append(&mut self.clocks);
+        self.ev.clear();
         for c in &mut self.pclock {
             c.clear();
         }
@@ -205,11 +209,8 @@ impl Hb {
     pub fn restore(&mut self, s: &Saved) {
         let kept = self.clocked.partition_point(|&k| k < s.at);
         self.clocked.truncate(kept);
-        for e in self.ev.drain(s.at..) {
-            if e.clock.capacity() > 0 {
-                self.spare.push(e.clock);
-            }
-        }
+        self.spare.extend(self.clocks.drain(kept..));
+        self.ev.truncate(s.at);
         for (i, c) in self.pclock.iter_mut().enumerate() {
             c.clear();
             if let Some(sc) = s.pclock.get(i) {
@@ -302,6 +303,28 @@ impl Hb {
     }
 
     /// Whether the event at `a` happens before the event whose clock is `c`.
+    /// Appends an event with its clock.
+    #[inline]
+    fn push_clocked(&mut self, step: Step, proc: u32, idx: u32, clock: Vec<u32>) {
+        self.ev.push(Ev {
+            step,
+            proc,
+            idx,
+            slot: self.clocks.len() as u32,
+        });
+        self.clocked.push(self.ev.len() - 1);
+        self.clocks.push(clock);
+    }
+
+    /// The clock of the event at `k` (empty for one recorded alone).
+    #[inline]
+    fn clock(&self, k: usize) -> &[u32] {
+        match self.ev[k].slot {
+            NO_CLOCK => &[],
+            s => &self.clocks[s as usize],
+        }
+    }
+
     fn covered(&self, a: usize, c: &[u32]) -> bool {
         get(c, self.ev[a].proc) >= self.ev[a].idx
     }
@@ -323,7 +346,7 @@ impl Hb {
     /// [`Hb::covers_others`], the thread and its updates can run alone.
     pub fn pending_updates_covered(&self, tid: u32) -> bool {
         let covered_by = |a: Option<usize>, s: usize| {
-            a.is_none_or(|a| family(self.ev[a].step) == tid || self.covered(a, &self.ev[s].clock))
+            a.is_none_or(|a| family(self.ev[a].step) == tid || self.covered(a, self.clock(s)))
         };
         self.bufs
             .iter()
@@ -363,7 +386,7 @@ impl Hb {
             step,
             proc: p,
             idx,
-            clock: Vec::new(),
+            slot: NO_CLOCK,
         });
     }
 
@@ -440,7 +463,7 @@ impl Hb {
                     .get_mut(&(tid, ch))
                     .and_then(|q| q.pop_front())
                     .expect("buffer mirror matches the machine");
-                join(&mut c, &self.ev[rec.store].clock);
+                join(&mut c, self.clock(rec.store));
                 if rec.epoch > 0 {
                     self.epochs[tid as usize].order(&mut c, rec.epoch);
                 }
@@ -527,9 +550,7 @@ impl Hb {
                     // a trylock never waits.
                     Some(u) if *trylock && other(self, u) => cand.push(u),
                     Some(u) => {
-                        let uc = std::mem::take(&mut self.ev[u].clock);
-                        join(&mut c, &uc);
-                        self.ev[u].clock = uc;
+                        join(&mut c, self.clock(u));
                     }
                     None => {}
                 }
@@ -605,15 +626,13 @@ impl Hb {
                 || cand
                     .iter()
                     .enumerate()
-                    .any(|(m, &b)| m != k && b != a && self.covered(a, &self.ev[b].clock));
+                    .any(|(m, &b)| m != k && b != a && self.covered(a, self.clock(b)));
             if !ordered && !found.contains(&a) {
                 found.push(a);
             }
         }
         for &a in &cand {
-            let ac = std::mem::take(&mut self.ev[a].clock);
-            join(&mut c, &ac);
-            self.ev[a].clock = ac;
+            join(&mut c, self.clock(a));
         }
         found.extend(lock_race);
         if let EventKind::Spawn { child } = &e.kind {
@@ -628,13 +647,7 @@ impl Hb {
         }
         self.pclock[p as usize].clear();
         self.pclock[p as usize].extend_from_slice(&c);
-        self.clocked.push(self.ev.len());
-        self.ev.push(Ev {
-            step,
-            proc: p,
-            idx,
-            clock: c,
-        });
+        self.push_clocked(step, p, idx, c);
         if let Some(r) = races {
             r.extend_from_slice(&found);
         }
@@ -666,24 +679,17 @@ impl Hb {
         saved.clear();
         saved.extend_from_slice(&c);
         self.lock_clock.push((pos, saved));
-        self.clocked.push(self.ev.len());
-        self.ev.push(Ev {
-            step,
-            proc: p,
-            idx,
-            clock: c,
-        });
+        self.push_clocked(step, p, idx, c);
         Some((l, pos))
     }
 
     /// Forgets the virtual event [`Hb::blocked_lock`] appended at `pos`.
     pub fn drop_virtual(&mut self, pos: usize) {
         debug_assert_eq!(pos + 1, self.ev.len());
-        if let Some(e) = self.ev.pop() {
-            self.spare.push(e.clock);
-        }
+        self.ev.pop();
         if self.clocked.last() == Some(&pos) {
             self.clocked.pop();
+            self.spare.extend(self.clocks.pop());
         }
         if let Some(k) = self.lock_clock.iter().position(|(p, _)| *p == pos) {
             let (_, c) = self.lock_clock.swap_remove(k);
@@ -736,8 +742,9 @@ impl Hb {
         let mut seen: Vec<u32> = Vec::new();
         let mut out = Vec::new();
         for k in i + 1..=j {
-            let e = &self.ev[k];
-            if k < j && get(&e.clock, pi) >= ii {
+            let e = self.ev[k];
+            let clock = self.clock(k);
+            if k < j && get(clock, pi) >= ii {
                 continue;
             }
             if self.scratch[e.proc as usize] != u32::MAX {
@@ -745,7 +752,7 @@ impl Hb {
             }
             let has_pred = seen
                 .iter()
-                .any(|&r| get(&e.clock, r) >= self.scratch[r as usize]);
+                .any(|&r| get(clock, r) >= self.scratch[r as usize]);
             self.scratch[e.proc as usize] = e.idx;
             seen.push(e.proc);
             if !has_pred {
@@ -763,7 +770,7 @@ impl Hb {
 
     /// Whether the event at `a` happens before the event at `b` (`a < b`).
     pub fn before(&self, a: usize, b: usize) -> bool {
-        self.covered(a, &self.ev[b].clock)
+        self.covered(a, self.clock(b))
     }
 
     /// `notdep(i).j` as the paper and Nidhugg build it: the events after `i` that do not
@@ -793,7 +800,7 @@ impl Hb {
             if k >= end {
                 break;
             }
-            let c = &self.ev[k].clock;
+            let c = self.clock(k);
             if k != j && !c.is_empty() && get(c, pi) < ii {
                 out.push(k);
             }
@@ -806,9 +813,10 @@ impl Hb {
     pub fn notdep_from(&self, i: usize, from: usize) -> bool {
         let (pi, ii) = (self.ev[i].proc, self.ev[i].idx);
         let at = self.clocked.partition_point(|&k| k < from.max(i + 1));
-        self.clocked[at..]
-            .iter()
-            .any(|&k| !self.ev[k].clock.is_empty() && get(&self.ev[k].clock, pi) < ii)
+        self.clocked[at..].iter().any(|&k| {
+            let c = self.clock(k);
+            !c.is_empty() && get(c, pi) < ii
+        })
     }
 
     /// Whether the event at `a` happens before the one at `b` in `notdep(i).j`, the

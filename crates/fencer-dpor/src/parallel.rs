@@ -28,7 +28,7 @@
 //! before it still finish: the report is that of units `0..=u`, the counterexample the
 //! first of unit order, which is what one worker reports.
 
-use crate::{Dpor, Options, Pos, Weak};
+use crate::{Dpor, Options, Weak};
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::{NoObserver, Step};
@@ -343,7 +343,7 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     let root = unit.prefix.len();
     d.root = root;
     d.schedule = unit.prefix.clone();
-    d.pos = (0..=root).map(|_| Pos::default()).collect();
+    d.empty_positions(root + 1);
     d.depth = root + 1;
     d.pos[root].sleep = unit.sleep.clone();
     d.fresh = unit.fresh;

@@ -217,7 +217,7 @@ impl BinOp {
     }
 
     /// Evaluates with wrapping arithmetic; `None` on division by zero.
-    #[inline]
+    #[inline(always)]
     pub fn eval(self, a: Value, b: Value) -> Option<Value> {
         use BinOp::*;
         Some(match self {

@@ -279,6 +279,84 @@ pub struct ThreadState {
     pub faulted: bool,
 }
 
+/// Runs the thread's assignments and jumps inside its current frame, the bulk of local
+/// computation, with the frame's code, registers and pc held in locals: each instruction
+/// then costs its own work, not the walk from the thread to its frame, function and body
+/// (a chain of dependent loads that took a quarter of a long `main`'s steps). It stops,
+/// changing nothing, at any other instruction, at one that would fault or block, and when
+/// `fuel` runs out, so that `run_locals` takes that instruction as before; `Some` is what
+/// `run_locals` returns without looking further: a cut by `--unroll`, made exactly as
+/// `run_locals` would, or `Ready` at a load, store or read-modify-write (visible: the
+/// common case, where looking the instruction up again cost short local runs more than
+/// the fast loop saved them).
+#[inline]
+fn straight_locals(
+    prog: &Program,
+    th: &mut ThreadState,
+    unroll: u32,
+    fuel: &mut u32,
+) -> Option<Local> {
+    let depth = th.frames.len();
+    let ThreadState {
+        frames,
+        spin,
+        back_edges,
+        ..
+    } = th;
+    let fr = frames.last_mut()?;
+    let func = fr.func;
+    let body = &prog.functions[func as usize].body[..];
+    let regs = &mut fr.regs[..];
+    let mut pc = fr.pc;
+    let mut out = None;
+    while *fuel > 0 {
+        let Some(ins) = body.get(pc as usize) else {
+            break;
+        };
+        let to = match &ins.op {
+            Op::Local { dst, expr } => {
+                let Some(v) = eval(expr, regs) else { break };
+                write_reg(&mut regs[*dst as usize], v, spin, depth);
+                *fuel -= 1;
+                pc += 1;
+                continue;
+            }
+            Op::Jump(to) => *to,
+            Op::Branch {
+                cond,
+                then_to,
+                else_to,
+            } => match eval(cond, regs) {
+                Some(0) => *else_to,
+                Some(_) => *then_to,
+                None => break,
+            },
+            Op::Load { .. } | Op::Store { .. } | Op::Rmw { .. } => {
+                out = Some(Local::Ready);
+                break;
+            }
+            _ => break,
+        };
+        if to <= pc {
+            let key = (func, pc, depth as u32);
+            if spin.pure && spin.at == Some(key) && !spin.changed {
+                break;
+            }
+            spin.at = Some(key);
+            spin.changed = false;
+            spin.pure = true;
+            if !take_back_edge(back_edges, func, pc, to, depth, unroll) {
+                out = Some(Local::Cut(CutKind::Unroll));
+                break;
+            }
+        }
+        *fuel -= 1;
+        pc = to;
+    }
+    fr.pc = pc;
+    out
+}
+
 /// Counts a backward jump from `pc` of `func` for `--unroll`; false when taking it would
 /// exceed the bound.
 /// Writes a register of the frame at call depth `depth`, noting whether its value changed
@@ -1531,17 +1609,40 @@ fn eval_tree(e: &Expr, regs: &[Value]) -> Option<Value> {
             offset: eval(idx, regs)? as u32,
         }
         .encode(),
-        Expr::Un(op, a) => op.eval(eval(a, regs)?),
+        Expr::Un(op, a) => op.eval(operand(a, regs)?),
         Expr::Bin(op, a, b) => {
             // Short-circuit so that `p != 0 && 10 / p > 1` does not divide by zero.
-            let x = eval(a, regs)?;
+            let x = operand(a, regs)?;
             match op {
                 BinOp::LogAnd if x == 0 => 0,
                 BinOp::LogOr if x != 0 => 1,
-                _ => op.eval(x, eval(b, regs)?)?,
+                _ => op.eval(x, operand(b, regs)?)?,
             }
         }
     })
+}
+
+/// An operand of an operator: also an operation on two registers or constants without
+/// a call (`r + 1`, `r == s` inside `sext(found + (r == s))`). The C front-end's
+/// expressions are mostly that deep, and a call per level cost more than its arithmetic.
+#[inline(always)]
+fn operand(e: &Expr, regs: &[Value]) -> Option<Value> {
+    let leaf = |e: &Expr| match e {
+        Expr::Const(v) => Some(*v),
+        Expr::Reg(r) => Some(regs[*r as usize]),
+        _ => None,
+    };
+    match e {
+        Expr::Const(v) => Some(*v),
+        Expr::Reg(r) => Some(regs[*r as usize]),
+        // Both sides are read whatever the operator: neither can fault, so the
+        // short-circuit of `&&` and `||` changes nothing here.
+        Expr::Bin(op, a, b) => match (leaf(a), leaf(b)) {
+            (Some(x), Some(y)) => op.eval(x, y),
+            _ => eval_tree(e, regs),
+        },
+        _ => eval_tree(e, regs),
+    }
 }
 
 impl State {
@@ -2112,7 +2213,15 @@ impl State {
     fn run_locals(&mut self, prog: &Program, t: u32) -> Local {
         let unroll = self.unroll;
         let th = &mut self.threads[t as usize];
-        for _ in 0..LOCAL_FUEL {
+        let mut fuel = LOCAL_FUEL;
+        while fuel > 0 {
+            if let Some(cut) = straight_locals(prog, th, unroll, &mut fuel) {
+                return cut;
+            }
+            if fuel == 0 {
+                break;
+            }
+            fuel -= 1;
             let depth = th.frames.len();
             let fr = th.frames.last_mut().expect("frame");
             let f = &prog.functions[fr.func as usize];
