@@ -1604,6 +1604,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// same prefix can reuse of that ([`Memo`]). With [`Weak::Simulate`], the cursor must
     /// be at or before `i`, or nowhere, in the current execution.
     fn reverse_race(&mut self, i: usize, j: usize, v: &mut Vec<usize>) -> Memo {
+        debug_assert!(!self.vacant[i], "race ({i}, {j}) starts in a run alone");
         self.hb.notdep(i, j, self.weak == Weak::Initials, v);
         let taken = self.schedule[i];
         // A process asleep at `i` starts `v` with no event but `j`: the step that woke it
@@ -1718,6 +1719,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// sure that from the state before `i`, some process that starts `notdep(i).j` will
     /// be explored.
     fn add_backtrack(&mut self, i: usize, j: usize) {
+        debug_assert!(!self.vacant[i], "race ({i}, {j}) starts in a run alone");
         let initials = self.hb.initials(i, j);
         let p = &mut self.pos[i];
         if initials.iter().any(|q| p.backtrack.contains(q)) {
