@@ -74,8 +74,9 @@ impl Epochs {
 }
 
 /// The location that stands for a heap object's life: every access to the object reads it
-/// (the access faults once the object is freed) and `free` writes it, so that a free races
-/// with the accesses it could follow or precede.
+/// (the access faults once the object is freed, or before it is allocated) and its
+/// allocation and `free` write it, so that they race with the accesses they could follow
+/// or precede.
 fn life(obj: u32) -> Loc {
     Loc {
         obj,
@@ -609,7 +610,10 @@ impl Hb {
                 let l = life(loc.obj);
                 self.read_at(l, tid, pos, &mut cand);
             }
-            EventKind::Free { obj: Some(o) } => {
+            // An allocation begins its object's life, as a free ends it: an access made
+            // through a pointer to the object before it existed faulted, and races with
+            // it (the sleep sets see the same: `Access::Alloc`).
+            EventKind::Free { obj: Some(o) } | EventKind::Alloc { obj: o, .. } => {
                 let l = life(*o);
                 self.write_cands(l, tid, &mut cand);
                 let info = self.locs.entry(l).or_default();

@@ -325,3 +325,23 @@ thread t3 { r0 = fetch_add(x0, 1); r1 = x2; }
         against_reference(&prog, None, 0, c, false).unwrap();
     }
 }
+
+/// A pointer to an object no thread has allocated yet, used before and after the
+/// allocation (`fencer_testgen::future_object_program`): the sleep sets called the faulting
+/// access dependent with everything while the clocks saw it race with nothing, so the
+/// order where it faults was never explored, and the verdict was a wrong *safe*.
+#[test]
+fn an_access_before_its_object_exists_races_with_the_allocation() {
+    let prog = fencer_testgen::future_object_program();
+    for model in [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso] {
+        for algo in [Algo::Optimal, Algo::Source] {
+            let c = Case {
+                model,
+                algo,
+                loops: false,
+                heap: true,
+            };
+            against_reference(&prog, None, 0, c, false).unwrap();
+        }
+    }
+}

@@ -416,3 +416,23 @@ fn heap_seed_583_is_exact_under_every_split() {
         assert_eq!(sorted(union), want, "{model}: shards of 3");
     }
 }
+
+/// A pointer used before its object is allocated: split trees find the order where it
+/// faults, as one worker does (`fencer_testgen::future_object_program`).
+#[test]
+fn an_access_before_its_object_exists_is_found_under_every_split() {
+    let prog = fencer_testgen::future_object_program();
+    for model in MODELS {
+        let o = opts(Algo::Optimal, None, false);
+        let (plain, traces) = explore_traces(&prog, model, &o);
+        assert_eq!(plain.verdict, Verdict::Violation, "{model}");
+        let want = sorted(traces);
+        for how in [How::Races(None), How::Frontier(1), How::Frontier(2)] {
+            for jobs in [1, 2] {
+                let r = explore_split(&prog, model, &o, &split(jobs, None, how), true);
+                same_outcome(&format!("{model} {how:?} --jobs {jobs}"), &plain, &r.report).unwrap();
+                assert_eq!(sorted(r.traces), want, "{model} {how:?} --jobs {jobs}");
+            }
+        }
+    }
+}

@@ -682,20 +682,23 @@ impl Memory {
 
     /// Adds thread `t`'s next object; `None` when its id would not fit a pointer.
     fn alloc(&mut self, t: u32, o: ObjState) -> Option<ObjId> {
-        if t >= 1 << ALLOC_THREAD_BITS {
-            return None;
-        }
+        let id = self.next_id(t)?;
         if self.heap.len() <= t as usize {
             self.heap.resize_with(t as usize + 1, Vec::new);
         }
-        let k = self.heap[t as usize].len() as u64;
-        let id = self.globals.len() as u64 + ((k << ALLOC_THREAD_BITS) | t as u64);
-        // Pointers encode `id + 1` in 31 bits (see `Ptr::encode`).
-        if id >= (1 << 31) - 1 {
+        self.heap[t as usize].push(o);
+        Some(id)
+    }
+
+    /// The id thread `t`'s next allocation gets, if it can allocate.
+    fn next_id(&self, t: u32) -> Option<ObjId> {
+        if t >= 1 << ALLOC_THREAD_BITS {
             return None;
         }
-        self.heap[t as usize].push(o);
-        Some(id as ObjId)
+        let k = self.heap.get(t as usize).map_or(0, |h| h.len()) as u64;
+        let id = self.globals.len() as u64 + ((k << ALLOC_THREAD_BITS) | t as u64);
+        // Pointers encode `id + 1` in 31 bits (see `Ptr::encode`).
+        (id < (1 << 31) - 1).then_some(id as ObjId)
     }
 
     /// Every object with its id: globals first, then each thread's allocations.
@@ -1398,16 +1401,16 @@ impl State {
                             obj,
                             index: u32::MAX,
                         }),
-                        // A pointer to an object no thread has allocated yet may name one
-                        // another thread allocates later.
-                        Some((v, Freeing::Fault(..)))
-                            if Ptr::decode(v).is_some_and(|p| self.mem.get(p.obj).is_none()) =>
-                        {
-                            Access::Any
-                        }
-                        Some((_, Freeing::Fault(..))) => Access::Local,
+                        Some((_, Freeing::Fault(_, None))) => Access::Local,
                     },
-                    Op::Alloc { .. } => Access::Alloc,
+                    // An allocation that fails (a bad size, too many objects) depends on
+                    // the thread alone, and the clocks see nothing of it.
+                    Op::Alloc { size, .. } => match eval(size, &fr.regs) {
+                        Some(n) if (1..=MAX_ALLOC).contains(&n) => {
+                            self.mem.next_id(t).map_or(Access::Local, Access::Alloc)
+                        }
+                        _ => Access::Local,
+                    },
                     Op::Exit => match pending_stack_object(&self.mem, &th.frames) {
                         Some(o) => Access::Free(o),
                         None => Access::Any,
@@ -1453,7 +1456,8 @@ enum Freeing {
     Null,
     /// Frees this live heap object.
     Frees(ObjId),
-    /// Faults with this message; on a heap object already freed, that object.
+    /// Faults with this message; on a heap object already freed, or not allocated yet,
+    /// that object.
     Fault(&'static str, Option<ObjId>),
 }
 
@@ -1479,9 +1483,10 @@ pub enum Access {
     Barrier,
     /// Waits for a thread to finish.
     Join(u32),
-    /// Allocates. Independent of other threads' allocations: an object's identity is its
-    /// thread and that thread's allocation count (see [`Memory`]).
-    Alloc,
+    /// Allocates this object. Independent of other threads' allocations: an object's
+    /// identity is its thread and that thread's allocation count (see [`Memory`]). An
+    /// access through a pointer to it made before it exists (a fault then) depends on it.
+    Alloc(ObjId),
     /// A store into the thread's buffer or a load from it: nothing another thread sees,
     /// but it faults if the object has been freed.
     Buffered(Loc),
@@ -1573,12 +1578,14 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
         Access::Free(o) => Some(o),
         x => x.loc().map(|l| l.obj),
     };
-    if let Access::Free(o) = aa {
+    // A free, or an allocation, decides whether another thread's access to its object
+    // faults.
+    if let Access::Free(o) | Access::Alloc(o) = aa {
         if object(ab) == Some(o) && !matches!(sb, Step::Update(..)) {
             return true;
         }
     }
-    if let Access::Free(o) = ab {
+    if let Access::Free(o) | Access::Alloc(o) = ab {
         if object(aa) == Some(o) && !matches!(sa, Step::Update(..)) {
             return true;
         }
@@ -1719,14 +1726,18 @@ impl State {
         }
     }
 
-    /// The cell of a freed object (heap or stack) an address points to, if it does.
-    fn freed_object(&self, fr: &Frame, addr: &Addr) -> Option<Loc> {
+    /// The cell an address points to in an object that is not alive, if it does: freed
+    /// (heap or stack), or not allocated yet.
+    fn absent_object(&self, fr: &Frame, addr: &Addr) -> Option<Loc> {
         let Addr::Ptr(e) = addr else { return None };
         let p = Ptr::decode(eval(e, &fr.regs)?)?;
-        let o = self.mem.get(p.obj)?;
         // A heap object after its free, or a stack object after its thread left the
-        // call: either way the free is what makes the access fault.
-        (!o.alive).then_some(Loc {
+        // call: either way the free is what makes the access fault. A pointer to an
+        // object no thread has allocated may name one another thread allocates later:
+        // then that allocation is what makes it fault (an access made after it would
+        // not), so it is a dependence, seen by both sides (`Access::Alloc`).
+        let absent = self.mem.get(p.obj).is_none_or(|o| !o.alive);
+        absent.then_some(Loc {
             obj: p.obj,
             index: p.offset,
         })
@@ -1742,7 +1753,9 @@ impl State {
             return Freeing::Fault("free of a value that is not a pointer", None);
         };
         match self.mem.get(p.obj) {
-            None => Freeing::Fault("free of an invalid pointer", None),
+            // It may name an object another thread allocates later: the fault depends
+            // on that allocation, as an access to a freed object on the free.
+            None => Freeing::Fault("free of an invalid pointer", Some(p.obj)),
             Some(o) if o.heap && !o.alive => {
                 let m = if p.offset != 0 {
                     "free of a pointer that malloc did not return"
@@ -1759,22 +1772,13 @@ impl State {
     }
 
     /// What a step whose address `addr` does not resolve depends on, as the DPOR clocks
-    /// record its fault: an access to a freed object, on the object's frees and the
-    /// cell's writers ([`Access::Faulted`]); a null, out-of-bounds or non-pointer address
-    /// (or a division by zero in it), on nothing (it depends on the thread's registers
-    /// alone). A pointer to an object that does not exist may name one another thread
-    /// allocates later: that one is taken as dependent with everything.
+    /// record its fault: an access to a freed object or one not allocated yet, on the
+    /// object's frees or allocation and the cell's writers ([`Access::Faulted`]); a null,
+    /// out-of-bounds or non-pointer address (or a division by zero in it), on nothing (it
+    /// depends on the thread's registers alone).
     fn bad_address(&self, fr: &Frame, addr: &Addr) -> Access {
-        if let Some(l) = self.freed_object(fr, addr) {
-            return Access::Faulted(l);
-        }
-        match addr {
-            Addr::Ptr(e) => match eval(e, &fr.regs).and_then(Ptr::decode) {
-                Some(p) if self.mem.get(p.obj).is_none() => Access::Any,
-                _ => Access::Local,
-            },
-            Addr::Global { .. } => Access::Local,
-        }
+        self.absent_object(fr, addr)
+            .map_or(Access::Local, Access::Faulted)
     }
 
     fn read(&self, loc: Loc) -> (Value, ReadFrom) {
@@ -1840,7 +1844,7 @@ impl State {
                     Ok(l) => l,
                     Err(m) => {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
-                        let kind = match self.freed_object(fr, $addr) {
+                        let kind = match self.absent_object(fr, $addr) {
                             Some(loc) => EventKind::FaultedAccess { loc },
                             None => $kind,
                         };
@@ -2971,7 +2975,15 @@ mod tests {
                 store(ptr(0, 1), 5),
                 Op::Free(Expr::Reg(0)),
                 Op::Free(Expr::Const(0)),
+                // Thread 1's first object, which it has not allocated.
+                Op::Local {
+                    dst: 1,
+                    expr: Expr::Const(Ptr { obj: 1, offset: 1 }.encode()),
+                },
                 store(ptr(2, 0), 5),
+                store(ptr(1, 0), 5),
+                Op::Free(Expr::Reg(1)),
+                alloc(1, true),
             ],
         );
         let (mut s, _) = State::initial(&p);
@@ -3013,6 +3025,29 @@ mod tests {
         // `free(NULL)` does nothing; a null dereference depends on the registers alone.
         assert_eq!(next(&mut s), Access::Local);
         assert_eq!(next(&mut s), Access::Local);
+        // Through a pointer to an object not allocated yet: the allocation that would
+        // make it valid, as an access to a freed object on the free (the clocks see the
+        // same: the allocation writes the object's life).
+        let unborn = Loc { obj: 1, index: 1 };
+        let allocates = (Step::Thread(1), Access::Alloc(1));
+        let a = next(&mut s);
+        assert_eq!(a, Access::Faulted(unborn));
+        assert!(dependent::<Tso>((t, a), allocates));
+        assert!(!dependent::<Tso>(
+            (t, a),
+            (Step::Thread(1), Access::Alloc(2))
+        ));
+        let a = next(&mut s);
+        assert_eq!(
+            a,
+            Access::Faulted(Loc {
+                obj: 1,
+                index: u32::MAX
+            })
+        );
+        assert!(dependent::<Tso>((t, a), allocates));
+        // An allocation names the object it makes: thread 0's second one here.
+        assert_eq!(next(&mut s), Access::Alloc(1 << ALLOC_THREAD_BITS));
     }
 
     /// A mutex operation that faults reads the mutex (its state decides the fault), as the

@@ -6,7 +6,7 @@
 
 use crate::Rng;
 use fencer_ir::{
-    Addr, BinOp, Expr, FuncId, Function, Instr, ObjKind, Object, Op, Program, Reg, SrcLoc,
+    Addr, BinOp, Expr, FuncId, Function, Instr, ObjKind, Object, Op, Program, Ptr, Reg, SrcLoc,
     ThreadDecl,
 };
 use std::fmt::Write as _;
@@ -284,6 +284,96 @@ fn finish(g: Gen<'_>, name: &str, params: u32) -> Function {
         reg_names: g.regs,
         body: g.body,
         loc: SrcLoc::NONE,
+    }
+}
+
+/// A pointer to an object its thread has not allocated yet (one past the last global: the
+/// first allocation of thread 0), used by thread 1 before and after that allocation: the
+/// store faults in one order (thread 1 stops with `r0 = 1`) and stores in the other, so
+/// the allocation and the access race. The order where it faults is the program's only
+/// violation.
+pub fn future_object_program() -> Program {
+    let thread = |name: &str, ops: Vec<Op>| Function {
+        name: name.into(),
+        params: 0,
+        reg_names: vec!["r0".into(), "r1".into()],
+        body: ops
+            .into_iter()
+            .map(|op| Instr {
+                op,
+                loc: SrcLoc::NONE,
+            })
+            .collect(),
+        loc: SrcLoc::NONE,
+    };
+    let store = |addr: Addr, v: i64| Op::Store {
+        addr,
+        value: Expr::Const(v),
+    };
+    let x = Addr::Global {
+        obj: 0,
+        index: Expr::Const(0),
+    };
+    let future = Ptr { obj: 1, offset: 0 }.encode();
+    Program {
+        name: "future".into(),
+        files: vec!["future".into()],
+        objects: vec![object("x", ObjKind::Shared, 1, false)],
+        functions: vec![
+            thread(
+                "t0",
+                vec![
+                    Op::Alloc {
+                        dst: 0,
+                        size: Expr::Const(1),
+                        zeroed: true,
+                        stack: false,
+                    },
+                    Op::Load {
+                        dst: 1,
+                        addr: Addr::Ptr(Expr::Reg(0)),
+                        copy: false,
+                    },
+                    Op::Store {
+                        addr: x.clone(),
+                        value: Expr::Reg(1),
+                    },
+                ],
+            ),
+            thread(
+                "t1",
+                vec![
+                    Op::Local {
+                        dst: 0,
+                        expr: Expr::Const(1),
+                    },
+                    store(Addr::Ptr(Expr::Const(future)), 2),
+                    // Not reached when the store faults: the final states tell the
+                    // orders apart.
+                    Op::Local {
+                        dst: 0,
+                        expr: Expr::Const(2),
+                    },
+                ],
+            ),
+        ],
+        threads: vec![
+            ThreadDecl {
+                name: "t0".into(),
+                func: 0,
+                arg: 0,
+            },
+            ThreadDecl {
+                name: "t1".into(),
+                func: 1,
+                arg: 0,
+            },
+        ],
+        cond: None,
+        observe: Vec::new(),
+        observe_explicit: false,
+        source_trace: false,
+        hang_is_violation: true,
     }
 }
 

@@ -3,7 +3,7 @@
 //! be printed, saved as a `.fen` regression file, and run with the CLI.
 
 mod heap;
-pub use heap::{heap_program, listing};
+pub use heap::{future_object_program, heap_program, listing};
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform for a seed.
 pub struct Rng(u64);
