@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 /// Exit code for bad input or usage.
 const EXIT_USAGE: u8 = 2;
+/// Workers `--jobs` accepts: more threads than this only cost their start-up (a split
+/// tree has a few hundred units at most).
+const MAX_JOBS: usize = 1024;
 
 #[derive(Parser)]
 #[command(
@@ -365,13 +368,18 @@ struct CheckArgs {
     /// `-forward-depth`; default: every reachable state, up to 20,000).
     #[arg(long, value_name = "D", requires = "brab")]
     forward_depth: Option<u32>,
-    /// Worker threads; default: all cores. Programs (DPOR): the tree is split at its
-    /// races (a Source-DPOR top whose branches are units, fed by the races the units
-    /// find; with --shard, at a static frontier); `--jobs 1` runs the engine unsplit,
-    /// the one that blocks no execution with a sleep set (Optimal-DPOR).
-    /// DVE: threads for reachability (errors, assertions,
-    /// --reach, --deadlock; LTL uses one). The answer and the counterexample do not
-    /// depend on the number of workers.
+    /// Worker threads (at most 1024); default: all cores. Programs (DPOR): the tree is
+    /// split at its races (a Source-DPOR top whose branches are units, fed by the races
+    /// the units find; with --shard, at a static frontier); `--jobs 1` runs the engine
+    /// unsplit (with --algo optimal, the one that blocks no execution with a sleep set).
+    /// The complete executions, final states and verdict never depend on the number of
+    /// workers; the counterexample is the same for every N >= 2 and any timing (the split
+    /// tree's first, in unit order), and may be another than `--jobs 1`'s, which explores
+    /// in a different order. A limit (--max-executions, --timeout) counts the work of
+    /// every worker, including units after the one that will report a violation, so a
+    /// run stopped by one may end before it and say incomplete.
+    /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
+    /// one); the answer and the counterexample do not depend on the number of workers.
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
     /// DVE: store full state vectors. By default each byte is stored in as few bits as the
@@ -743,6 +751,13 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
     };
     if args.jobs == Some(0) {
         return usage_error(args.json, "error: --jobs expects at least 1 worker", None);
+    }
+    if args.jobs.is_some_and(|n| n > MAX_JOBS) {
+        return usage_error(
+            args.json,
+            &format!("error: --jobs expects at most {MAX_JOBS} workers"),
+            None,
+        );
     }
     let is = |ext: &str| args.file.extension().is_some_and(|e| e == ext);
     if shard.is_some() && (is("cub") || is("dve") || !matches!(args.engine, EngineArg::Dpor)) {

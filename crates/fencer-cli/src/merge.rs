@@ -12,8 +12,10 @@ use std::process::ExitCode;
 pub const AFTER_HELP: &str = "Each file is the `--json` output of `fencer check FILE --shard I/N \
 --json` for one I; together they must cover 1..N of one run (same program, model, algorithm \
 and options). The merged verdict is a violation if any shard found one (the counterexample \
-of the smallest unit index, the one a single run reports), else incomplete if any shard \
-stopped at a limit, else safe. Statistics are summed; the time is the longest shard's.\n\n\
+of the smallest unit index, the one `--shard 1/1` reports, which may differ from `--jobs 1`'s: \
+the frontier orders the tree differently), else incomplete if any shard stopped at a limit, \
+else safe. Statistics are summed (with a violation they include the units after it, so they \
+grow with N); the time is the longest shard's.\n\n\
 Example:\n  for i in 1 2 3; do fencer check prog.c --shard $i/3 --json > part$i.json & done; wait\n  \
 fencer merge part1.json part2.json part3.json\n\n\
 Exit codes: 0 safe, 1 violation, 2 bad input (unreadable file, a missing or repeated shard, \
@@ -93,15 +95,23 @@ pub fn split_text(info: &Value) -> String {
     } else {
         "at depth"
     };
+    let plural = |v: &Value| if *v == 1 { "" } else { "s" };
     let mut s = format!(
-        "split: {} units {at} {}, {} worker{}",
+        "split: {} unit{} {at} {}, {} worker{}",
         info["units"],
+        plural(&info["units"]),
         info["frontier_depth"],
         info["jobs"],
-        if info["jobs"] == 1 { "" } else { "s" }
+        plural(&info["jobs"])
     );
     if let Some(sh) = info["shard"].as_object() {
         s += &format!("; shard {}/{}", sh["index"], sh["count"]);
+        // Shard I takes the units of index I-1 modulo N: none when I exceeds them.
+        if let (Some(i), Some(u)) = (sh["index"].as_u64(), info["units"].as_u64()) {
+            if i > u {
+                s += &format!(" (no unit: shard {i} of more shards than the {u} units)");
+            }
+        }
     }
     if let Some(u) = info["violation_unit"].as_u64() {
         s += &format!("; counterexample from unit {u}");
@@ -146,6 +156,12 @@ fn read_part(file: &std::path::Path) -> Result<Part, String> {
             "{name}: error: not the result of a `fencer check --shard I/N --json` run (no `split.shard`)"
         ));
     };
+    if count == 0 || count > u32::MAX as u64 || index == 0 || index > count {
+        return Err(format!(
+            "{name}: error: `split.shard` says shard {index} of {count}: expected 1 <= I <= N <= {}",
+            u32::MAX
+        ));
+    }
     let report: Report = serde_json::from_value(v)
         .map_err(|e| format!("{name}: error: not a result of `fencer check --json`: {e}"))?;
     Ok(Part {
@@ -206,7 +222,7 @@ fn merged(args: &MergeArgs) -> Result<(Report, Value), String> {
         for ((what, a), (_, b)) in key.iter().zip(run_key(p)) {
             if *a != b {
                 return Err(format!(
-                    "error: {} and {} are not shards of one run: their {what} differ ({a} and {b})",
+                    "error: {} and {} are not shards of one run: they differ in {what} ({a} and {b})",
                     first.file, p.file
                 ));
             }
@@ -222,24 +238,50 @@ fn merged(args: &MergeArgs) -> Result<(Report, Value), String> {
             ));
         }
     }
-    let missing: Vec<String> = (1..=n)
-        .filter(|i| !seen.contains_key(i))
-        .map(|i| i.to_string())
-        .collect();
-    if !missing.is_empty() {
+    // Every index is in 1..=n and none repeats: the shards are all there when there are n.
+    let absent = n - seen.len() as u64;
+    if absent > 0 {
+        // The first few only: N can be in the billions.
+        let first: Vec<String> = (1..=n)
+            .filter(|i| !seen.contains_key(i))
+            .take(10)
+            .map(|i| i.to_string())
+            .collect();
+        let more = if absent > first.len() as u64 {
+            format!(" and {} more", absent - first.len() as u64)
+        } else {
+            String::new()
+        };
         return Err(format!(
-            "error: shard{} {} of {n} missing: every shard's result is needed for a verdict",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
+            "error: shard{} {}{more} of {n} missing: every shard's result is needed for a verdict",
+            if absent == 1 { "" } else { "s" },
+            first.join(", ")
         ));
     }
+    for p in &parts {
+        let r = &p.report;
+        if r.final_states.as_ref().map(|f| f.len())
+            != r.final_state_executions.as_ref().map(|c| c.len())
+            && r.final_state_executions.is_some()
+        {
+            return Err(format!(
+                "{}: error: `final_states` and `final_state_executions` differ in length",
+                p.file
+            ));
+        }
+    }
     let mut r = first.report.clone();
-    let sum = |f: &dyn Fn(&Report) -> u64| parts.iter().map(|p| f(&p.report)).sum::<u64>();
+    // Sums that overflow come only from edited files; they saturate rather than wrap.
+    let sum = |f: &dyn Fn(&Report) -> u64| {
+        parts
+            .iter()
+            .fold(0u64, |a, p| a.saturating_add(f(&p.report)))
+    };
     let sum_opt = |f: &dyn Fn(&Report) -> Option<u64>| {
         parts
             .iter()
             .map(|p| f(&p.report))
-            .try_fold(0u64, |a, x| x.map(|x| a + x))
+            .try_fold(0u64, |a, x| x.map(|x| a.saturating_add(x)))
     };
     let st = &mut r.stats;
     st.executions = sum(&|r| r.stats.executions);
@@ -274,7 +316,8 @@ fn merged(args: &MergeArgs) -> Result<(Report, Value), String> {
             any_finals = true;
             let counts = p.report.final_state_executions.clone().unwrap_or_default();
             for (k, s) in fs.iter().enumerate() {
-                *finals.entry(s.clone()).or_default() += counts.get(k).copied().unwrap_or(0);
+                let n = finals.entry(s.clone()).or_default();
+                *n = n.saturating_add(counts.get(k).copied().unwrap_or(0));
             }
         }
     }
@@ -290,7 +333,9 @@ fn merged(args: &MergeArgs) -> Result<(Report, Value), String> {
     r.counterexample = violating.and_then(|p| p.report.counterexample.clone());
     let violation_unit = violating.and_then(|p| p.split["violation_unit"].as_u64());
     r.stopped_by = parts.iter().find_map(|p| p.report.stopped_by.clone());
-    r.verdict = if r.counterexample.is_some() {
+    // A part's verdict counts even without its counterexample (a result saved without it).
+    let violated = parts.iter().any(|p| p.report.verdict == Verdict::Violation);
+    r.verdict = if r.counterexample.is_some() || violated {
         Verdict::Violation
     } else if r.stopped_by.is_some() {
         Verdict::Incomplete

@@ -257,12 +257,12 @@ fn merge_errors() {
     let tso = shards(&prog, 3, &["-m", "tso"]);
     expect_usage(
         merge(&[parts[0].clone(), tso[1].clone(), parts[2].clone()], &[]),
-        "model differ",
+        "differ in model",
     );
     let two = shards(&prog, 2, &[]);
     expect_usage(
         merge(&[parts[0].clone(), two[1].clone()], &[]),
-        "number of shards differ",
+        "differ in number of shards",
     );
     // Unreadable, not JSON, not a shard's result.
     expect_usage(merge(&["/nonexistent/x.json".into()], &[]), "cannot read");
@@ -283,4 +283,60 @@ fn merge_errors() {
         .as_str()
         .unwrap()
         .contains("missing"));
+    // Shard numbers out of range (an edited file): refused, not merged as safe.
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&parts[0]).unwrap()).unwrap();
+        edit(&mut v);
+        let f = tmp(name);
+        std::fs::write(&f, v.to_string()).unwrap();
+        f.display().to_string()
+    };
+    let zero = edited("zero.json", &|v| v["split"]["shard"]["count"] = 0.into());
+    expect_usage(merge(&[zero], &[]), "expected 1 <= I <= N");
+    let past = edited("past.json", &|v| v["split"]["shard"]["index"] = 5.into());
+    expect_usage(
+        merge(&[past, parts[1].clone(), parts[2].clone()], &[]),
+        "shard 5 of 3",
+    );
+    // A huge number of shards: the first missing ones are named, not all of them.
+    let o = fencer(&["check", &prog, "--shard", "1/4294967295", "--json"]);
+    let big = tmp("big.json");
+    std::fs::write(&big, o.stdout).unwrap();
+    let o = merge(&[big.display().to_string()], &[]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains("and 4294967284 more of 4294967295 missing"),
+        "{err}"
+    );
+    assert!(err.len() < 300, "{err}");
+}
+
+/// A part whose verdict is a violation counts even when its counterexample was left out.
+#[test]
+fn merge_keeps_a_violation_without_its_counterexample() {
+    let prog = file("bench/fen/fib4_false.fen");
+    let parts = shards(&prog, 2, &[]);
+    let stripped: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            v["counterexample"] = serde_json::Value::Null;
+            let f = tmp(&format!("nocex{i}.json"));
+            std::fs::write(&f, v.to_string()).unwrap();
+            f.display().to_string()
+        })
+        .collect();
+    assert_eq!(code(&merge(&stripped, &[])), 1);
+}
+
+#[test]
+fn jobs_has_a_ceiling() {
+    let prog = file("examples/sb.fen");
+    let o = fencer(&["check", &prog, "--jobs", "100000"]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at most 1024"));
 }
