@@ -764,7 +764,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             shared: None,
             unit: 0,
             cancelled: false,
-            clock_wait: 0,
+            // The first call reads it: a split tree's unit may make fewer calls than
+            // that in all, and a timeout must still stop it.
+            clock_wait: CLOCK_EVERY - 1,
             uncounted: 0,
             unit_cap: usize::MAX,
             thin: false,
