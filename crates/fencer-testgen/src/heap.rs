@@ -357,18 +357,13 @@ pub fn future_object_program() -> Program {
                 ],
             ),
         ],
-        threads: vec![
-            ThreadDecl {
-                name: "t0".into(),
-                func: 0,
+        threads: (0..2)
+            .map(|t| ThreadDecl {
+                name: format!("t{t}"),
+                func: t,
                 arg: 0,
-            },
-            ThreadDecl {
-                name: "t1".into(),
-                func: 1,
-                arg: 0,
-            },
-        ],
+            })
+            .collect(),
         cond: None,
         observe: Vec::new(),
         observe_explicit: false,
