@@ -260,10 +260,10 @@ fn merged(args: &MergeArgs) -> Result<(Report, Value), String> {
     }
     for p in &parts {
         let r = &p.report;
-        if r.final_states.as_ref().map(|f| f.len())
-            != r.final_state_executions.as_ref().map(|c| c.len())
-            && r.final_state_executions.is_some()
-        {
+        let Some(c) = &r.final_state_executions else {
+            continue;
+        };
+        if r.final_states.as_ref().is_none_or(|f| f.len() != c.len()) {
             return Err(format!(
                 "{}: error: `final_states` and `final_state_executions` differ in length",
                 p.file

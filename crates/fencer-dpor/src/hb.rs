@@ -303,7 +303,6 @@ impl Hb {
         c
     }
 
-    /// Whether the event at `a` happens before the event whose clock is `c`.
     /// Appends an event with its clock.
     #[inline]
     fn push_clocked(&mut self, step: Step, proc: u32, idx: u32, clock: Vec<u32>) {
@@ -326,6 +325,7 @@ impl Hb {
         }
     }
 
+    /// Whether the event at `a` happens before the event whose clock is `c`.
     fn covered(&self, a: usize, c: &[u32]) -> bool {
         get(c, self.ev[a].proc) >= self.ev[a].idx
     }

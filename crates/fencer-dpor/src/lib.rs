@@ -296,10 +296,10 @@ struct Snapshot {
 }
 
 const SNAP_GAP: usize = 8;
+const SNAP_CAP: usize = 64;
 
 /// `limit_hit` reads the clock once in this many calls (see `Dpor::clock_wait`).
 const CLOCK_EVERY: u32 = 64;
-const SNAP_CAP: usize = 64;
 
 /// How wakeup-tree insertion and the redundancy test judge a process that has no event in
 /// the sequence: whether it commutes with all of it (the paper's weak initials).
@@ -1060,19 +1060,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
             self.enabled.clear();
             state.enabled::<M>(self.prog, &mut self.enabled);
-            if d == self.depth {
-                if d == self.pos.len() {
-                    self.pos.push(Pos::default());
-                    self.vacant.push(false);
-                } else {
-                    self.pos[d].reset(&[], Vec::new());
-                    self.vacant[d] = false;
-                }
-                self.depth = d + 1;
-            } else if self.vacant[d] {
-                // The first position after a run alone.
-                self.pos[d].reset(&[], Vec::new());
-                self.vacant[d] = false;
+            // A fresh position, or the first one after a run alone.
+            if d == self.depth || self.vacant[d] {
+                self.occupy(d, &[], Vec::new());
+                self.depth = self.depth.max(d + 1);
             }
             if self.frontier == Some(d) {
                 let sleep = self.pos[d].sleep.clone();
@@ -1197,13 +1188,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 state.threads[f.thread as usize].faulted = true;
             }
             d += 1;
-            if d == self.pos.len() {
-                self.pos.push(Pos::default());
-                self.vacant.push(false);
-            }
+            self.occupy(d, &child_sleep, subtree);
             self.depth = d + 1;
-            self.pos[d].reset(&child_sleep, subtree);
-            self.vacant[d] = false;
             self.sleep_buf = child_sleep;
             if self.limit_hit() {
                 return;
@@ -1388,6 +1374,17 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             fresh,
             open,
         });
+    }
+
+    /// Makes position `d` (at most one past the last) the one after a new step, with this
+    /// sleep set and wakeup tree.
+    fn occupy(&mut self, d: usize, sleep: &[(Step, Access)], wut: Vec<wut::Node>) {
+        if d == self.pos.len() {
+            self.pos.push(Pos::default());
+            self.vacant.push(false);
+        }
+        self.pos[d].reset(sleep, wut);
+        self.vacant[d] = false;
     }
 
     /// Makes the first `n` positions empty ones, for a unit or top branch to start at

@@ -279,20 +279,20 @@ pub struct ThreadState {
     pub faulted: bool,
 }
 
-/// Runs the thread's assignments and jumps inside its current frame, the bulk of local
+/// Runs thread `t`'s assignments and jumps inside its current frame, the bulk of local
 /// computation, with the frame's code, registers and pc held in locals: each instruction
 /// then costs its own work, not the walk from the thread to its frame, function and body
-/// (a chain of dependent loads that took a quarter of a long `main`'s steps). It stops,
-/// changing nothing, at any other instruction, at one that would fault or block, and when
-/// `fuel` runs out, so that `run_locals` takes that instruction as before; `Some` is what
-/// `run_locals` returns without looking further: a cut by `--unroll`, made exactly as
-/// `run_locals` would, or `Ready` at a load, store or read-modify-write (visible: the
-/// common case, where looking the instruction up again cost short local runs more than
-/// the fast loop saved them).
+/// (a chain of dependent loads that took a quarter of a long `main`'s steps). It stops at
+/// any other instruction and when `fuel` runs out, and leaves those to `run_locals`;
+/// `Some` is what `run_locals` returns: a division by zero, a spin loop's block, a cut by
+/// `--unroll`, or `Ready` at a load, store or read-modify-write (visible: the common case,
+/// where looking the instruction up again cost short local runs more than the fast loop
+/// saved them).
 #[inline]
 fn straight_locals(
     prog: &Program,
     th: &mut ThreadState,
+    t: u32,
     unroll: u32,
     fuel: &mut u32,
 ) -> Option<Local> {
@@ -313,9 +313,20 @@ fn straight_locals(
         let Some(ins) = body.get(pc as usize) else {
             break;
         };
+        let arith = || {
+            Some(Local::Fault(Fault {
+                kind: FaultKind::Arithmetic,
+                thread: t,
+                src: ins.loc,
+                message: "division by zero".into(),
+            }))
+        };
         let to = match &ins.op {
             Op::Local { dst, expr } => {
-                let Some(v) = eval(expr, regs) else { break };
+                let Some(v) = eval(expr, regs) else {
+                    out = arith();
+                    break;
+                };
                 write_reg(&mut regs[*dst as usize], v, spin, depth);
                 *fuel -= 1;
                 pc += 1;
@@ -329,7 +340,10 @@ fn straight_locals(
             } => match eval(cond, regs) {
                 Some(0) => *else_to,
                 Some(_) => *then_to,
-                None => break,
+                None => {
+                    out = arith();
+                    break;
+                }
             },
             Op::Load { .. } | Op::Store { .. } | Op::Rmw { .. } => {
                 out = Some(Local::Ready);
@@ -340,6 +354,8 @@ fn straight_locals(
         if to <= pc {
             let key = (func, pc, depth as u32);
             if spin.pure && spin.at == Some(key) && !spin.changed {
+                spin.blocked = true;
+                out = Some(Local::Ready);
                 break;
             }
             spin.at = Some(key);
@@ -2219,8 +2235,8 @@ impl State {
         let th = &mut self.threads[t as usize];
         let mut fuel = LOCAL_FUEL;
         while fuel > 0 {
-            if let Some(cut) = straight_locals(prog, th, unroll, &mut fuel) {
-                return cut;
+            if let Some(end) = straight_locals(prog, th, t, unroll, &mut fuel) {
+                return end;
             }
             if fuel == 0 {
                 break;
@@ -2250,45 +2266,8 @@ impl State {
                 })
             };
             match &ins.op {
-                Op::Local { dst, expr } => {
-                    let Some(v) = eval(expr, &fr.regs) else {
-                        return arith();
-                    };
-                    write_reg(&mut fr.regs[*dst as usize], v, &mut th.spin, depth);
-                    fr.pc += 1;
-                }
-                Op::Jump(_) | Op::Branch { .. } => {
-                    let to = match &ins.op {
-                        Op::Jump(to) => *to,
-                        Op::Branch {
-                            cond,
-                            then_to,
-                            else_to,
-                        } => match eval(cond, &fr.regs) {
-                            Some(0) => *else_to,
-                            Some(_) => *then_to,
-                            None => return arith(),
-                        },
-                        _ => unreachable!(),
-                    };
-                    if to <= fr.pc {
-                        let key = (fr.func, fr.pc, depth as u32);
-                        let sp = &mut th.spin;
-                        if sp.pure && sp.at == Some(key) && !sp.changed {
-                            sp.blocked = true;
-                            return Local::Ready;
-                        }
-                        sp.at = Some(key);
-                        sp.changed = false;
-                        sp.pure = true;
-                    }
-                    if to <= fr.pc
-                        && !take_back_edge(&mut th.back_edges, fr.func, fr.pc, to, depth, unroll)
-                    {
-                        return Local::Cut(CutKind::Unroll);
-                    }
-                    let fr = th.frames.last_mut().expect("frame");
-                    fr.pc = to;
+                Op::Local { .. } | Op::Jump(_) | Op::Branch { .. } => {
+                    unreachable!("straight_locals runs assignments and jumps")
                 }
                 Op::Assert { cond, text } => {
                     let Some(c) = eval(cond, &fr.regs) else {
