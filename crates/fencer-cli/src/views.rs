@@ -289,7 +289,7 @@ fn draw_final_state(
             listed.join("\n  ")
         )));
     };
-    let schedule = &report.final_schedules[i];
+    let schedule = &report.final_schedules[i].unpack();
     let x = fencer_view::replay_schedule(prog, model, limits(args), schedule).map_err(|e| {
         eprintln!("internal error: the execution does not replay: {e}");
         ExitCode::from(EXIT_USAGE)

@@ -84,6 +84,22 @@ fn life(obj: u32) -> Loc {
     }
 }
 
+/// The count of spawned threads, which every spawn reads and writes: thread ids are
+/// taken in spawn order. (No object has this id: object ids stay below 2^31.)
+const SPAWNS: Loc = Loc {
+    obj: u32::MAX,
+    index: 0,
+};
+
+/// The location that says thread `child` exists: its spawn writes it, and a join of the
+/// thread could have come before, and faulted.
+fn spawned(child: u32) -> Loc {
+    Loc {
+        obj: u32::MAX - 1,
+        index: child,
+    }
+}
+
 #[derive(Default)]
 pub struct Hb {
     /// Objects from this one on are heap objects (allocated at run time, may be freed).
@@ -115,7 +131,8 @@ pub struct Hb {
     epochs: Vec<Epochs>,
     scratch: Vec<u32>,
     /// Clocks of the lock events that race with the previous acquisition, without the
-    /// release that orders them after it.
+    /// release that orders them after it; and of the joins that race with their child's
+    /// spawn, without the child.
     lock_clock: Vec<(usize, Vec<u32>)>,
     cand_buf: Vec<usize>,
     found_buf: Vec<usize>,
@@ -539,10 +556,7 @@ impl Hb {
                 if let Some(l) = ll {
                     if other(self, l) && !self.covered(l, &c) {
                         lock_race = Some(l);
-                        let mut saved = self.spare.pop().unwrap_or_default();
-                        saved.clear();
-                        saved.extend_from_slice(&c);
-                        self.lock_clock.push((pos, saved));
+                        self.keep_reversed_clock(pos, &c);
                     }
                 }
                 match lu {
@@ -575,8 +589,31 @@ impl Hb {
                 // first, the trylock would have succeeded.
                 self.read_at(*loc, tid, pos, &mut cand);
             }
-            EventKind::Spawn { .. } => self.join_aux(&mut c, tid, None),
+            EventKind::Spawn { child } => {
+                self.join_aux(&mut c, tid, None);
+                // Spawns take thread ids in the order they run: each writes the count.
+                self.write_cands(SPAWNS, tid, &mut cand);
+                let info = self.locs.entry(SPAWNS).or_default();
+                info.last_write = Some(pos);
+                info.readers.clear();
+                // A join of the id that faulted before this spawn races with it.
+                self.write_cands(spawned(*child), tid, &mut cand);
+                let info = self.locs.entry(spawned(*child)).or_default();
+                info.last_write = Some(pos);
+                info.readers.clear();
+            }
+            EventKind::FailedJoin { child } => self.read_at(spawned(*child), tid, pos, &mut cand),
             EventKind::Join { child } => {
+                // Run before the spawn of its child, the join would have faulted (no
+                // thread has the id yet): a race, unless something other than the child
+                // orders the join after the spawn (as reading the id from memory does).
+                let s = self.locs.get(&spawned(*child)).and_then(|i| i.last_write);
+                if let Some(s) = s {
+                    if other(self, s) && !self.covered(s, &c) {
+                        lock_race = Some(s);
+                        self.keep_reversed_clock(pos, &c);
+                    }
+                }
                 let cp = self.proc(Step::Thread(*child));
                 let cc = std::mem::take(&mut self.pclock[cp as usize]);
                 join(&mut c, &cc);
@@ -679,12 +716,18 @@ impl Hb {
             return None;
         }
         let pos = self.ev.len();
-        let mut saved = self.spare.pop().unwrap_or_default();
-        saved.clear();
-        saved.extend_from_slice(&c);
-        self.lock_clock.push((pos, saved));
+        self.keep_reversed_clock(pos, &c);
         self.push_clocked(step, p, idx, c);
         Some((l, pos))
+    }
+
+    /// Keeps `c` as the clock of the event at `pos` once it is moved before the event it
+    /// races with (see [`Hb::before_reversed`]).
+    fn keep_reversed_clock(&mut self, pos: usize, c: &[u32]) {
+        let mut saved = self.spare.pop().unwrap_or_default();
+        saved.clear();
+        saved.extend_from_slice(c);
+        self.lock_clock.push((pos, saved));
     }
 
     /// Forgets the virtual event [`Hb::blocked_lock`] appended at `pos`.
@@ -789,9 +832,10 @@ impl Hb {
     ///
     /// Why the clocks of the current execution order `v` exactly: `(i, j)` is a reversible
     /// race, so no event between them both follows `i` and precedes `j`; every path in the
-    /// happens-before relation among the events of `v` stays inside `v`. The exception is a
-    /// lock racing with the previous acquisition, ordered after it through the release
-    /// between them: [`Hb::before_reversed`] leaves that release out.
+    /// happens-before relation among the events of `v` stays inside `v`. The exceptions are
+    /// a lock racing with the previous acquisition, ordered after it through the release
+    /// between them, and a join racing with its child's spawn, ordered after it through the
+    /// child: [`Hb::before_reversed`] leaves that release, or that child, out.
     ///
     /// With `to_j`, the events after `j` are left out (`notdep` cut at `j`, as used with
     /// initials alone, where a sleeping process covers `v` only by having an event in it).

@@ -1758,9 +1758,11 @@ pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
 /// Whether no event of the program can change kind when a reordering moves it: no
 /// compare-and-swap (it fails or succeeds), no trylock (likewise), no heap objects, no
 /// addresses through pointers and no indirect calls (an access faults or not, a free races
-/// with it), and under TSO and PSO no thread that both stores and loads an object (a load
-/// may be forwarded from the thread's buffer or read memory). Every function is taken as
-/// a possible thread entry, with the functions it calls.
+/// with it), spawns in one thread at most (which id a spawn gives), and under TSO and PSO
+/// no thread that both stores and loads an object (a load may be forwarded from the
+/// thread's buffer or read memory). Every function is taken as a possible thread entry,
+/// with the functions it calls. (A join moved before its child's spawn faults: its
+/// access, and what it depends on there, are the same.)
 ///
 /// Optimal-DPOR's weak initials count a process whose next event commutes with a whole
 /// sequence. Where kinds are stable, the kinds of the current execution's events decide
@@ -1776,9 +1778,19 @@ pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
     let mut loads = vec![Vec::new(); n];
     let mut stores = vec![Vec::new(); n];
     let mut calls = vec![Vec::new(); n];
+    let mut spawns = vec![false; n];
+    let mut targets = Vec::new();
     for (fi, f) in prog.functions.iter().enumerate() {
         for ins in &f.body {
             match &ins.op {
+                Op::Spawn { func, .. } => {
+                    spawns[fi] = true;
+                    targets.push(*func as usize);
+                }
+                Op::SpawnIndirect { .. } => {
+                    spawns[fi] = true;
+                    targets.extend(0..n);
+                }
                 Op::Rmw {
                     op: RmwOp::Cas { .. },
                     ..
@@ -1807,20 +1819,39 @@ pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
             }
         }
     }
+    // The functions a thread starting at `root` may run.
+    let reach = |root: usize| {
+        let mut seen = vec![false; n];
+        let mut todo = vec![root];
+        while let Some(f) = todo.pop() {
+            if f < n && !std::mem::replace(&mut seen[f], true) {
+                todo.extend(calls[f].iter().copied());
+            }
+        }
+        seen
+    };
+    // Thread ids are taken in the order spawns run: where two threads can spawn, a
+    // reordering changes which thread a spawn starts, and so what a join of that id
+    // waits for. A thread started by a spawn counts twice (it can be started again).
+    let spawning = |root: usize| reach(root).iter().zip(&spawns).any(|(&r, &s)| r && s);
+    let declared = prog
+        .threads
+        .iter()
+        .filter(|t| spawning(t.func as usize))
+        .count();
+    let started = targets.iter().any(|&f| f < n && spawning(f));
+    if declared + 2 * started as usize > 1 {
+        return false;
+    }
     if model == ModelKind::Sc {
         return true;
     }
     (0..n).all(|root| {
-        let mut seen = vec![false; n];
-        let mut todo = vec![root];
+        let seen = reach(root);
         let (mut l, mut st) = (Vec::new(), Vec::new());
-        while let Some(f) = todo.pop() {
-            if std::mem::replace(&mut seen[f], true) {
-                continue;
-            }
+        for f in (0..n).filter(|&f| seen[f]) {
             l.extend_from_slice(&loads[f]);
             st.extend_from_slice(&stores[f]);
-            todo.extend(calls[f].iter().copied().filter(|&g| g < n));
         }
         !l.iter().any(|o| st.contains(o))
     })

@@ -33,7 +33,7 @@ use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::{NoObserver, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
-use fencer_report::{Counterexample, Limit, Report, ScheduleStep};
+use fencer_report::{Counterexample, Limit, PackedSchedule, Report};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -302,7 +302,7 @@ fn frontier<M: MemoryModel>(
 pub(crate) struct UnitOut {
     pub stats: fencer_report::Stats,
     final_states: BTreeMap<Vec<i64>, u64>,
-    final_schedules: BTreeMap<Vec<i64>, Vec<ScheduleStep>>,
+    final_schedules: BTreeMap<Vec<i64>, PackedSchedule>,
     pub cex: Option<Counterexample>,
     stopped: Option<Limit>,
     sleep_blocked: u64,

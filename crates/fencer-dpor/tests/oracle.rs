@@ -17,6 +17,7 @@ use std::collections::HashSet;
 const REGRESSIONS: &[u64] = &[];
 const LOOP_REGRESSIONS: &[u64] = &[];
 const HEAP_REGRESSIONS: &[u64] = &[33];
+const THREADS_REGRESSIONS: &[u64] = &[];
 
 /// Loop bound for programs with loops: enough for a spin loop to see a change.
 const UNROLL: u32 = 2;
@@ -35,6 +36,9 @@ struct Case {
     loops: bool,
     /// Heap objects, frees, locks never released, trylocks, spawns (generated as IR).
     heap: bool,
+    /// Spawns in several threads, thread ids stored, asserted on and joined, some as
+    /// constants (generated as IR).
+    threads: bool,
 }
 
 fn shape(loops: bool) -> Shape {
@@ -54,9 +58,19 @@ fn shape(loops: bool) -> Shape {
     shape
 }
 
-fn compare(seed: u64, c: Case) -> Result<(), String> {
+/// The IR-generated program of `c` for `seed`, if `c` is of that kind.
+fn ir_program(seed: u64, c: Case) -> Option<fencer_ir::Program> {
     if c.heap {
-        let prog = fencer_testgen::heap_program(seed);
+        Some(fencer_testgen::heap_program(seed))
+    } else if c.threads {
+        Some(fencer_testgen::threads_program(seed))
+    } else {
+        None
+    }
+}
+
+fn compare(seed: u64, c: Case) -> Result<(), String> {
+    if let Some(prog) = ir_program(seed, c) {
         let text = fencer_testgen::listing(&prog);
         return against_reference(&prog, None, seed, c, false).map_err(|e| format!("{e}\n{text}"));
     }
@@ -151,8 +165,8 @@ fn against_reference(
     let (d, dtraces) = explore_traces(prog, c.model, &dpor_opts(c, unroll));
     let fail = |what: String| {
         Err(format!(
-            "seed {seed}, {}, {:?}, loops {} heap {} (spin-assume {spin}): {what}",
-            c.model, c.algo, c.loops, c.heap
+            "seed {seed}, {}, {:?}, loops {} heap {} threads {} (spin-assume {spin}): {what}",
+            c.model, c.algo, c.loops, c.heap, c.threads
         ))
     };
     if d.verdict != r.verdict {
@@ -219,12 +233,13 @@ fn against_reference(
     Ok(())
 }
 
-fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool) {
+fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool, threads: bool) {
     let c = Case {
         model,
         algo,
         loops,
         heap,
+        threads,
     };
     if let Some(seed) = std::env::var("FENCER_SEED")
         .ok()
@@ -235,6 +250,8 @@ fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool) {
     }
     let (n, regressions) = if heap {
         (cases() / 2, HEAP_REGRESSIONS)
+    } else if threads {
+        (cases() / 2, THREADS_REGRESSIONS)
     } else if loops {
         (cases() / 4, LOOP_REGRESSIONS)
     } else {
@@ -249,13 +266,12 @@ fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool) {
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            let text = if heap {
-                fencer_testgen::listing(&fencer_testgen::heap_program(seed))
-            } else {
-                program(seed, &shape(loops))
+            let text = match ir_program(seed, c) {
+                Some(p) => fencer_testgen::listing(&p),
+                None => program(seed, &shape(loops)),
             };
             Err(format!(
-                "seed {seed}, {}, {:?}, loops {loops} heap {heap}: panicked: {msg}\n{text}",
+                "seed {seed}, {}, {:?}, loops {loops} heap {heap} threads {threads}: panicked: {msg}\n{text}",
                 c.model, c.algo
             ))
         });
@@ -270,36 +286,43 @@ fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool) {
 }
 
 macro_rules! oracle_tests {
-    ($($name:ident: $model:ident, $algo:ident, $loops:expr, $heap:expr;)*) => {
+    ($($name:ident: $model:ident, $algo:ident, $loops:expr, $heap:expr, $threads:expr;)*) => {
         $(
             #[test]
             fn $name() {
-                run(ModelKind::$model, Algo::$algo, $loops, $heap);
+                run(ModelKind::$model, Algo::$algo, $loops, $heap, $threads);
             }
         )*
     };
 }
 
 oracle_tests! {
-    optimal_sc: Sc, Optimal, false, false;
-    optimal_tso: Tso, Optimal, false, false;
-    optimal_pso: Pso, Optimal, false, false;
-    source_sc: Sc, Source, false, false;
-    source_tso: Tso, Source, false, false;
-    source_pso: Pso, Source, false, false;
-    optimal_loops_sc: Sc, Optimal, true, false;
-    optimal_loops_tso: Tso, Optimal, true, false;
-    optimal_loops_pso: Pso, Optimal, true, false;
-    source_loops_sc: Sc, Source, true, false;
-    source_loops_tso: Tso, Source, true, false;
-    source_loops_pso: Pso, Source, true, false;
+    optimal_sc: Sc, Optimal, false, false, false;
+    optimal_tso: Tso, Optimal, false, false, false;
+    optimal_pso: Pso, Optimal, false, false, false;
+    source_sc: Sc, Source, false, false, false;
+    source_tso: Tso, Source, false, false, false;
+    source_pso: Pso, Source, false, false, false;
+    optimal_loops_sc: Sc, Optimal, true, false, false;
+    optimal_loops_tso: Tso, Optimal, true, false, false;
+    optimal_loops_pso: Pso, Optimal, true, false, false;
+    source_loops_sc: Sc, Source, true, false, false;
+    source_loops_tso: Tso, Source, true, false, false;
+    source_loops_pso: Pso, Source, true, false, false;
     // Heap programs: weak initials simulated, exact, and no execution blocked.
-    optimal_heap_sc: Sc, Optimal, false, true;
-    optimal_heap_tso: Tso, Optimal, false, true;
-    optimal_heap_pso: Pso, Optimal, false, true;
-    source_heap_sc: Sc, Source, false, true;
-    source_heap_tso: Tso, Source, false, true;
-    source_heap_pso: Pso, Source, false, true;
+    optimal_heap_sc: Sc, Optimal, false, true, false;
+    optimal_heap_tso: Tso, Optimal, false, true, false;
+    optimal_heap_pso: Pso, Optimal, false, true, false;
+    source_heap_sc: Sc, Source, false, true, false;
+    source_heap_tso: Tso, Source, false, true, false;
+    source_heap_pso: Pso, Source, false, true, false;
+    // Thread ids: spawns in several threads, ids asserted on and joined.
+    optimal_threads_sc: Sc, Optimal, false, false, true;
+    source_threads_sc: Sc, Source, false, false, true;
+    optimal_threads_tso: Tso, Optimal, false, false, true;
+    source_threads_tso: Tso, Source, false, false, true;
+    optimal_threads_pso: Pso, Optimal, false, false, true;
+    source_threads_pso: Pso, Source, false, false, true;
 }
 
 /// A trace (and a final state) that Optimal-DPOR once lost under SC: with `notdep(i).j` cut
@@ -321,6 +344,7 @@ thread t3 { r0 = fetch_add(x0, 1); r1 = x2; }
             algo: Algo::Optimal,
             loops: false,
             heap: false,
+            threads: false,
         };
         against_reference(&prog, None, 0, c, false).unwrap();
     }
@@ -340,8 +364,54 @@ fn an_access_before_its_object_exists_races_with_the_allocation() {
                 algo,
                 loops: false,
                 heap: true,
+                threads: false,
             };
             against_reference(&prog, None, 0, c, false).unwrap();
+        }
+    }
+}
+
+/// Thread ids are taken in the order spawns run. Each of these was a wrong *safe*: two
+/// spawns of different threads did not race, so only one order gave ids; and a join of an
+/// id no thread has yet (here a constant) faults only before the spawn that gives it,
+/// an order the clocks never showed (the valid join is ordered after the spawn through
+/// the child).
+#[test]
+fn thread_ids_are_taken_in_spawn_order() {
+    let programs = [
+        // Which thread's spawn gets id 2.
+        "fn w(n) { }
+thread t0 { a = spawn w(0); assert(a == 2); }
+thread t1 { b = spawn w(0); }",
+        // A join of the id before its spawn faults.
+        "shared x = 0;
+fn helper(n) { x = n; }
+thread t0 { a = spawn helper(1); }
+thread t1 { join(2); }",
+        // Which thread a join of id 3 waits for, once both have spawned.
+        "shared x = 0, f0 = 0, f1 = 0;
+fn wa(n) { x = 1; }
+fn wb(n) { }
+thread t0 { p = spawn wa(0); f0 = 1; }
+thread t1 { q = spawn wb(0); f1 = 1; }
+thread t2 { assume(f0 == 1); assume(f1 == 1); join(3); r = x; assert(r == 1); }",
+    ];
+    for src in programs {
+        let prog = fencer_text::parse_program("ids.fen", src).unwrap();
+        for model in [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso] {
+            for algo in [Algo::Optimal, Algo::Source] {
+                let c = Case {
+                    model,
+                    algo,
+                    loops: false,
+                    heap: false,
+                    threads: true,
+                };
+                let (d, _) = explore_traces(&prog, model, &dpor_opts(c, None));
+                assert_eq!(d.verdict, Verdict::Violation, "{src}\n{model} {algo:?}");
+                against_reference(&prog, None, 0, c, false)
+                    .unwrap_or_else(|e| panic!("{e}\n{src}"));
+            }
         }
     }
 }

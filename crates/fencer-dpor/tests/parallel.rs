@@ -221,7 +221,8 @@ fn random_program(seed: u64, kind: u64) -> (Program, Option<u32>) {
             }
             (p, Some(2))
         }
-        _ => (fencer_testgen::heap_program(seed), None),
+        2 => (fencer_testgen::heap_program(seed), None),
+        _ => (fencer_testgen::threads_program(seed), None),
     }
 }
 
@@ -276,6 +277,12 @@ fn random_programs_with_loops() {
 #[test]
 fn random_heap_programs() {
     random(2);
+}
+
+/// Spawns in several threads, thread ids asserted on and joined, some as constants.
+#[test]
+fn random_thread_id_programs() {
+    random(3);
 }
 
 /// Runs the plain engine on `prog` with an execution budget: whether it is quick enough to

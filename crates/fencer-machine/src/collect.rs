@@ -2,10 +2,12 @@
 //! statistics; and how that becomes a [`Report`]. Engines differ in which executions they
 //! visit, never in how an execution's outcome is judged, so the judging lives here.
 
-use crate::{CutKind, Event, EventKind, Fault, State, Step};
+use crate::{CutKind, Event, Fault, State, Step};
 use fencer_ir::{CondVar, Op, Program, Quantifier, SrcLoc};
 use fencer_memory::{Chan, Loc, MemoryModel};
-use fencer_report::{Counterexample, Limit, Report, ScheduleStep, Stats, TraceLine, Verdict};
+use fencer_report::{
+    Counterexample, Limit, PackedSchedule, Report, ScheduleStep, Stats, TraceLine, Verdict,
+};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -48,7 +50,7 @@ pub struct Collector<'a> {
     /// Every final state reached, with how many complete executions reached it.
     pub final_states: BTreeMap<Vec<i64>, u64>,
     /// The schedule of the first execution that reached each final state.
-    pub final_schedules: BTreeMap<Vec<i64>, Vec<ScheduleStep>>,
+    pub final_schedules: BTreeMap<Vec<i64>, PackedSchedule>,
     pub cex: Option<Counterexample>,
     pub stopped: Option<Limit>,
     pub start: Instant,
@@ -93,8 +95,7 @@ impl<'a> Collector<'a> {
         }
         let mut ls = self.lines(s, path);
         // The faulting instruction is shown by a line of its own.
-        if matches!(path.last(), Some(e) if matches!(e.kind, EventKind::Failed | EventKind::FaultedAccess { .. }))
-        {
+        if path.last().is_some_and(|e| e.kind.faulted()) {
             ls.pop();
         }
         let thread = s.thread_name(self.prog, f.thread);
@@ -131,7 +132,8 @@ impl<'a> Collector<'a> {
         self.stats.executions += 1;
         let vals: Vec<i64> = self.vars.iter().map(|v| Self::var_value(s, v)).collect();
         if !self.final_schedules.contains_key(&vals) {
-            self.final_schedules.insert(vals.clone(), schedule(path));
+            let packed = PackedSchedule::pack(path.iter().map(|e| schedule_step(e.step)));
+            self.final_schedules.insert(vals.clone(), packed);
         }
         let Some(c) = &self.prog.cond else {
             *self.final_states.entry(vals).or_default() += 1;

@@ -145,9 +145,22 @@ pub enum EventKind {
         /// The cell it would have accessed (index `u32::MAX` for a free).
         loc: Loc,
     },
+    /// A join of a thread id no thread has yet: it faulted, and races with the spawn that
+    /// gives that id, after which it would have joined that thread.
+    FailedJoin {
+        child: u32,
+    },
 }
 
 impl EventKind {
+    /// Whether the event is a fault (which ends its thread, and the execution).
+    pub fn faulted(&self) -> bool {
+        matches!(
+            self,
+            EventKind::Failed | EventKind::FaultedAccess { .. } | EventKind::FailedJoin { .. }
+        )
+    }
+
     /// Whether removing the event leaves a valid execution with the same state: loads,
     /// fences, assumes, failed trylocks, and read-modify-writes that wrote back the value
     /// they read (a failing test-and-set in a spin lock).
@@ -1394,17 +1407,33 @@ impl State {
                         Some(l) => Access::Mutex(l),
                         None => bad(addr),
                     },
-                    Op::Fence(FenceKind::Full) | Op::Spawn { .. } | Op::SpawnIndirect { .. } => {
+                    Op::Fence(FenceKind::Full) => Access::Barrier,
+                    // A spawn that faults (its argument or its start address) depends on
+                    // the thread alone, waiting for its buffers as any spawn does.
+                    Op::Spawn { arg, .. } if eval(arg, &fr.regs).is_none() => Access::Barrier,
+                    Op::SpawnIndirect { target, arg, .. }
+                        if eval(arg, &fr.regs).is_none()
+                            || eval(target, &fr.regs)
+                                .and_then(|v| fencer_ir::func_of_ptr(v, prog.functions.len()))
+                                .is_none() =>
+                    {
                         Access::Barrier
+                    }
+                    Op::Spawn { .. } | Op::SpawnIndirect { .. } => {
+                        Access::Spawn(self.threads.len() as u32)
                     }
                     // It only orders the thread's own later updates after its earlier
                     // ones, whenever it runs between them: it commutes with every update.
                     Op::Fence(FenceKind::StoreStore) => Access::Local,
+                    // A thread id not spawned yet faults now, and joins the thread that
+                    // takes that id if its spawn comes first: a join depends on that spawn
+                    // as well as on the thread it joins. A negative id, one no spawn can
+                    // take, or the thread's own, faults wherever it runs.
                     Op::Join(e) => match eval(e, &fr.regs) {
-                        Some(c) if c >= 0 && (c as usize) < self.threads.len() => {
+                        Some(c) if (0..u32::MAX as Value).contains(&c) && c as u32 != t => {
                             Access::Join(c as u32)
                         }
-                        _ => Access::Any,
+                        _ => Access::Local,
                     },
                     Op::Assume(_) => Access::Local,
                     // What `free_of` decides: a double free faults as an access to the
@@ -1497,8 +1526,13 @@ pub enum Access {
     MutexRead(Loc),
     /// Waits for the thread's own buffers (fence, spawn).
     Barrier,
-    /// Waits for a thread to finish.
+    /// Waits for a thread to finish; or, for an id no thread has yet, faults (and depends
+    /// on the spawn that would give that id).
     Join(u32),
+    /// Starts a thread, which gets this id: the next one. Spawns take ids in the order
+    /// they run, so two spawns of different threads do not commute (which thread gets which
+    /// id is part of the state); like a barrier, it waits for the thread's own buffers.
+    Spawn(u32),
     /// Allocates this object. Independent of other threads' allocations: an object's
     /// identity is its thread and that thread's allocation count (see [`Memory`]). An
     /// access through a pointer to it made before it exists (a fault then) depends on it.
@@ -1571,13 +1605,22 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
                     Drain::All => true,
                     Drain::Chan(c) => c == chan,
                 },
-                Access::Mutex(_) | Access::MutexRead(_) | Access::Barrier => true,
+                Access::Mutex(_) | Access::MutexRead(_) | Access::Barrier | Access::Spawn(_) => {
+                    true
+                }
                 _ => false,
             }
         };
         if waits(sa, aa, sb) || waits(sb, ab, sa) {
             return true;
         }
+    }
+    match (aa, ab) {
+        (Access::Spawn(_), Access::Spawn(_)) if family(sa) != family(sb) => return true,
+        (Access::Spawn(c), Access::Join(d)) | (Access::Join(d), Access::Spawn(c)) if c == d => {
+            return true;
+        }
+        _ => {}
     }
     if let Access::Join(t) = aa {
         if family(sb) == t {
@@ -2111,7 +2154,13 @@ impl State {
                         FaultKind::BadJoin,
                         format!("join of {c}, which is not another thread's id"),
                     );
-                    return (ev(EventKind::Failed), Status::Fault(f));
+                    // An id a later spawn can give: the fault depends on that spawn.
+                    let kind = if c >= 0 && c < u32::MAX as Value && c as u32 != t {
+                        EventKind::FailedJoin { child: c as u32 }
+                    } else {
+                        EventKind::Failed
+                    };
+                    return (ev(kind), Status::Fault(f));
                 }
                 EventKind::Join { child: c as u32 }
             }
@@ -2533,7 +2582,9 @@ impl State {
             EventKind::Alloc { size, .. } => (format!("alloc {size} cells"), None, None),
             EventKind::Free { .. } => ("free".into(), None, None),
             EventKind::Assume => ("assume (holds)".into(), None, None),
-            EventKind::Failed | EventKind::FaultedAccess { .. } => ("fails".into(), None, None),
+            EventKind::Failed | EventKind::FaultedAccess { .. } | EventKind::FailedJoin { .. } => {
+                ("fails".into(), None, None)
+            }
         };
         TraceLine {
             step: step_no,
@@ -3027,6 +3078,58 @@ mod tests {
         assert!(dependent::<Tso>((t, a), allocates));
         // An allocation names the object it makes: thread 0's second one here.
         assert_eq!(next(&mut s), Access::Alloc(1 << ALLOC_THREAD_BITS));
+    }
+
+    /// Thread ids are taken in spawn order: a spawn names the id it gives, and depends on
+    /// another thread's spawn and on a join of that id; a join of an id no thread has yet
+    /// faults as a `FailedJoin`, which the spawn of that id races with.
+    #[test]
+    fn spawns_and_joins_depend_on_thread_ids() {
+        let p = prog(
+            Vec::new(),
+            vec![
+                Op::Join(Expr::Const(1)),
+                Op::Join(Expr::Const(0)),
+                Op::Join(Expr::Const(-1)),
+                Op::Spawn {
+                    dst: 0,
+                    func: 0,
+                    arg: Expr::Const(0),
+                },
+                Op::Join(Expr::Reg(0)),
+            ],
+        );
+        let (mut s, _) = State::initial(&p);
+        let t = Step::Thread(0);
+        let next = |s: &mut State| {
+            let a = s.next_access::<Sc>(&p, t);
+            let (e, st) = s.step::<Sc>(&p, t);
+            if let Status::Fault(_) = st {
+                s.threads[0].frames.last_mut().expect("frame").pc += 1;
+            }
+            (a, e.kind)
+        };
+        let other = |a: Access| (Step::Thread(7), a);
+        // Thread 1 does not exist yet: the spawn that gives id 1 decides the fault.
+        let (a, k) = next(&mut s);
+        assert_eq!(
+            (a, k),
+            (Access::Join(1), EventKind::FailedJoin { child: 1 })
+        );
+        assert!(dependent::<Sc>((t, a), other(Access::Spawn(1))));
+        assert!(!dependent::<Sc>((t, a), other(Access::Spawn(2))));
+        // Its own id, or one no spawn gives: a fault wherever it runs.
+        assert_eq!(next(&mut s), (Access::Local, EventKind::Failed));
+        assert_eq!(next(&mut s), (Access::Local, EventKind::Failed));
+        let (a, k) = next(&mut s);
+        assert_eq!((a, k), (Access::Spawn(1), EventKind::Spawn { child: 1 }));
+        assert!(dependent::<Sc>((t, a), other(Access::Spawn(1))));
+        assert!(dependent::<Sc>((t, a), other(Access::Join(1))));
+        assert!(!dependent::<Sc>((t, a), other(Access::Join(2))));
+        // Joining the thread it made: its family is what it waits for.
+        let a = s.next_access::<Sc>(&p, t);
+        assert_eq!(a, Access::Join(1));
+        assert!(dependent::<Sc>((t, a), (Step::Thread(1), Access::Local)));
     }
 
     /// A mutex operation that faults reads the mutex (its state decides the fault), as the

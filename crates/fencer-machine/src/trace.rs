@@ -71,6 +71,10 @@ impl TraceHash {
             // is part of the trace.
             self.sum = self.sum.wrapping_add(h128(&("alloc", e.id, obj)));
         }
+        if let EventKind::Spawn { child } = e.kind {
+            // So are spawns, across threads: they take thread ids in the order they run.
+            self.sum = self.sum.wrapping_add(h128(&("spawn", e.id, child)));
+        }
         if let Step::Thread(_) = e.step {
             let rf: Option<(Loc, Option<EventId>)> = e.kind.read_loc().map(|(l, r)| {
                 (

@@ -87,6 +87,97 @@ pub enum ScheduleStep {
     },
 }
 
+/// A schedule kept compactly, for the many kept at once (one per distinct final state):
+/// each run of steps by one performer is its code and the run's length, in LEB128
+/// varints. A step in [`ScheduleStep`] form takes 16 bytes; a run here takes two or three
+/// bytes, and runs are long (a thread alone, a loop's iterations).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackedSchedule(Box<[u8]>);
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let (mut v, mut shift) = (0u64, 0);
+    while let Some(&b) = bytes.get(*at) {
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    v
+}
+
+impl PackedSchedule {
+    pub fn pack(steps: impl IntoIterator<Item = ScheduleStep>) -> PackedSchedule {
+        let mut out = Vec::new();
+        let mut run: Option<(ScheduleStep, u64)> = None;
+        let flush = |out: &mut Vec<u8>, (s, n): (ScheduleStep, u64)| {
+            match s {
+                ScheduleStep::Thread(t) => put_varint(out, u64::from(t) << 2),
+                ScheduleStep::Update { thread, loc: None } => {
+                    put_varint(out, u64::from(thread) << 2 | 1)
+                }
+                ScheduleStep::Update {
+                    thread,
+                    loc: Some((obj, index)),
+                } => {
+                    put_varint(out, u64::from(thread) << 2 | 2);
+                    put_varint(out, u64::from(obj));
+                    put_varint(out, u64::from(index));
+                }
+            }
+            put_varint(out, n);
+        };
+        for s in steps {
+            run = match run {
+                Some((r, n)) if r == s => Some((r, n + 1)),
+                Some(prev) => {
+                    flush(&mut out, prev);
+                    Some((s, 1))
+                }
+                None => Some((s, 1)),
+            };
+        }
+        if let Some(last) = run {
+            flush(&mut out, last);
+        }
+        PackedSchedule(out.into_boxed_slice())
+    }
+
+    pub fn unpack(&self) -> Vec<ScheduleStep> {
+        let b = &self.0;
+        let mut at = 0;
+        let mut steps = Vec::new();
+        while at < b.len() {
+            let code = get_varint(b, &mut at);
+            let thread = (code >> 2) as u32;
+            let s = match code & 3 {
+                0 => ScheduleStep::Thread(thread),
+                1 => ScheduleStep::Update { thread, loc: None },
+                _ => {
+                    let obj = get_varint(b, &mut at) as u32;
+                    let index = get_varint(b, &mut at) as u32;
+                    ScheduleStep::Update {
+                        thread,
+                        loc: Some((obj, index)),
+                    }
+                }
+            };
+            let n = get_varint(b, &mut at) as usize;
+            steps.extend(std::iter::repeat_n(s, n));
+        }
+        steps
+    }
+}
+
 /// Why an exploration stopped early.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -179,7 +270,7 @@ pub struct Report {
     /// For each final state, the schedule of the first execution that ended in it (for
     /// drawing it: `check --all --view F --final ...`). Not part of the JSON.
     #[serde(skip)]
-    pub final_schedules: Vec<Vec<ScheduleStep>>,
+    pub final_schedules: Vec<PackedSchedule>,
     pub counterexample: Option<Counterexample>,
     /// The limit that stopped exploration, if one did.
     pub stopped_by: Option<Limit>,
@@ -590,5 +681,27 @@ mod tests {
         }
         assert_eq!(v["verdict"], "safe");
         assert!(v["counterexample"].is_null());
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = ScheduleStep> {
+        use proptest::prelude::*;
+        // Few performers, so that runs form; ids up to u32::MAX, so that varints are long.
+        let id = prop_oneof![0u32..3, Just(u32::MAX)];
+        prop_oneof![
+            id.clone().prop_map(ScheduleStep::Thread),
+            id.clone()
+                .prop_map(|thread| ScheduleStep::Update { thread, loc: None }),
+            (id.clone(), id.clone(), id).prop_map(|(thread, o, i)| ScheduleStep::Update {
+                thread,
+                loc: Some((o, i)),
+            }),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_packed_schedule_unpacks_to_itself(steps in proptest::collection::vec(step(), 0..200)) {
+            proptest::prop_assert_eq!(PackedSchedule::pack(steps.iter().copied()).unpack(), steps);
+        }
     }
 }

@@ -372,7 +372,7 @@ pub fn future_object_program() -> Program {
     }
 }
 
-fn object(name: &str, kind: ObjKind, size: usize, is_array: bool) -> Object {
+pub(crate) fn object(name: &str, kind: ObjKind, size: usize, is_array: bool) -> Object {
     Object {
         name: name.into(),
         kind,

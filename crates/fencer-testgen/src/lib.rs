@@ -3,7 +3,9 @@
 //! be printed, saved as a `.fen` regression file, and run with the CLI.
 
 mod heap;
+mod threads;
 pub use heap::{future_object_program, heap_program, listing};
+pub use threads::threads_program;
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform for a seed.
 pub struct Rng(u64);

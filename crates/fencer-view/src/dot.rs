@@ -101,7 +101,7 @@ pub fn render(x: &Execution) -> String {
             let p = g.pos[n];
             let e = &x.events[p];
             let mut attrs = format!("label={}", q(&node_label(x, p)));
-            if matches!(e.kind, EventKind::Failed | EventKind::FaultedAccess { .. }) {
+            if e.kind.faulted() {
                 attrs += ", fillcolor=\"#ffcdd2\", color=\"#c62828\"";
             } else if x.highlight.contains(&p) {
                 attrs += ", color=\"#c62828\", penwidth=2.5";

@@ -469,7 +469,9 @@ impl Execution<'_> {
             EventKind::Alloc { size, .. } => format!("alloc {size}"),
             EventKind::Free { .. } => "free".into(),
             EventKind::Assume => "assume".into(),
-            EventKind::Failed | EventKind::FaultedAccess { .. } => "fails".into(),
+            EventKind::Failed | EventKind::FaultedAccess { .. } | EventKind::FailedJoin { .. } => {
+                "fails".into()
+            }
         }
     }
 

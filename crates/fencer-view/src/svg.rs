@@ -333,7 +333,7 @@ pub fn render(x: &Execution) -> String {
             _ if matches!(e.kind, EventKind::Store { buffered: true, .. }) => "ev buf".into(),
             _ => "ev".into(),
         };
-        if matches!(e.kind, EventKind::Failed | EventKind::FaultedAccess { .. }) {
+        if e.kind.faulted() {
             cls += " bad";
         }
         if x.highlight.contains(&i) {
