@@ -30,10 +30,11 @@
 
 use crate::{Dpor, Options, Weak};
 use fencer_ir::Program;
-use fencer_machine::collect::Collector;
+use fencer_machine::collect::{Collector, FinalState};
 use fencer_machine::{NoObserver, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
-use fencer_report::{Counterexample, Limit, PackedSchedule, Report};
+use fencer_report::{Counterexample, Limit, Report};
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -301,8 +302,7 @@ fn frontier<M: MemoryModel>(
 /// What exploring one unit found, kept apart until the units are summed in order.
 pub(crate) struct UnitOut {
     pub stats: fencer_report::Stats,
-    final_states: BTreeMap<Vec<i64>, u64>,
-    final_schedules: BTreeMap<Vec<i64>, PackedSchedule>,
+    final_states: BTreeMap<Vec<i64>, FinalState>,
     pub cex: Option<Counterexample>,
     stopped: Option<Limit>,
     sleep_blocked: u64,
@@ -363,7 +363,6 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     Some(UnitOut {
         stats: col.stats,
         final_states: col.final_states,
-        final_schedules: col.final_schedules,
         cex: col.cex,
         stopped: col.stopped,
         sleep_blocked,
@@ -480,11 +479,14 @@ pub(crate) fn sum_units<M: MemoryModel>(
         col.stats.recursion_cut += st.recursion_cut;
         col.stats.local_loop_cut += st.local_loop_cut;
         col.stats.events += st.events;
-        for (k, n) in out.final_states {
-            *col.final_states.entry(k).or_default() += n;
-        }
-        for (k, s) in out.final_schedules {
-            col.final_schedules.entry(k).or_insert(s);
+        // Units are summed in order: a final state keeps the first unit's schedule.
+        for (k, f) in out.final_states {
+            match col.final_states.entry(k) {
+                Entry::Vacant(e) => {
+                    e.insert(f);
+                }
+                Entry::Occupied(mut e) => e.get_mut().executions += f.executions,
+            }
         }
         if col.cex.is_none() && out.cex.is_some() {
             col.cex = out.cex;

@@ -43,14 +43,20 @@ pub fn machine_step(s: ScheduleStep) -> Step {
     }
 }
 
+/// A final state's record: how many complete executions reached it, and the schedule of
+/// the first (packed: there can be millions of final states).
+#[derive(Clone, Debug)]
+pub struct FinalState {
+    pub executions: u64,
+    pub schedule: PackedSchedule,
+}
+
 pub struct Collector<'a> {
     pub prog: &'a Program,
     pub vars: Vec<CondVar>,
     pub stats: Stats,
-    /// Every final state reached, with how many complete executions reached it.
-    pub final_states: BTreeMap<Vec<i64>, u64>,
-    /// The schedule of the first execution that reached each final state.
-    pub final_schedules: BTreeMap<Vec<i64>, PackedSchedule>,
+    /// Every final state reached (values of `vars`).
+    pub final_states: BTreeMap<Vec<i64>, FinalState>,
     pub cex: Option<Counterexample>,
     pub stopped: Option<Limit>,
     pub start: Instant,
@@ -63,7 +69,6 @@ impl<'a> Collector<'a> {
             vars: prog.reported_vars(),
             stats: Stats::default(),
             final_states: BTreeMap::new(),
-            final_schedules: BTreeMap::new(),
             cex: None,
             stopped: None,
             start: Instant::now(),
@@ -131,12 +136,19 @@ impl<'a> Collector<'a> {
     pub fn complete(&mut self, s: &State, path: &[Event]) {
         self.stats.executions += 1;
         let vals: Vec<i64> = self.vars.iter().map(|v| Self::var_value(s, v)).collect();
-        if !self.final_schedules.contains_key(&vals) {
-            let packed = PackedSchedule::pack(path.iter().map(|e| schedule_step(e.step)));
-            self.final_schedules.insert(vals.clone(), packed);
-        }
+        self.condition(s, path, &vals);
+        self.final_states
+            .entry(vals)
+            .or_insert_with(|| FinalState {
+                executions: 0,
+                schedule: PackedSchedule::pack(path.iter().map(|e| schedule_step(e.step))),
+            })
+            .executions += 1;
+    }
+
+    /// Judges the condition on the final state `vals` of a complete execution.
+    fn condition(&mut self, s: &State, path: &[Event], vals: &[i64]) {
         let Some(c) = &self.prog.cond else {
-            *self.final_states.entry(vals).or_default() += 1;
             return;
         };
         let holds = c.expr.eval(&|v| Self::var_value(s, v)) != 0;
@@ -159,14 +171,13 @@ impl<'a> Collector<'a> {
                 final_state: Some(
                     self.vars
                         .iter()
-                        .zip(&vals)
+                        .zip(vals)
                         .map(|(v, x)| (self.prog.var_name(v), *x))
                         .collect(),
                 ),
                 schedule: schedule(path),
             });
         }
-        *self.final_states.entry(vals).or_default() += 1;
     }
 
     /// Records an execution cut short by a bound.
@@ -294,6 +305,17 @@ impl<'a> Collector<'a> {
         } else {
             Verdict::Safe
         };
+        let n = self.final_states.len();
+        let (mut states, mut counts, mut schedules) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (vals, f) in self.final_states {
+            states.push(vals);
+            counts.push(f.executions);
+            schedules.push(f.schedule);
+        }
         Report {
             verdict,
             model: model.to_string(),
@@ -305,9 +327,9 @@ impl<'a> Collector<'a> {
             elapsed_ms: ms,
             condition: self.prog.cond.as_ref().map(|c| c.text.clone()),
             final_vars: self.vars.iter().map(|v| self.prog.var_name(v)).collect(),
-            final_state_executions: Some(self.final_states.values().copied().collect()),
-            final_schedules: self.final_schedules.into_values().collect(),
-            final_states: Some(self.final_states.into_keys().collect()),
+            final_state_executions: Some(counts),
+            final_schedules: schedules,
+            final_states: Some(states),
             counterexample: self.cex,
             stopped_by: self.stopped,
             stats: self.stats,
