@@ -336,7 +336,7 @@ fn straight_locals(
         };
         let to = match &ins.op {
             Op::Local { dst, expr } => {
-                let Some(v) = eval(expr, regs) else {
+                let Some(v) = eval_shallow(expr, regs) else {
                     out = arith();
                     break;
                 };
@@ -350,7 +350,7 @@ fn straight_locals(
                 cond,
                 then_to,
                 else_to,
-            } => match eval(cond, regs) {
+            } => match eval_shallow(cond, regs) {
                 Some(0) => *else_to,
                 Some(_) => *then_to,
                 None => {
@@ -1666,6 +1666,37 @@ pub fn eval(e: &Expr, regs: &[Value]) -> Option<Value> {
     }
 }
 
+/// [`eval`] for the assignments and branches of straight-line code, which at `-O0` are
+/// mostly one operation on operands that are themselves leaves or one operation on
+/// leaves (`sext(r + 1)`, `r < 16`): those are evaluated here, without a call.
+#[inline(always)]
+fn eval_shallow(e: &Expr, regs: &[Value]) -> Option<Value> {
+    match e {
+        Expr::Un(op, a) => Some(op.eval(binary(a, regs)?)),
+        e => binary(e, regs),
+    }
+}
+
+/// An operation on two [`operand`]s without a call (`r + (s == t)`, `4 * r + k`), else
+/// anything through `eval_tree`.
+#[inline(always)]
+fn binary(e: &Expr, regs: &[Value]) -> Option<Value> {
+    match e {
+        Expr::Const(v) => Some(*v),
+        Expr::Reg(r) => Some(regs[*r as usize]),
+        Expr::Bin(op, a, b) => {
+            // Short-circuit, as `eval_tree` does.
+            let x = operand(a, regs)?;
+            match op {
+                BinOp::LogAnd if x == 0 => Some(0),
+                BinOp::LogOr if x != 0 => Some(1),
+                _ => op.eval(x, operand(b, regs)?),
+            }
+        }
+        _ => eval_tree(e, regs),
+    }
+}
+
 fn eval_tree(e: &Expr, regs: &[Value]) -> Option<Value> {
     Some(match e {
         Expr::Const(v) => *v,
@@ -1743,7 +1774,7 @@ impl State {
     pub fn resolve(&self, prog: &Program, fr: &Frame, addr: &Addr) -> Result<Loc, String> {
         match addr {
             Addr::Global { obj, index } => {
-                let i = eval(index, &fr.regs).ok_or("division by zero in an index")?;
+                let i = binary(index, &fr.regs).ok_or("division by zero in an index")?;
                 let o = &self.mem[*obj];
                 if i < 0 || i >= o.size() as i64 {
                     return Err(format!(
@@ -1758,7 +1789,7 @@ impl State {
                 })
             }
             Addr::Ptr(e) => {
-                let v = eval(e, &fr.regs).ok_or("division by zero in an address")?;
+                let v = binary(e, &fr.regs).ok_or("division by zero in an address")?;
                 if v == 0 {
                     return Err("null pointer dereference".into());
                 }
