@@ -395,6 +395,12 @@ fn wb(n) { }
 thread t0 { p = spawn wa(0); f0 = 1; }
 thread t1 { q = spawn wb(0); f1 = 1; }
 thread t2 { assume(f0 == 1); assume(f1 == 1); join(3); r = x; assert(r == 1); }",
+        // A child that fails at its start: the spawn is done (exploring on after the
+        // violation, the parent used to spawn again for ever).
+        "shared x = 0;
+fn w(v) { assert(v == 1); }
+thread t0 { a = spawn w(0); x = 1; }
+thread t1 { r = x; }",
     ];
     for src in programs {
         let prog = fencer_text::parse_program("ids.fen", src).unwrap();

@@ -1913,6 +1913,8 @@ impl State {
         let src = ins.loc;
         let regs = &fr.regs;
         let func = fr.func;
+        // A spawned thread whose first local instructions fault: the spawn itself is done.
+        let mut child_fault = None;
         let ev = |kind| Event {
             step: Step::Thread(t),
             id,
@@ -2150,9 +2152,8 @@ impl State {
                 let arg = val_or_fault!(arg, EventKind::Failed);
                 let child = self.threads.len() as u32;
                 self.set_reg(t, *dst, child as Value);
-                let st = self.start_thread(prog, *func, arg);
-                if st != Status::Ok {
-                    return (ev(EventKind::Spawn { child }), st);
+                if let Status::Fault(f) = self.start_thread(prog, *func, arg) {
+                    child_fault = Some(f);
                 }
                 EventKind::Spawn { child }
             }
@@ -2170,9 +2171,8 @@ impl State {
                 let arg = val_or_fault!(arg, EventKind::Failed);
                 let child = self.threads.len() as u32;
                 self.set_reg(t, *dst, child as Value);
-                let st = self.start_thread(prog, func, arg);
-                if st != Status::Ok {
-                    return (ev(EventKind::Spawn { child }), st);
+                if let Status::Fault(f) = self.start_thread(prog, func, arg) {
+                    child_fault = Some(f);
                 }
                 EventKind::Spawn { child }
             }
@@ -2305,6 +2305,17 @@ impl State {
         let th = &mut self.threads[t as usize];
         if th.events >= self.max_events && !th.finished && th.cut.is_none() {
             th.cut = Some(CutKind::Depth);
+        }
+        // The spawning thread went on to its next visible instruction, as after any
+        // spawn (had it stayed at the spawn, it would spawn again, for ever, when
+        // exploring on after violations). The child's fault came first and is the one
+        // reported; should the parent fault too, it stops there unreported, as a thread
+        // stops after its own fault.
+        if let Some(f) = child_fault {
+            if let Status::Fault(_) = status {
+                self.threads[t as usize].faulted = true;
+            }
+            return (ev(kind), Status::Fault(f));
         }
         (ev(kind), status)
     }
@@ -3161,6 +3172,47 @@ mod tests {
         let a = s.next_access::<Sc>(&p, t);
         assert_eq!(a, Access::Join(1));
         assert!(dependent::<Sc>((t, a), (Step::Thread(1), Access::Local)));
+    }
+
+    /// A spawned thread whose first local instructions fault: the fault is the child's,
+    /// and the spawn is done all the same (the parent stood at its spawn, and spawned
+    /// again for ever when exploring on after violations).
+    #[test]
+    fn a_child_that_faults_at_its_start_leaves_the_spawn_done() {
+        let mut p = prog(
+            Vec::new(),
+            vec![
+                Op::Spawn {
+                    dst: 0,
+                    func: 1,
+                    arg: Expr::Const(0),
+                },
+                Op::Spawn {
+                    dst: 1,
+                    func: 1,
+                    arg: Expr::Const(0),
+                },
+            ],
+        );
+        p.functions.push(Function {
+            name: "child".into(),
+            params: 1,
+            reg_names: vec!["v".into()],
+            body: vec![ins(Op::Assert {
+                cond: Expr::Reg(0),
+                text: "v".into(),
+            })],
+            loc: SrcLoc::NONE,
+        });
+        let (mut s, _) = State::initial(&p);
+        let (e, st) = s.step::<Sc>(&p, Step::Thread(0));
+        assert_eq!(e.kind, EventKind::Spawn { child: 1 });
+        let Status::Fault(f) = st else {
+            panic!("the child's assertion fails")
+        };
+        assert_eq!((f.thread, f.kind), (1, FaultKind::Assertion));
+        assert_eq!(s.threads[0].frames.last().expect("frame").pc, 1);
+        assert!(!s.threads[0].faulted);
     }
 
     /// A mutex operation that faults reads the mutex (its state decides the fault), as the

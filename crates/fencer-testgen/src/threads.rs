@@ -132,7 +132,8 @@ impl Gen<'_> {
 
 /// A random program for `seed` whose threads spawn, publish, assert on and join thread
 /// ids, some joins naming an id as a constant: 2-3 threads of 1-3 statements, and a helper
-/// that spawned threads run (it stores its argument or its own id, or reads).
+/// that spawned threads run (it stores its argument or its own id, reads, or fails for one
+/// argument).
 pub fn threads_program(seed: u64) -> Program {
     let mut r = Rng::new(seed ^ 0x5448_5244);
     let objects = vec![
@@ -145,7 +146,14 @@ pub fn threads_program(seed: u64) -> Program {
     {
         let mut g = new_gen(&mut r, 0);
         g.regs.push("a".into());
-        match g.r.range(0, 2) {
+        match g.r.range(0, 3) {
+            // Fails at its start when spawned with 2 (the spawn is done all the same).
+            3 => {
+                g.emit(Op::Assert {
+                    cond: Expr::bin(BinOp::Ne, Expr::Reg(0), Expr::Const(2)),
+                    text: "a != 2".into(),
+                });
+            }
             0 => {
                 g.emit(Op::Store {
                     addr: Addr::scalar(x),
