@@ -357,18 +357,26 @@ thread t3 { r0 = fetch_add(x0, 1); r1 = x2; }
 #[test]
 fn an_access_before_its_object_exists_races_with_the_allocation() {
     let prog = fencer_testgen::future_object_program();
+    for c in every_model_and_algo(true, false) {
+        against_reference(&prog, None, 0, c, false).unwrap();
+    }
+}
+
+/// A case for each model and algorithm, of programs without loops.
+fn every_model_and_algo(heap: bool, threads: bool) -> Vec<Case> {
+    let mut cases = Vec::new();
     for model in [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso] {
         for algo in [Algo::Optimal, Algo::Source] {
-            let c = Case {
+            cases.push(Case {
                 model,
                 algo,
                 loops: false,
-                heap: true,
-                threads: false,
-            };
-            against_reference(&prog, None, 0, c, false).unwrap();
+                heap,
+                threads,
+            });
         }
     }
+    cases
 }
 
 /// Thread ids are taken in the order spawns run. Each of these was a wrong *safe*: two
@@ -404,20 +412,16 @@ thread t1 { r = x; }",
     ];
     for src in programs {
         let prog = fencer_text::parse_program("ids.fen", src).unwrap();
-        for model in [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso] {
-            for algo in [Algo::Optimal, Algo::Source] {
-                let c = Case {
-                    model,
-                    algo,
-                    loops: false,
-                    heap: false,
-                    threads: true,
-                };
-                let (d, _) = explore_traces(&prog, model, &dpor_opts(c, None));
-                assert_eq!(d.verdict, Verdict::Violation, "{src}\n{model} {algo:?}");
-                against_reference(&prog, None, 0, c, false)
-                    .unwrap_or_else(|e| panic!("{e}\n{src}"));
-            }
+        for c in every_model_and_algo(false, true) {
+            let (d, _) = explore_traces(&prog, c.model, &dpor_opts(c, None));
+            assert_eq!(
+                d.verdict,
+                Verdict::Violation,
+                "{src}\n{} {:?}",
+                c.model,
+                c.algo
+            );
+            against_reference(&prog, None, 0, c, false).unwrap_or_else(|e| panic!("{e}\n{src}"));
         }
     }
 }

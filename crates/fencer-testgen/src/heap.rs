@@ -217,7 +217,6 @@ pub fn heap_program(seed: u64) -> Program {
     let (slot, x, m) = (0, 1, 2);
     let nt = r.range(2, 3) as u32;
     let mut functions = Vec::new();
-    let mut threads = Vec::new();
     // Function 0: the helper spawned threads run: a store, or a mutex never released.
     {
         let mut g = new_gen(&mut r, 0);
@@ -245,15 +244,28 @@ pub fn heap_program(seed: u64) -> Program {
             g.statement(slot, x, m, helper);
         }
         functions.push(finish(g, &format!("t{t}"), 0));
-        threads.push(ThreadDecl {
-            name: format!("t{t}"),
+    }
+    generated(format!("heap{seed}"), "gen-heap", objects, functions)
+}
+
+/// A generated program whose function 0 is what spawned threads run and whose other
+/// functions are threads `t0`, `t1`, ... in order.
+pub(crate) fn generated(
+    name: String,
+    file: &str,
+    objects: Vec<Object>,
+    functions: Vec<Function>,
+) -> Program {
+    let threads = (1..functions.len() as u32)
+        .map(|func| ThreadDecl {
+            name: format!("t{}", func - 1),
             func,
             arg: 0,
-        });
-    }
+        })
+        .collect();
     Program {
-        name: format!("heap{seed}"),
-        files: vec!["gen-heap".into()],
+        name,
+        files: vec![file.into()],
         objects,
         functions,
         threads,
@@ -278,11 +290,20 @@ fn new_gen(r: &mut Rng, func: FuncId) -> Gen<'_> {
 }
 
 fn finish(g: Gen<'_>, name: &str, params: u32) -> Function {
+    function(name, params, g.regs, g.body)
+}
+
+pub(crate) fn function(
+    name: &str,
+    params: u32,
+    reg_names: Vec<String>,
+    body: Vec<Instr>,
+) -> Function {
     Function {
         name: name.to_string(),
         params,
-        reg_names: g.regs,
-        body: g.body,
+        reg_names,
+        body,
         loc: SrcLoc::NONE,
     }
 }

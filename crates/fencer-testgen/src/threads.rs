@@ -4,11 +4,9 @@
 //! in the order spawns run, so these programs hold the engines to that: two spawns of
 //! different threads do not commute, and a join races with its child's spawn.
 
-use crate::heap::object;
+use crate::heap::{function, generated, object};
 use crate::Rng;
-use fencer_ir::{
-    Addr, BinOp, Expr, FuncId, Function, Instr, ObjKind, Op, Program, Reg, SrcLoc, ThreadDecl,
-};
+use fencer_ir::{Addr, BinOp, Expr, FuncId, Function, Instr, ObjKind, Op, Program, Reg, SrcLoc};
 
 const SLOTS: u32 = 2;
 
@@ -179,7 +177,6 @@ pub fn threads_program(seed: u64) -> Program {
         }
         functions.push(finish(g, "helper", 1));
     }
-    let mut threads = Vec::new();
     let mut spawns = 3;
     for t in 0..nt {
         let func = t + 1;
@@ -189,24 +186,8 @@ pub fn threads_program(seed: u64) -> Program {
             g.statement(nt, x, ids, &mut spawns);
         }
         functions.push(finish(g, &format!("t{t}"), 0));
-        threads.push(ThreadDecl {
-            name: format!("t{t}"),
-            func,
-            arg: 0,
-        });
     }
-    Program {
-        name: format!("threads{seed}"),
-        files: vec!["gen-threads".into()],
-        objects,
-        functions,
-        threads,
-        cond: None,
-        observe: Vec::new(),
-        observe_explicit: false,
-        source_trace: false,
-        hang_is_violation: true,
-    }
+    generated(format!("threads{seed}"), "gen-threads", objects, functions)
 }
 
 fn new_gen(r: &mut Rng, func: FuncId) -> Gen<'_> {
@@ -220,11 +201,5 @@ fn new_gen(r: &mut Rng, func: FuncId) -> Gen<'_> {
 }
 
 fn finish(g: Gen<'_>, name: &str, params: u32) -> Function {
-    Function {
-        name: name.to_string(),
-        params,
-        reg_names: g.regs,
-        body: g.body,
-        loc: SrcLoc::NONE,
-    }
+    function(name, params, g.regs, g.body)
 }
