@@ -13,24 +13,27 @@ use std::fmt::Write as _;
 
 const SLOTS: u32 = 2;
 
-struct Gen<'r> {
-    r: &'r mut Rng,
+/// A function being generated: its code and register names. (The generators reach it
+/// through `Deref`.)
+pub(crate) struct Code {
     func: FuncId,
-    body: Vec<Instr>,
-    regs: Vec<String>,
-    /// Registers holding this thread's own allocations.
-    mine: Vec<Reg>,
-    /// Registers loaded from somewhere (for assumes).
-    loaded: Vec<Reg>,
-    holds_lock: bool,
+    pub(crate) body: Vec<Instr>,
+    pub(crate) regs: Vec<String>,
 }
 
-impl Gen<'_> {
-    fn reg(&mut self, prefix: &str) -> Reg {
+impl Code {
+    pub(crate) fn new(func: FuncId) -> Code {
+        Code {
+            func,
+            body: Vec::new(),
+            regs: Vec::new(),
+        }
+    }
+    pub(crate) fn reg(&mut self, prefix: &str) -> Reg {
         self.regs.push(format!("{prefix}{}", self.regs.len()));
         self.regs.len() as Reg - 1
     }
-    fn emit(&mut self, op: Op) -> usize {
+    pub(crate) fn emit(&mut self, op: Op) -> usize {
         let line = self.body.len() as u32 + 1;
         self.body.push(Instr {
             op,
@@ -38,6 +41,47 @@ impl Gen<'_> {
         });
         self.body.len() - 1
     }
+    /// Points the branch at `br` past the code emitted since (taken) or to the next
+    /// instruction (not taken).
+    pub(crate) fn patch(&mut self, br: usize) {
+        let end = self.body.len() as u32;
+        if let Op::Branch {
+            then_to, else_to, ..
+        } = &mut self.body[br].op
+        {
+            *then_to = end;
+            *else_to = br as u32 + 1;
+        }
+    }
+    pub(crate) fn finish(self, name: &str, params: u32) -> Function {
+        function(name, params, self.regs, self.body)
+    }
+}
+
+struct Gen<'r> {
+    r: &'r mut Rng,
+    code: Code,
+    /// Registers holding this thread's own allocations.
+    mine: Vec<Reg>,
+    /// Registers loaded from somewhere (for assumes).
+    loaded: Vec<Reg>,
+    holds_lock: bool,
+}
+
+impl std::ops::Deref for Gen<'_> {
+    type Target = Code;
+    fn deref(&self) -> &Code {
+        &self.code
+    }
+}
+
+impl std::ops::DerefMut for Gen<'_> {
+    fn deref_mut(&mut self) -> &mut Code {
+        &mut self.code
+    }
+}
+
+impl Gen<'_> {
     fn load(&mut self, dst: Reg, addr: Addr) {
         self.emit(Op::Load {
             dst,
@@ -52,16 +96,6 @@ impl Gen<'_> {
             then_to: 0,
             else_to: 0,
         })
-    }
-    fn patch(&mut self, br: usize) {
-        let end = self.body.len() as u32;
-        if let Op::Branch {
-            then_to, else_to, ..
-        } = &mut self.body[br].op
-        {
-            *then_to = end;
-            *else_to = br as u32 + 1;
-        }
     }
 
     fn statement(&mut self, slot_obj: u32, x: u32, m: u32, helper: Option<FuncId>) {
@@ -280,9 +314,7 @@ pub(crate) fn generated(
 fn new_gen(r: &mut Rng, func: FuncId) -> Gen<'_> {
     Gen {
         r,
-        func,
-        body: Vec::new(),
-        regs: Vec::new(),
+        code: Code::new(func),
         mine: Vec::new(),
         loaded: Vec::new(),
         holds_lock: false,
@@ -290,7 +322,7 @@ fn new_gen(r: &mut Rng, func: FuncId) -> Gen<'_> {
 }
 
 fn finish(g: Gen<'_>, name: &str, params: u32) -> Function {
-    function(name, params, g.regs, g.body)
+    g.code.finish(name, params)
 }
 
 pub(crate) fn function(

@@ -4,35 +4,33 @@
 //! in the order spawns run, so these programs hold the engines to that: two spawns of
 //! different threads do not commute, and a join races with its child's spawn.
 
-use crate::heap::{function, generated, object};
+use crate::heap::{generated, object, Code};
 use crate::Rng;
-use fencer_ir::{Addr, BinOp, Expr, FuncId, Function, Instr, ObjKind, Op, Program, Reg, SrcLoc};
+use fencer_ir::{Addr, BinOp, Expr, FuncId, Function, ObjKind, Op, Program, Reg};
 
 const SLOTS: u32 = 2;
 
 struct Gen<'r> {
     r: &'r mut Rng,
-    func: FuncId,
-    body: Vec<Instr>,
-    regs: Vec<String>,
+    code: Code,
     /// Registers holding ids this thread spawned and has not joined.
     spawned: Vec<Reg>,
 }
 
-impl Gen<'_> {
-    fn reg(&mut self, prefix: &str) -> Reg {
-        self.regs.push(format!("{prefix}{}", self.regs.len()));
-        self.regs.len() as Reg - 1
+impl std::ops::Deref for Gen<'_> {
+    type Target = Code;
+    fn deref(&self) -> &Code {
+        &self.code
     }
-    fn emit(&mut self, op: Op) -> usize {
-        let line = self.body.len() as u32 + 1;
-        self.body.push(Instr {
-            op,
-            loc: SrcLoc::new(0, line, self.func + 1),
-        });
-        self.body.len() - 1
-    }
+}
 
+impl std::ops::DerefMut for Gen<'_> {
+    fn deref_mut(&mut self) -> &mut Code {
+        &mut self.code
+    }
+}
+
+impl Gen<'_> {
     /// One statement; a spawn only while `spawns` (the program's budget) lasts, so that
     /// the reference explorer stays exhaustive.
     fn statement(&mut self, nt: u32, x: u32, ids: u32, spawns: &mut u32) {
@@ -100,14 +98,7 @@ impl Gen<'_> {
                     else_to: 0,
                 });
                 self.emit(Op::Join(Expr::Reg(q)));
-                let end = self.body.len() as u32;
-                if let Op::Branch {
-                    then_to, else_to, ..
-                } = &mut self.body[br].op
-                {
-                    *then_to = end;
-                    *else_to = br as u32 + 1;
-                }
+                self.patch(br);
             }
             5 => {
                 let r = self.reg("r");
@@ -193,13 +184,11 @@ pub fn threads_program(seed: u64) -> Program {
 fn new_gen(r: &mut Rng, func: FuncId) -> Gen<'_> {
     Gen {
         r,
-        func,
-        body: Vec::new(),
-        regs: Vec::new(),
+        code: Code::new(func),
         spawned: Vec::new(),
     }
 }
 
 fn finish(g: Gen<'_>, name: &str, params: u32) -> Function {
-    function(name, params, g.regs, g.body)
+    g.code.finish(name, params)
 }
