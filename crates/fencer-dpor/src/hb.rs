@@ -546,11 +546,18 @@ impl Hb {
             EventKind::Lock { loc, trylock, .. } => {
                 self.join_aux(&mut c, tid, None);
                 let info = self.locs.entry(*loc).or_default();
-                let (ll, lu) = (info.last_lock, info.last_unlock);
+                let (ll, lu, lw) = (info.last_lock, info.last_unlock, info.last_write);
                 info.last_lock = Some(pos);
                 // The mutex's value, as a failed trylock reads it: held from here on.
                 info.last_write = Some(pos);
                 info.readers.clear();
+                // A store to the mutex (`pthread_mutex_init` after a destroy) decides
+                // whether this faults: they race, as a load races with a store.
+                if let Some(w) = lw {
+                    if Some(w) != ll && Some(w) != lu && other(self, w) {
+                        cand.push(w);
+                    }
+                }
                 // Consecutive acquisitions race unless ordered otherwise than through the
                 // release between them.
                 if let Some(l) = ll {
@@ -577,6 +584,13 @@ impl Hb {
                 for &r in &info.readers {
                     if family(self.ev[r].step) != tid {
                         cand.push(r);
+                    }
+                }
+                // Its own acquisition wrote the mutex last, unless another thread stored
+                // to it since (a re-initialisation), which decides whether this faults.
+                if let Some(w) = info.last_write {
+                    if family(self.ev[w].step) != tid {
+                        cand.push(w);
                     }
                 }
                 info.last_unlock = Some(pos);

@@ -362,6 +362,36 @@ fn an_access_before_its_object_exists_races_with_the_allocation() {
     }
 }
 
+/// A mutex destroyed and initialised again while other threads lock it: a lock between
+/// the destroy and the store that re-initialises it faults. The clocks did not order a lock
+/// or unlock after a plain store to the mutex (the sleep sets did): under SC, Optimal-DPOR
+/// said *safe*; under TSO and PSO it lost executions, or replayed a wakeup sequence into
+/// an update with nothing to write, and panicked.
+#[test]
+fn a_mutex_destroyed_and_initialised_again_races_with_its_locks() {
+    for lockers in [1, 2] {
+        let prog = fencer_testgen::mutex_reinit_program(lockers);
+        for c in every_model_and_algo(true, false) {
+            let (d, _) = explore_traces(&prog, c.model, &dpor_opts(c, None));
+            assert_eq!(d.verdict, Verdict::Violation, "{} {:?}", c.model, c.algo);
+            against_reference(&prog, None, 0, c, false)
+                .unwrap_or_else(|e| panic!("{e}\n{}", fencer_testgen::listing(&prog)));
+        }
+    }
+}
+
+/// Two threads that fault in their first local instructions: the first fault is reported,
+/// and exploring on after it (`--all`) took the other thread's faulting instruction for a
+/// visible one and panicked.
+#[test]
+fn two_threads_that_fault_at_their_start() {
+    let src = "thread t0 { r0 = 6 / 0; }\nthread t1 { r0 = 6 / 0; }";
+    let prog = fencer_text::parse_program("faults.fen", src).unwrap();
+    for c in every_model_and_algo(false, false) {
+        against_reference(&prog, None, 0, c, false).unwrap();
+    }
+}
+
 /// A case for each model and algorithm, of programs without loops.
 fn every_model_and_algo(heap: bool, threads: bool) -> Vec<Case> {
     let mut cases = Vec::new();

@@ -1072,6 +1072,11 @@ impl State {
             let st = s.start_thread(prog, t.func, t.arg);
             if status == Status::Ok {
                 status = st;
+            } else if let Status::Fault(f) = st {
+                // The first fault is the one reported; a thread that faults after it stops
+                // there unreported (left at its faulting local instruction, it would be
+                // taken as a visible one when exploring on after violations).
+                s.threads[f.thread as usize].faulted = true;
             }
         }
         (s, status)

@@ -425,6 +425,61 @@ pub fn future_object_program() -> Program {
     }
 }
 
+/// A mutex destroyed and initialised again (`pthread_mutex_destroy`, `pthread_mutex_init`)
+/// by thread `t0`, which reads `x` in between, while each of `lockers` other threads locks
+/// it, stores to `x` and unlocks it: a lock between the destroy and the store that
+/// re-initialises faults, the program's violation.
+pub fn mutex_reinit_program(lockers: u32) -> Program {
+    let (x, m) = (Addr::scalar(0), Addr::scalar(1));
+    let code = |ops: Vec<Op>| {
+        ops.into_iter()
+            .enumerate()
+            .map(|(i, op)| Instr {
+                op,
+                loc: SrcLoc::new(0, i as u32 + 1, 1),
+            })
+            .collect()
+    };
+    let mut functions = vec![function("unused", 0, Vec::new(), Vec::new())];
+    functions.push(function(
+        "t0",
+        0,
+        vec!["r".into()],
+        code(vec![
+            Op::MutexDestroy(m.clone()),
+            Op::Load {
+                dst: 0,
+                addr: x.clone(),
+                copy: false,
+            },
+            Op::Store {
+                addr: m.clone(),
+                value: Expr::Const(0),
+            },
+        ]),
+    ));
+    for t in 1..=lockers {
+        functions.push(function(
+            &format!("t{t}"),
+            0,
+            Vec::new(),
+            code(vec![
+                Op::Lock(m.clone()),
+                Op::Store {
+                    addr: x.clone(),
+                    value: Expr::Const(t as i64),
+                },
+                Op::Unlock(m.clone()),
+            ]),
+        ));
+    }
+    let objects = vec![
+        object("x", ObjKind::Shared, 1, false),
+        object("m", ObjKind::Mutex, 1, false),
+    ];
+    generated("reinit".into(), "gen-reinit", objects, functions)
+}
+
 pub(crate) fn object(name: &str, kind: ObjKind, size: usize, is_array: bool) -> Object {
     Object {
         name: name.into(),

@@ -4,7 +4,7 @@
 
 mod heap;
 mod threads;
-pub use heap::{future_object_program, heap_program, listing};
+pub use heap::{future_object_program, heap_program, listing, mutex_reinit_program};
 pub use threads::threads_program;
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform for a seed.
