@@ -552,18 +552,27 @@ impl Hb {
                 info.last_write = Some(pos);
                 info.readers.clear();
                 // A store to the mutex (`pthread_mutex_init` after a destroy) decides
-                // whether this faults: they race, as a load races with a store.
-                if let Some(w) = lw {
-                    if Some(w) != ll && Some(w) != lu && other(self, w) {
-                        cand.push(w);
-                    }
-                }
+                // whether this faults: they race, as a load races with a store. Only a
+                // store that writes memory at once: racing with a buffer's update made
+                // wakeup sequences that run an unlock before its thread's own updates
+                // (ARCHITECTURE.md, "A store to a mutex").
+                let stored = lw.filter(|&w| {
+                    Some(w) != ll
+                        && Some(w) != lu
+                        && other(self, w)
+                        && matches!(self.ev[w].step, Step::Thread(_))
+                });
+                cand.extend(stored);
                 // Consecutive acquisitions race unless ordered otherwise than through the
-                // release between them.
+                // release between them. (The clock without the release is kept for the
+                // event, not for the race, so not when the store's race needs the release:
+                // the acquisition's reversal then keeps it too, which only orders more.)
                 if let Some(l) = ll {
                     if other(self, l) && !self.covered(l, &c) {
                         lock_race = Some(l);
-                        self.keep_reversed_clock(pos, &c);
+                        if stored.is_none() {
+                            self.keep_reversed_clock(pos, &c);
+                        }
                     }
                 }
                 match lu {
@@ -584,13 +593,6 @@ impl Hb {
                 for &r in &info.readers {
                     if family(self.ev[r].step) != tid {
                         cand.push(r);
-                    }
-                }
-                // Its own acquisition wrote the mutex last, unless another thread stored
-                // to it since (a re-initialisation), which decides whether this faults.
-                if let Some(w) = info.last_write {
-                    if family(self.ev[w].step) != tid {
-                        cand.push(w);
                     }
                 }
                 info.last_unlock = Some(pos);

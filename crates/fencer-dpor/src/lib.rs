@@ -1121,7 +1121,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
                 return;
             };
-            debug_assert!(self.enabled.contains(&step), "chosen step must be enabled");
+            debug_assert!(
+                self.enabled.contains(&step),
+                "chosen step must be enabled: {step:?} at {d} after {:?}; enabled {:?}",
+                &self.schedule[..d],
+                self.enabled
+            );
             // The child's sleep set: what sleeps here or was explored here before, and
             // commutes with the step taken.
             let acc = state.next_access::<M>(self.prog, step);
