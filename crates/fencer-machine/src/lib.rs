@@ -1434,11 +1434,9 @@ impl State {
                     // takes that id if its spawn comes first: a join depends on that spawn
                     // as well as on the thread it joins. A negative id, one no spawn can
                     // take, or the thread's own, faults wherever it runs.
-                    Op::Join(e) => match eval(e, &fr.regs) {
-                        Some(c) if (0..u32::MAX as Value).contains(&c) && c as u32 != t => {
-                            Access::Join(c as u32)
-                        }
-                        _ => Access::Local,
+                    Op::Join(e) => match eval(e, &fr.regs).and_then(|c| joinable(c, t)) {
+                        Some(c) => Access::Join(c),
+                        None => Access::Local,
                     },
                     Op::Assume(_) => Access::Local,
                     // What `free_of` decides: a double free faults as an access to the
@@ -1658,6 +1656,12 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
         (Some(x), Some(y)) if x == y => aa.writes() || ab.writes(),
         _ => false,
     }
+}
+
+/// The thread id that thread `t` can join as `c`, now or once a spawn gives it: not a
+/// negative one, not one no spawn can give, not its own.
+fn joinable(c: Value, t: u32) -> Option<u32> {
+    u32::try_from(c).ok().filter(|&c| c != u32::MAX && c != t)
 }
 
 /// Evaluates a local expression; `None` on division by zero.
@@ -2191,10 +2195,9 @@ impl State {
                         format!("join of {c}, which is not another thread's id"),
                     );
                     // An id a later spawn can give: the fault depends on that spawn.
-                    let kind = if c >= 0 && c < u32::MAX as Value && c as u32 != t {
-                        EventKind::FailedJoin { child: c as u32 }
-                    } else {
-                        EventKind::Failed
+                    let kind = match joinable(c, t) {
+                        Some(child) => EventKind::FailedJoin { child },
+                        None => EventKind::Failed,
                     };
                     return (ev(kind), Status::Fault(f));
                 }

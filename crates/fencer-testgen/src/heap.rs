@@ -13,8 +13,7 @@ use std::fmt::Write as _;
 
 const SLOTS: u32 = 2;
 
-/// A function being generated: its code and register names. (The generators reach it
-/// through `Deref`.)
+/// A function being generated: its code and register names.
 pub(crate) struct Code {
     func: FuncId,
     pub(crate) body: Vec<Instr>,
@@ -68,22 +67,9 @@ struct Gen<'r> {
     holds_lock: bool,
 }
 
-impl std::ops::Deref for Gen<'_> {
-    type Target = Code;
-    fn deref(&self) -> &Code {
-        &self.code
-    }
-}
-
-impl std::ops::DerefMut for Gen<'_> {
-    fn deref_mut(&mut self) -> &mut Code {
-        &mut self.code
-    }
-}
-
 impl Gen<'_> {
     fn load(&mut self, dst: Reg, addr: Addr) {
-        self.emit(Op::Load {
+        self.code.emit(Op::Load {
             dst,
             addr,
             copy: false,
@@ -91,7 +77,7 @@ impl Gen<'_> {
     }
     /// `if (r == 0) skip the next instructions`; returns the branch to patch.
     fn skip_if_zero(&mut self, r: Reg) -> usize {
-        self.emit(Op::Branch {
+        self.code.emit(Op::Branch {
             cond: Expr::bin(BinOp::Eq, Expr::Reg(r), Expr::Const(0)),
             then_to: 0,
             else_to: 0,
@@ -106,11 +92,11 @@ impl Gen<'_> {
         match self.r.range(0, 11) {
             0 | 1 => {
                 // Allocate, initialise, publish.
-                let p = self.reg("p");
+                let p = self.code.reg("p");
                 let size = self.r.range(1, 2) as i64;
                 // Sometimes uninitialised (malloc): reading it before the store is an error.
                 let zeroed = self.r.chance(50);
-                self.emit(Op::Alloc {
+                self.code.emit(Op::Alloc {
                     dst: p,
                     size: Expr::Const(size),
                     zeroed,
@@ -118,12 +104,12 @@ impl Gen<'_> {
                 });
                 if self.r.chance(50) {
                     let v = self.r.range(1, 3) as i64;
-                    self.emit(Op::Store {
+                    self.code.emit(Op::Store {
                         addr: Addr::Ptr(Expr::Reg(p)),
                         value: Expr::Const(v),
                     });
                 }
-                self.emit(Op::Store {
+                self.code.emit(Op::Store {
                     addr: slot,
                     value: Expr::Reg(p),
                 });
@@ -131,36 +117,36 @@ impl Gen<'_> {
             }
             2 | 3 => {
                 // Use what another thread published.
-                let q = self.reg("q");
+                let q = self.code.reg("q");
                 self.load(q, slot);
                 let br = self.skip_if_zero(q);
                 if self.r.chance(50) {
                     let v = self.r.range(4, 6) as i64;
-                    self.emit(Op::Store {
+                    self.code.emit(Op::Store {
                         addr: Addr::Ptr(Expr::Reg(q)),
                         value: Expr::Const(v),
                     });
                 } else {
-                    let d = self.reg("d");
+                    let d = self.code.reg("d");
                     self.load(d, Addr::Ptr(Expr::Reg(q)));
                     self.loaded.push(d);
                 }
-                self.patch(br);
+                self.code.patch(br);
             }
             4 => {
                 // Free what is published (maybe twice, maybe after another thread did).
-                let q = self.reg("q");
+                let q = self.code.reg("q");
                 self.load(q, slot);
                 let br = self.skip_if_zero(q);
-                self.emit(Op::Free(Expr::Reg(q)));
-                self.patch(br);
+                self.code.emit(Op::Free(Expr::Reg(q)));
+                self.code.patch(br);
             }
             5 => {
                 if let Some(p) = self.mine.pop() {
-                    self.emit(Op::Free(Expr::Reg(p)));
+                    self.code.emit(Op::Free(Expr::Reg(p)));
                 } else {
                     let v = self.r.range(1, 2) as i64;
-                    self.emit(Op::Store {
+                    self.code.emit(Op::Store {
                         addr: Addr::scalar(x),
                         value: Expr::Const(v),
                     });
@@ -168,69 +154,69 @@ impl Gen<'_> {
             }
             6 => {
                 if self.holds_lock {
-                    self.emit(Op::Unlock(Addr::scalar(m)));
+                    self.code.emit(Op::Unlock(Addr::scalar(m)));
                     self.holds_lock = false;
                 } else {
                     // Sometimes never released.
-                    self.emit(Op::Lock(Addr::scalar(m)));
+                    self.code.emit(Op::Lock(Addr::scalar(m)));
                     self.holds_lock = true;
                 }
             }
             7 if !self.holds_lock => {
-                let b = self.reg("b");
-                self.emit(Op::TryLock {
+                let b = self.code.reg("b");
+                self.code.emit(Op::TryLock {
                     dst: b,
                     addr: Addr::scalar(m),
                 });
-                let br = self.emit(Op::Branch {
+                let br = self.code.emit(Op::Branch {
                     cond: Expr::bin(BinOp::Ne, Expr::Reg(b), Expr::Const(0)),
                     then_to: 0,
                     else_to: 0,
                 });
                 let v = self.r.range(1, 3) as i64;
-                self.emit(Op::Store {
+                self.code.emit(Op::Store {
                     addr: Addr::scalar(x),
                     value: Expr::Const(v),
                 });
                 if self.r.chance(70) {
-                    self.emit(Op::Unlock(Addr::scalar(m)));
+                    self.code.emit(Op::Unlock(Addr::scalar(m)));
                 } else {
                     self.holds_lock = true;
                 }
-                self.patch(br);
+                self.code.patch(br);
                 // After the `if`, this thread holds the mutex only on one path: keep the
                 // static view simple by releasing nothing more.
                 self.holds_lock = false;
             }
             8 => {
-                let r = self.reg("r");
+                let r = self.code.reg("r");
                 self.load(r, Addr::scalar(x));
                 self.loaded.push(r);
             }
             9 if !self.loaded.is_empty() => {
                 let r = self.loaded[self.r.range(0, self.loaded.len() as u64 - 1) as usize];
                 let v = self.r.range(0, 2) as i64;
-                self.emit(Op::Assume(Expr::bin(
+                self.code.emit(Op::Assume(Expr::bin(
                     BinOp::Ne,
                     Expr::Reg(r),
                     Expr::Const(v),
                 )));
             }
             10 if helper.is_some() => {
-                let t = self.reg("t");
+                let t = self.code.reg("t");
                 let arg = self.r.range(1, 3) as i64;
-                self.emit(Op::Spawn {
+                self.code.emit(Op::Spawn {
                     dst: t,
                     func: helper.expect("checked"),
                     arg: Expr::Const(arg),
                 });
                 if self.r.chance(60) {
-                    self.emit(Op::Join(Expr::Reg(t)));
+                    self.code.emit(Op::Join(Expr::Reg(t)));
                 }
             }
             _ => {
                 let v = self.r.range(1, 3) as i64;
-                self.emit(Op::Store {
+                self.code.emit(Op::Store {
                     addr: Addr::scalar(x),
                     value: Expr::Const(v),
                 });
@@ -254,15 +240,15 @@ pub fn heap_program(seed: u64) -> Program {
     // Function 0: the helper spawned threads run: a store, or a mutex never released.
     {
         let mut g = new_gen(&mut r, 0);
-        g.regs.push("a".into());
+        g.code.regs.push("a".into());
         if g.r.chance(50) {
-            g.emit(Op::Store {
+            g.code.emit(Op::Store {
                 addr: Addr::scalar(x),
                 value: Expr::Reg(0),
             });
         } else {
-            g.emit(Op::Lock(Addr::scalar(m)));
-            g.emit(Op::Store {
+            g.code.emit(Op::Lock(Addr::scalar(m)));
+            g.code.emit(Op::Store {
                 addr: Addr::scalar(x),
                 value: Expr::Reg(0),
             });

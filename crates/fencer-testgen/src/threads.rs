@@ -17,19 +17,6 @@ struct Gen<'r> {
     spawned: Vec<Reg>,
 }
 
-impl std::ops::Deref for Gen<'_> {
-    type Target = Code;
-    fn deref(&self) -> &Code {
-        &self.code
-    }
-}
-
-impl std::ops::DerefMut for Gen<'_> {
-    fn deref_mut(&mut self) -> &mut Code {
-        &mut self.code
-    }
-}
-
 impl Gen<'_> {
     /// One statement; a spawn only while `spawns` (the program's budget) lasts, so that
     /// the reference explorer stays exhaustive.
@@ -41,9 +28,9 @@ impl Gen<'_> {
         match self.r.range(0, 7) {
             0..=2 if *spawns > 0 => {
                 *spawns -= 1;
-                let t = self.reg("t");
+                let t = self.code.reg("t");
                 let arg = self.r.range(1, 2) as i64;
-                self.emit(Op::Spawn {
+                self.code.emit(Op::Spawn {
                     dst: t,
                     func: 0,
                     arg: Expr::Const(arg),
@@ -51,14 +38,14 @@ impl Gen<'_> {
                 match self.r.range(0, 3) {
                     // Publish the id, for another thread to join.
                     0 => {
-                        self.emit(Op::Store {
+                        self.code.emit(Op::Store {
                             addr: slot,
                             value: Expr::Reg(t),
                         });
                     }
                     // Make the id part of the final state.
                     1 => {
-                        self.emit(Op::Store {
+                        self.code.emit(Op::Store {
                             addr: Addr::scalar(x),
                             value: Expr::Reg(t),
                         });
@@ -66,7 +53,7 @@ impl Gen<'_> {
                     // Assert which id it got: true in some spawn orders only.
                     2 => {
                         let k = self.r.range(nt as u64, nt as u64 + 2) as i64;
-                        self.emit(Op::Assert {
+                        self.code.emit(Op::Assert {
                             cond: Expr::bin(BinOp::Ne, Expr::Reg(t), Expr::Const(k)),
                             text: format!("t != {k}"),
                         });
@@ -77,32 +64,32 @@ impl Gen<'_> {
             }
             3 => {
                 if let Some(t) = self.spawned.pop() {
-                    self.emit(Op::Join(Expr::Reg(t)));
+                    self.code.emit(Op::Join(Expr::Reg(t)));
                 } else {
                     // A forged id: the thread some spawn may have made, or not yet.
                     let c = self.r.range(nt as u64, nt as u64 + 1) as i64;
-                    self.emit(Op::Join(Expr::Const(c)));
+                    self.code.emit(Op::Join(Expr::Const(c)));
                 }
             }
             4 => {
                 // Join a published id, if there is one yet.
-                let q = self.reg("q");
-                self.emit(Op::Load {
+                let q = self.code.reg("q");
+                self.code.emit(Op::Load {
                     dst: q,
                     addr: slot,
                     copy: false,
                 });
-                let br = self.emit(Op::Branch {
+                let br = self.code.emit(Op::Branch {
                     cond: Expr::bin(BinOp::Eq, Expr::Reg(q), Expr::Const(0)),
                     then_to: 0,
                     else_to: 0,
                 });
-                self.emit(Op::Join(Expr::Reg(q)));
-                self.patch(br);
+                self.code.emit(Op::Join(Expr::Reg(q)));
+                self.code.patch(br);
             }
             5 => {
-                let r = self.reg("r");
-                self.emit(Op::Load {
+                let r = self.code.reg("r");
+                self.code.emit(Op::Load {
                     dst: r,
                     addr: Addr::scalar(x),
                     copy: false,
@@ -110,7 +97,7 @@ impl Gen<'_> {
             }
             _ => {
                 let v = self.r.range(1, 2) as i64;
-                self.emit(Op::Store {
+                self.code.emit(Op::Store {
                     addr: Addr::scalar(x),
                     value: Expr::Const(v),
                 });
@@ -134,32 +121,32 @@ pub fn threads_program(seed: u64) -> Program {
     let mut functions = Vec::new();
     {
         let mut g = new_gen(&mut r, 0);
-        g.regs.push("a".into());
+        g.code.regs.push("a".into());
         match g.r.range(0, 3) {
             // Fails at its start when spawned with 2 (the spawn is done all the same).
             3 => {
-                g.emit(Op::Assert {
+                g.code.emit(Op::Assert {
                     cond: Expr::bin(BinOp::Ne, Expr::Reg(0), Expr::Const(2)),
                     text: "a != 2".into(),
                 });
             }
             0 => {
-                g.emit(Op::Store {
+                g.code.emit(Op::Store {
                     addr: Addr::scalar(x),
                     value: Expr::Reg(0),
                 });
             }
             1 => {
-                let s = g.reg("s");
-                g.emit(Op::ThreadId { dst: s });
-                g.emit(Op::Store {
+                let s = g.code.reg("s");
+                g.code.emit(Op::ThreadId { dst: s });
+                g.code.emit(Op::Store {
                     addr: Addr::scalar(x),
                     value: Expr::Reg(s),
                 });
             }
             _ => {
-                let v = g.reg("v");
-                g.emit(Op::Load {
+                let v = g.code.reg("v");
+                g.code.emit(Op::Load {
                     dst: v,
                     addr: Addr::scalar(x),
                     copy: false,
