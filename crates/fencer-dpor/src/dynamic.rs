@@ -419,6 +419,20 @@ struct Coord {
     wake: Condvar,
 }
 
+/// Held by a worker while it works: if it panics, the others, which may wait for its
+/// unit, are told to finish, and the panic reaches the caller instead of a hang.
+struct WakeOnPanic<'a>(&'a Coord);
+
+impl Drop for WakeOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut top = self.0.top.lock().unwrap_or_else(|e| e.into_inner());
+            top.finished = true;
+            self.0.wake.notify_all();
+        }
+    }
+}
+
 impl Sink for Coord {
     fn races(&self, unit: usize, races: &mut Vec<(usize, Vec<Step>)>) {
         let mut top = self.top.lock().expect("no worker panics holding it");
@@ -508,6 +522,7 @@ pub(crate) fn explore<M: MemoryModel>(
         wake: Condvar::new(),
     };
     let work = || loop {
+        let _wake = WakeOnPanic(&coord);
         let (v, branch) = {
             let mut top = coord.top.lock().expect("no worker panics holding it");
             loop {

@@ -297,6 +297,25 @@ impl Hb {
         p
     }
 
+    /// Orders `c`, an event of thread `tid` that waited for `d` of its buffers, after
+    /// their updates. What waits for a channel is a read-modify-write, whose write also
+    /// waits for the stores before the thread's store-store fences.
+    fn drained(&mut self, c: &mut Vec<u32>, tid: u32, d: Drain) {
+        match d {
+            Drain::Nothing => return,
+            Drain::All => self.join_aux(c, tid, None),
+            Drain::Chan(ch) => {
+                if let Some(&a) = self.procs.get(&Step::Update(tid, ch)) {
+                    join(c, &self.pclock[a as usize]);
+                }
+            }
+        }
+        let epoch = self.fences.get(tid as usize).copied().unwrap_or(0);
+        if epoch > 0 {
+            self.epochs[tid as usize].order(c, epoch);
+        }
+    }
+
     fn join_aux(&self, c: &mut Vec<u32>, tid: u32, only: Option<u32>) {
         if let Some(aux) = self.aux_of.get(tid as usize) {
             for &a in aux {
@@ -408,12 +427,15 @@ impl Hb {
         });
     }
 
-    /// Records the event just executed (`state` is the state after it). Races found are
-    /// appended to `races` as positions of the earlier event, when given.
+    /// Records the event just executed. Races found are appended to `races` as positions
+    /// of the earlier event, when given. For a fault, `waited` is what of its thread's
+    /// buffers it waited for ([`fencer_machine::State::waits`]); other events say it
+    /// themselves.
     pub fn record<M: MemoryModel>(
         &mut self,
         step: Step,
         e: &Event,
+        waited: Drain,
         races: Option<&mut Vec<usize>>,
     ) {
         let pos = self.ev.len();
@@ -492,21 +514,7 @@ impl Hb {
                 info.readers.extend(rec.load);
             }
             EventKind::Rmw { loc, written, .. } => {
-                match M::rmw_drain(*loc) {
-                    Drain::Nothing => {}
-                    Drain::All => self.join_aux(&mut c, tid, None),
-                    Drain::Chan(ch) => {
-                        let a = self.procs.get(&Step::Update(tid, ch)).copied();
-                        if let Some(a) = a {
-                            join(&mut c, &self.pclock[a as usize]);
-                        }
-                    }
-                }
-                // Its write waits for the stores before the thread's store-store fences.
-                let epoch = self.fences.get(tid as usize).copied().unwrap_or(0);
-                if epoch > 0 {
-                    self.epochs[tid as usize].order(&mut c, epoch);
-                }
+                self.drained(&mut c, tid, M::rmw_drain(*loc));
                 if written.is_some() {
                     self.write_cands(*loc, tid, &mut cand);
                     let info = self.locs.entry(*loc).or_default();
@@ -552,16 +560,9 @@ impl Hb {
                 info.last_write = Some(pos);
                 info.readers.clear();
                 // A store to the mutex (`pthread_mutex_init` after a destroy) decides
-                // whether this faults: they race, as a load races with a store. Only a
-                // store that writes memory at once: racing with a buffer's update made
-                // wakeup sequences that run an unlock before its thread's own updates
-                // (ARCHITECTURE.md, "A store to a mutex").
-                let stored = lw.filter(|&w| {
-                    Some(w) != ll
-                        && Some(w) != lu
-                        && other(self, w)
-                        && matches!(self.ev[w].step, Step::Thread(_))
-                });
+                // whether this faults: they race, as a load races with a store (also a
+                // buffer's update of it: ARCHITECTURE.md, "A store to a mutex").
+                let stored = lw.filter(|&w| Some(w) != ll && Some(w) != lu && other(self, w));
                 cand.extend(stored);
                 // Consecutive acquisitions race unless ordered otherwise than through the
                 // release between them. (The clock without the release is kept for the
@@ -636,11 +637,13 @@ impl Hb {
                 self.pclock[cp as usize] = cc;
                 self.join_aux(&mut c, *child, None);
             }
-            EventKind::Alloc { .. }
-            | EventKind::Free { .. }
-            | EventKind::Assume
-            | EventKind::Failed
-            | EventKind::FaultedAccess { .. } => {}
+            // A fault waited for the buffers its instruction waits for (the machine
+            // enables it only then): without that order a reversal could run it
+            // before its thread's own updates.
+            EventKind::Failed | EventKind::FaultedAccess { .. } => {
+                self.drained(&mut c, tid, waited)
+            }
+            EventKind::Alloc { .. } | EventKind::Free { .. } | EventKind::Assume => {}
         }
         match &e.kind {
             EventKind::Load { loc, .. }

@@ -25,7 +25,7 @@ use fencer_ir::Op;
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::{dependent, Access, Event, EventKind, State, Status, Step};
-use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
+use fencer_memory::{Drain, MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use hb::Hb;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -540,6 +540,16 @@ fn keeps_access(s: Step, sa: Access, p: Step, pa: Access) -> bool {
 }
 
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.
+/// What of its thread's buffers the event `ev` of `step`, just run to `state`, waited
+/// for, when it is a fault (the thread stays at the instruction); the hb relation reads
+/// that of other events from the events themselves.
+fn waited<M: MemoryModel>(prog: &Program, state: &State, step: Step, ev: &Event) -> Drain {
+    match step {
+        Step::Thread(t) if ev.kind.faulted() => state.waits::<M>(prog, t),
+        _ => Drain::Nothing,
+    }
+}
+
 fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     let (_, status) = state.step::<M>(prog, step);
     if let Status::Fault(f) = status {
@@ -980,7 +990,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if let Status::Fault(f) = status {
                 state.threads[f.thread as usize].faulted = true;
             }
-            self.hb.record::<M>(step, &ev, None);
+            self.hb
+                .record::<M>(step, &ev, waited::<M>(self.prog, &state, step, &ev), None);
             self.events.push(ev);
         }
         if snaps && replay - start >= SNAP_GAP && self.snaps.len() < SNAP_CAP {
@@ -1011,14 +1022,20 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 // The top of a race-driven split took these steps for this unit: their
                 // races are reversed there, and this unit is the one to find them.
                 found.clear();
-                self.hb.record::<M>(step, &ev, Some(&mut found));
+                self.hb.record::<M>(
+                    step,
+                    &ev,
+                    waited::<M>(self.prog, &state, step, &ev),
+                    Some(&mut found),
+                );
                 self.events.push(ev);
                 for &i in &found {
                     self.races += 1;
                     self.race_above(i, d);
                 }
             } else {
-                self.hb.record::<M>(step, &ev, None);
+                self.hb
+                    .record::<M>(step, &ev, waited::<M>(self.prog, &state, step, &ev), None);
                 self.events.push(ev);
             }
             self.col.stats.events += 1;
@@ -1121,9 +1138,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
                 return;
             };
-            debug_assert!(
+            // Checked in release builds too: running a step the machine has not enabled
+            // would explore an execution the program cannot take, and report on it.
+            assert!(
                 self.enabled.contains(&step),
-                "chosen step must be enabled: {step:?} at {d} after {:?}; enabled {:?}",
+                "internal error: the chosen step must be enabled: {step:?} at {d} after {:?}; enabled {:?}",
                 &self.schedule[..d],
                 self.enabled
             );
@@ -1154,7 +1173,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let (ev, status) = state.step::<M>(self.prog, step);
             self.col.stats.events += 1;
             found.clear();
-            self.hb.record::<M>(step, &ev, Some(&mut found));
+            self.hb.record::<M>(
+                step,
+                &ev,
+                waited::<M>(self.prog, &state, step, &ev),
+                Some(&mut found),
+            );
             self.events.push(ev);
             self.accs.truncate(d);
             self.accs.push(acc);
@@ -1335,7 +1359,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 // the buffer's mirror), or a fault (a bad address or uninitialised
                 // memory: what it would have accessed is what later events race with).
                 let mut found = Vec::new();
-                self.hb.record::<M>(step, &ev, Some(&mut found));
+                self.hb.record::<M>(
+                    step,
+                    &ev,
+                    waited::<M>(self.prog, state, step, &ev),
+                    Some(&mut found),
+                );
                 debug_assert!(found.is_empty(), "an event running alone races");
                 match ev.kind {
                     EventKind::Store { loc, .. } => self.accs.push(Access::Buffered(loc)),

@@ -210,11 +210,11 @@ fn check_stable(
 fn random_program(seed: u64, kind: u64) -> (Program, Option<u32>) {
     match kind {
         0 => {
-            let src = program(seed, &Shape::default());
+            let src = program(seed, &Shape::oracle(false));
             (fencer_text::parse_program("gen.fen", &src).unwrap(), None)
         }
         1 => {
-            let src = program(seed, &Shape::with_loops());
+            let src = program(seed, &Shape::oracle(true));
             let mut p = fencer_text::parse_program("gen.fen", &src).unwrap();
             if seed.is_multiple_of(2) {
                 fencer_ir::spin::spin_assume(&mut p);

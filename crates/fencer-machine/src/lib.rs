@@ -45,6 +45,31 @@ pub trait Observer {
     fn fault(&mut self, _state: &State, _fault: &Fault, _events: &[Event]) {}
 }
 
+/// Whether the operands of a read-modify-write evaluate (none divides by zero).
+fn rmw_operands_evaluate(op: &RmwOp, regs: &[Value]) -> bool {
+    match op {
+        RmwOp::Cas { expected, new } => eval(expected, regs).is_some() && eval(new, regs).is_some(),
+        RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. } => {
+            eval(e, regs).is_some()
+        }
+    }
+}
+
+/// Whether `op` runs only with its thread's buffers empty (it is a full fence), whether
+/// it faults or not.
+fn drains_all(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Fence(FenceKind::Full)
+            | Op::Spawn { .. }
+            | Op::SpawnIndirect { .. }
+            | Op::Lock(_)
+            | Op::Unlock(_)
+            | Op::TryLock { .. }
+            | Op::MutexDestroy(_)
+    )
+}
+
 /// An observer that looks at nothing, for runs nobody watches.
 pub struct NoObserver;
 impl Observer for NoObserver {}
@@ -1189,18 +1214,29 @@ impl State {
         (fr, &prog.functions[fr.func as usize].body[fr.pc as usize])
     }
 
+    /// Which of thread `t`'s buffers its next visible instruction waits to find empty
+    /// ([`State::thread_enabled`]); one that faults waits as if it ran, so after a fault
+    /// (which leaves the thread at the instruction) this says what the fault waited for.
+    /// (A read-modify-write after a store-store fence also waits for the stores before
+    /// the fence.)
+    pub fn waits<M: MemoryModel>(&self, prog: &Program, t: u32) -> Drain {
+        let (fr, ins) = self.current(prog, t);
+        match &ins.op {
+            Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
+                Ok(loc) => M::rmw_drain(loc),
+                Err(_) => Drain::Nothing,
+            },
+            op if drains_all(op) => Drain::All,
+            _ => Drain::Nothing,
+        }
+    }
+
     /// Whether thread `t`'s next visible instruction may run now. Instructions that would
     /// fault are enabled, so that the fault is reported.
     pub fn thread_enabled<M: MemoryModel>(&self, prog: &Program, t: u32) -> bool {
         let (fr, ins) = self.current(prog, t);
         let buf = &self.bufs[t as usize];
         match &ins.op {
-            Op::Fence(FenceKind::Full)
-            | Op::Spawn { .. }
-            | Op::SpawnIndirect { .. }
-            | Op::Unlock(_)
-            | Op::TryLock { .. }
-            | Op::MutexDestroy(_) => buf.is_empty(),
             // Its write is a store: one after a store-store fence waits for the stores
             // before the fence, like the updates of stores after it.
             Op::Rmw { addr, .. } => match self.resolve(prog, fr, addr) {
@@ -1214,6 +1250,7 @@ impl State {
                         Err(_) => true,
                     }
             }
+            op if drains_all(op) => buf.is_empty(),
             Op::Join(e) => match eval(e, &fr.regs) {
                 Some(c) if c >= 0 && (c as usize) < self.threads.len() && c as u32 != t => {
                     self.threads[c as usize].finished && self.bufs[c as usize].is_empty()
@@ -1382,6 +1419,9 @@ impl State {
                         (Some(l), _) if self.cell_state(l) == CellState::Destroyed => {
                             Access::RmwRead(l)
                         }
+                        // An operand faults (a division by zero): on registers alone,
+                        // whatever the cell holds.
+                        (Some(_), op) if !rmw_operands_evaluate(op, &fr.regs) => Access::Local,
                         (Some(l), RmwOp::Cas { expected, .. }) => match eval(expected, &fr.regs) {
                             Some(v) if v != self.cell_value(l) => Access::RmwRead(l),
                             _ => Access::Rmw(l),

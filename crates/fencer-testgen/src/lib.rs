@@ -52,6 +52,10 @@ pub struct Shape {
     /// waits for a location to change, or a loop that retries a read-modify-write. Run
     /// such programs with a loop bound (`unroll`), as they may not terminate.
     pub loops: u64,
+    /// Whether some instructions fault: an unlock of a mutex the thread does not hold, a
+    /// read-modify-write whose operand may divide by zero. For engines explored with
+    /// `--all` (the oracle tests); off, a program is the same as before these existed.
+    pub faults: bool,
 }
 
 impl Default for Shape {
@@ -65,6 +69,7 @@ impl Default for Shape {
             mutex: 15,
             total: 12,
             loops: 0,
+            faults: false,
         }
     }
 }
@@ -75,6 +80,20 @@ impl Shape {
         Shape {
             loops: 8,
             ..Shape::default()
+        }
+    }
+
+    /// The shape of the DPOR oracle and parallel property tests, which explore on after
+    /// violations: with faulting instructions, and with loops or not.
+    pub fn oracle(loops: bool) -> Self {
+        let base = if loops {
+            Shape::with_loops()
+        } else {
+            Shape::default()
+        };
+        Shape {
+            faults: true,
+            ..base
         }
     }
 }
@@ -113,7 +132,7 @@ pub fn program(seed: u64, shape: &Shape) -> String {
             let stmt = if shape.loops > 0 && r.chance(shape.loops) {
                 looped(&mut r, &locs, &mut regs)
             } else {
-                instruction(&mut r, &locs, &mut regs, mutex, true)
+                instruction(&mut r, &locs, &mut regs, mutex, shape.faults, true)
             };
             s.push_str("    ");
             s.push_str(&stmt);
@@ -155,7 +174,14 @@ fn value(r: &mut Rng, regs: u32) -> String {
     }
 }
 
-fn instruction(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool, top: bool) -> String {
+fn instruction(
+    r: &mut Rng,
+    locs: &[String],
+    regs: &mut u32,
+    mutex: bool,
+    faults: bool,
+    top: bool,
+) -> String {
     let x = &locs[r.range(0, locs.len() as u64 - 1) as usize];
     let k = r.range(0, 99);
     let fresh = |regs: &mut u32| {
@@ -184,7 +210,7 @@ fn instruction(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool, top: b
         82..=89 if top && *regs > 0 => {
             let c = r.range(0, *regs as u64 - 1);
             let v = r.range(0, 2);
-            let inner = instruction(r, locs, regs, false, false);
+            let inner = instruction(r, locs, regs, false, false, false);
             format!("if (r{c} == {v}) {{ {inner} }}")
         }
         90..=92 if *regs > 0 => {
@@ -193,8 +219,17 @@ fn instruction(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool, top: b
             format!("assume(r{c} != {v});")
         }
         93..=96 if mutex && top => {
-            let inner = instruction(r, locs, regs, false, false);
+            let inner = instruction(r, locs, regs, false, false, false);
             format!("lock(m); {inner} unlock(m);")
+        }
+        // Instructions that fault, the first when the thread does not hold the mutex,
+        // the second when the register read 0. A fault waits for the buffers its
+        // instruction waits for (all of them; the location's channel): the clocks must
+        // order it after its thread's updates, or a reversal runs it before them.
+        97 if faults && mutex && top => "unlock(m);".to_string(),
+        98 if faults && *regs > 0 => {
+            let c = r.range(0, *regs as u64 - 1);
+            format!("{} = fetch_add({x}, 1 / r{c});", fresh(regs))
         }
         _ => {
             let v = value(r, *regs);
