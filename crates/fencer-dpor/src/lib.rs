@@ -539,7 +539,17 @@ fn keeps_access(s: Step, sa: Access, p: Step, pa: Access) -> bool {
     }
 }
 
-/// Takes `step` as a replay does: a faulting thread stops, the others go on.
+/// Checks, in release builds too, that a step taken from a wakeup tree or a backtrack set
+/// (planned in another execution) is enabled at depth `d`: running a step the machine has
+/// not enabled would explore an execution the program cannot take, and report on it.
+/// (Steps picked from the enabled set need no check.)
+fn planned_enabled(enabled: &[Step], step: Step, d: usize) {
+    assert!(
+        enabled.contains(&step),
+        "internal error: a planned step is not enabled: {step:?} at depth {d}; enabled {enabled:?}"
+    );
+}
+
 /// What of its thread's buffers the event `ev` of `step`, just run to `state`, waited
 /// for, when it is a fault (the thread stays at the instruction); the hb relation reads
 /// that of other events from the events themselves.
@@ -550,6 +560,7 @@ fn waited<M: MemoryModel>(prog: &Program, state: &State, step: Step, ev: &Event)
     }
 }
 
+/// Takes `step` as a replay does: a faulting thread stops, the others go on.
 fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     let (_, status) = state.step::<M>(prog, step);
     if let Status::Fault(f) = status {
@@ -1138,14 +1149,6 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
                 return;
             };
-            // Checked in release builds too: running a step the machine has not enabled
-            // would explore an execution the program cannot take, and report on it.
-            assert!(
-                self.enabled.contains(&step),
-                "internal error: the chosen step must be enabled: {step:?} at {d} after {:?}; enabled {:?}",
-                &self.schedule[..d],
-                self.enabled
-            );
             // The child's sleep set: what sleeps here or was explored here before, and
             // commutes with the step taken.
             let acc = state.next_access::<M>(self.prog, step);
@@ -1500,7 +1503,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     .iter()
                     .find(|&&s| !p.explored(s) && !p.asleep(s))
                 {
-                    Some(&s) => Some(s),
+                    Some(&s) => {
+                        planned_enabled(&self.enabled, s, d);
+                        Some(s)
+                    }
                     None if p.done.is_empty() => {
                         self.enabled.iter().copied().find(|&s| !p.asleep(s))
                     }
@@ -1518,6 +1524,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 .iter()
                 .copied()
                 .find(|&s| !p.explored(s) && !p.asleep(s));
+            step.inspect(|&s| planned_enabled(&self.enabled, s, d));
             return step.map(|s| (s, Vec::new()));
         }
         match self.opts.algo {
@@ -1525,10 +1532,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 let step = if p.backtrack.is_empty() {
                     self.enabled.iter().copied().find(|&s| !p.asleep(s))
                 } else {
-                    p.backtrack
+                    let s = p
+                        .backtrack
                         .iter()
                         .copied()
-                        .find(|&s| !p.explored(s) && !p.asleep(s))
+                        .find(|&s| !p.explored(s) && !p.asleep(s));
+                    s.inspect(|&s| planned_enabled(&self.enabled, s, d))
                 };
                 step.map(|s| (s, Vec::new()))
             }
@@ -1541,6 +1550,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     if p.asleep(node.step) || p.explored(node.step) {
                         continue;
                     }
+                    planned_enabled(&self.enabled, node.step, d);
                     return Some((node.step, node.children));
                 }
                 if !p.done.is_empty() {

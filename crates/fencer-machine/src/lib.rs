@@ -45,16 +45,6 @@ pub trait Observer {
     fn fault(&mut self, _state: &State, _fault: &Fault, _events: &[Event]) {}
 }
 
-/// Whether the operands of a read-modify-write evaluate (none divides by zero).
-fn rmw_operands_evaluate(op: &RmwOp, regs: &[Value]) -> bool {
-    match op {
-        RmwOp::Cas { expected, new } => eval(expected, regs).is_some() && eval(new, regs).is_some(),
-        RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. } => {
-            eval(e, regs).is_some()
-        }
-    }
-}
-
 /// Whether `op` runs only with its thread's buffers empty (it is a full fence), whether
 /// it faults or not.
 fn drains_all(op: &Op) -> bool {
@@ -1419,14 +1409,22 @@ impl State {
                         (Some(l), _) if self.cell_state(l) == CellState::Destroyed => {
                             Access::RmwRead(l)
                         }
-                        // An operand faults (a division by zero): on registers alone,
-                        // whatever the cell holds.
-                        (Some(_), op) if !rmw_operands_evaluate(op, &fr.regs) => Access::Local,
-                        (Some(l), RmwOp::Cas { expected, .. }) => match eval(expected, &fr.regs) {
-                            Some(v) if v != self.cell_value(l) => Access::RmwRead(l),
-                            _ => Access::Rmw(l),
+                        // An operand that faults (a division by zero) does so on
+                        // registers alone, whatever the cell holds: `Local`.
+                        (Some(l), RmwOp::Cas { expected, new }) => {
+                            match (eval(expected, &fr.regs), eval(new, &fr.regs)) {
+                                (Some(v), Some(_)) if v != self.cell_value(l) => Access::RmwRead(l),
+                                (Some(_), Some(_)) => Access::Rmw(l),
+                                _ => Access::Local,
+                            }
+                        }
+                        (
+                            Some(l),
+                            RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. },
+                        ) => match eval(e, &fr.regs) {
+                            Some(_) => Access::Rmw(l),
+                            None => Access::Local,
                         },
-                        (Some(l), _) => Access::Rmw(l),
                     },
                     // A mutex operation that faults (a destroyed mutex, an unlock by
                     // a thread that does not hold it, a destroy of a held one) reads
