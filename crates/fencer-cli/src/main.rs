@@ -428,8 +428,40 @@ fn pad_heaps() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn pad_heaps() {}
 
+/// A panic is a bug in fencer, not in the input: say so once (workers that panic after
+/// the first, and the scope that re-raises a worker's panic, add nothing), with where it
+/// happened; `RUST_BACKTRACE=1` adds Rust's own report and backtrace. The exit code stays
+/// Rust's 101, apart from the four of a verdict.
+fn report_internal_errors() {
+    let rust_report = std::panic::take_hook();
+    let once = std::sync::Once::new();
+    std::panic::set_hook(Box::new(move |info| {
+        once.call_once(|| {
+            let what = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            let at = info
+                .location()
+                .map(|l| format!(" (at {}:{})", l.file(), l.line()))
+                .unwrap_or_default();
+            eprintln!(
+                "fencer: internal error: {what}{at}\n\
+                 This is a bug in fencer, not a verdict on the input. Please report it with \
+                 the command line and the input file (RUST_BACKTRACE=1 shows a backtrace)."
+            );
+            if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+                rust_report(info);
+            }
+        });
+    }));
+}
+
 fn main() -> ExitCode {
     pad_heaps();
+    report_internal_errors();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
