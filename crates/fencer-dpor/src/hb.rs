@@ -428,14 +428,14 @@ impl Hb {
     }
 
     /// Records the event just executed. Races found are appended to `races` as positions
-    /// of the earlier event, when given. For a fault, `waited` is what of its thread's
-    /// buffers it waited for ([`fencer_machine::State::waits`]); other events say it
-    /// themselves.
+    /// of the earlier event, when given. For a fault, `waited` says what of its thread's
+    /// buffers it waited for ([`fencer_machine::State::waits`]; asked of faults only,
+    /// other events say it themselves).
     pub fn record<M: MemoryModel>(
         &mut self,
         step: Step,
         e: &Event,
-        waited: Drain,
+        waited: impl FnOnce() -> Drain,
         races: Option<&mut Vec<usize>>,
     ) {
         let pos = self.ev.len();
@@ -641,7 +641,7 @@ impl Hb {
             // enables it only then): without that order a reversal could run it
             // before its thread's own updates.
             EventKind::Failed | EventKind::FaultedAccess { .. } => {
-                self.drained(&mut c, tid, waited)
+                self.drained(&mut c, tid, waited())
             }
             EventKind::Alloc { .. } | EventKind::Free { .. } | EventKind::Assume => {}
         }

@@ -550,13 +550,13 @@ fn planned_enabled(enabled: &[Step], step: Step, d: usize) {
     );
 }
 
-/// What of its thread's buffers the event `ev` of `step`, just run to `state`, waited
-/// for, when it is a fault (the thread stays at the instruction); the hb relation reads
-/// that of other events from the events themselves.
-fn waited<M: MemoryModel>(prog: &Program, state: &State, step: Step, ev: &Event) -> Drain {
+/// What of its thread's buffers a fault of `step`, just run to `state`, waited for (the
+/// thread stays at the instruction); the hb relation reads that of other events from the
+/// events themselves.
+fn waited<M: MemoryModel>(prog: &Program, state: &State, step: Step) -> Drain {
     match step {
-        Step::Thread(t) if ev.kind.faulted() => state.waits::<M>(prog, t),
-        _ => Drain::Nothing,
+        Step::Thread(t) => state.waits::<M>(prog, t),
+        Step::Update(..) => Drain::Nothing,
     }
 }
 
@@ -1002,7 +1002,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 state.threads[f.thread as usize].faulted = true;
             }
             self.hb
-                .record::<M>(step, &ev, waited::<M>(self.prog, &state, step, &ev), None);
+                .record::<M>(step, &ev, || waited::<M>(self.prog, &state, step), None);
             self.events.push(ev);
         }
         if snaps && replay - start >= SNAP_GAP && self.snaps.len() < SNAP_CAP {
@@ -1036,7 +1036,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.hb.record::<M>(
                     step,
                     &ev,
-                    waited::<M>(self.prog, &state, step, &ev),
+                    || waited::<M>(self.prog, &state, step),
                     Some(&mut found),
                 );
                 self.events.push(ev);
@@ -1046,7 +1046,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
             } else {
                 self.hb
-                    .record::<M>(step, &ev, waited::<M>(self.prog, &state, step, &ev), None);
+                    .record::<M>(step, &ev, || waited::<M>(self.prog, &state, step), None);
                 self.events.push(ev);
             }
             self.col.stats.events += 1;
@@ -1179,7 +1179,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.hb.record::<M>(
                 step,
                 &ev,
-                waited::<M>(self.prog, &state, step, &ev),
+                || waited::<M>(self.prog, &state, step),
                 Some(&mut found),
             );
             self.events.push(ev);
@@ -1365,7 +1365,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.hb.record::<M>(
                     step,
                     &ev,
-                    waited::<M>(self.prog, state, step, &ev),
+                    || waited::<M>(self.prog, state, step),
                     Some(&mut found),
                 );
                 debug_assert!(found.is_empty(), "an event running alone races");
