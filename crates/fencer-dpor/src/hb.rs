@@ -33,6 +33,9 @@ struct LocInfo {
     readers: Vec<usize>,
     last_lock: Option<usize>,
     last_unlock: Option<usize>,
+    /// Whether the last of the acquisitions, releases and destroys of this mutex is an
+    /// acquisition (held since `last_lock`).
+    held: bool,
 }
 
 /// Mirror of one store-buffer entry: the store, and the latest load forwarded from it.
@@ -190,6 +193,7 @@ impl Hb {
             info.readers.clear();
             info.last_lock = None;
             info.last_unlock = None;
+            info.held = false;
         }
         for q in self.bufs.values_mut() {
             q.clear();
@@ -450,6 +454,7 @@ impl Hb {
         cand.clear();
         let other = |me: &Hb, q: usize| family(me.ev[q].step) != tid;
         let mut lock_race = None;
+        let mut no_race = None;
         match &e.kind {
             EventKind::Load {
                 loc,
@@ -551,19 +556,41 @@ impl Hb {
                     self.fences[t] += 1;
                 }
             }
-            EventKind::Lock { loc, trylock, .. } => {
+            EventKind::Lock {
+                loc,
+                trylock,
+                destroy,
+                ..
+            } => {
                 self.join_aux(&mut c, tid, None);
                 let info = self.locs.entry(*loc).or_default();
                 let (ll, lu, lw) = (info.last_lock, info.last_unlock, info.last_write);
+                let held = info.held;
                 info.last_lock = Some(pos);
+                info.held = !destroy;
                 // The mutex's value, as a failed trylock reads it: held from here on.
                 info.last_write = Some(pos);
+                // What read the value this overwrites (a faulting unlock or destroy, which
+                // the sleep sets see dependent with it) races with it, as with a store.
+                let ev = &self.ev;
+                cand.extend(
+                    info.readers
+                        .iter()
+                        .copied()
+                        .filter(|&r| family(ev[r].step) != tid),
+                );
                 info.readers.clear();
                 // A store to the mutex (`pthread_mutex_init` after a destroy) decides
                 // whether this faults: they race, as a load races with a store (also a
-                // buffer's update of it: ARCHITECTURE.md, "A store to a mutex").
+                // buffer's update of it: ARCHITECTURE.md, "A store to a mutex"). Not a
+                // store made while an acquisition held the mutex (an init of a held
+                // mutex): this lock cannot run just before it, and its race with that
+                // acquisition puts it before both.
                 let stored = lw.filter(|&w| Some(w) != ll && Some(w) != lu && other(self, w));
-                cand.extend(stored);
+                // (It still orders this lock, which read what it wrote.)
+                no_race = stored.filter(|&w| held && ll.is_some_and(|l| l < w));
+                let stored = stored.filter(|_| no_race.is_none());
+                cand.extend(stored.or(no_race));
                 // Consecutive acquisitions race unless ordered otherwise than through the
                 // release between them. (The clock without the release is kept for the
                 // event, not for the race, so not when the store's race needs the release:
@@ -597,6 +624,7 @@ impl Hb {
                     }
                 }
                 info.last_unlock = Some(pos);
+                info.held = false;
                 info.last_write = Some(pos);
                 info.readers.clear();
             }
@@ -693,6 +721,9 @@ impl Hb {
         }
         for &a in &cand {
             join(&mut c, self.clock(a));
+        }
+        if let Some(w) = no_race {
+            found.retain(|&a| a != w);
         }
         found.extend(lock_race);
         if let EventKind::Spawn { child } = &e.kind {

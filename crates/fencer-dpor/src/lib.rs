@@ -546,7 +546,7 @@ fn keeps_access(s: Step, sa: Access, p: Step, pa: Access) -> bool {
 fn planned_enabled(enabled: &[Step], step: Step, d: usize) {
     assert!(
         enabled.contains(&step),
-        "internal error: a planned step is not enabled: {step:?} at depth {d}; enabled {enabled:?}"
+        "a planned step is not enabled: {step:?} at depth {d}; enabled {enabled:?}"
     );
 }
 
