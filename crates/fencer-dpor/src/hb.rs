@@ -585,10 +585,10 @@ impl Hb {
                 // buffer's update of it: ARCHITECTURE.md, "A store to a mutex"). Not a
                 // store made while an acquisition held the mutex (an init of a held
                 // mutex): this lock cannot run just before it, and its race with that
-                // acquisition puts it before both.
+                // acquisition puts it before both. (A trylock can: there it fails.)
                 let stored = lw.filter(|&w| Some(w) != ll && Some(w) != lu && other(self, w));
                 // (It still orders this lock, which read what it wrote.)
-                no_race = stored.filter(|&w| held && ll.is_some_and(|l| l < w));
+                no_race = stored.filter(|&w| !trylock && held && ll.is_some_and(|l| l < w));
                 let stored = stored.filter(|_| no_race.is_none());
                 cand.extend(stored.or(no_race));
                 // Consecutive acquisitions race unless ordered otherwise than through the
