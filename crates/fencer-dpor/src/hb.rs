@@ -586,11 +586,11 @@ impl Hb {
                 // store made while an acquisition held the mutex (an init of a held
                 // mutex): this lock cannot run just before it, and its race with that
                 // acquisition puts it before both. (A trylock can: there it fails.)
+                // (Such a store still orders this lock, which read what it wrote.)
                 let stored = lw.filter(|&w| Some(w) != ll && Some(w) != lu && other(self, w));
-                // (It still orders this lock, which read what it wrote.)
+                cand.extend(stored);
                 no_race = stored.filter(|&w| !trylock && held && ll.is_some_and(|l| l < w));
                 let stored = stored.filter(|_| no_race.is_none());
-                cand.extend(stored.or(no_race));
                 // Consecutive acquisitions race unless ordered otherwise than through the
                 // release between them. (The clock without the release is kept for the
                 // event, not for the race, so not when the store's race needs the release:
