@@ -2,10 +2,10 @@
 //! clocks (Appendix B of the paper; `../shared/notes/chronological-traces.md`), and the
 //! races it exposes.
 
-use fencer_ir::FenceKind;
+use fencer_ir::{FenceKind, Program, Value};
 use fencer_machine::{family, Event, EventKind, Step};
 use fencer_memory::{Chan, Drain, Loc, MemoryModel};
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::VecDeque;
 
 /// One executed event. Its clock is kept apart (`Hb::clocks`), so that an event is
@@ -31,11 +31,47 @@ struct LocInfo {
     last_write: Option<usize>,
     /// Per thread, the latest load that read the location's current memory value.
     readers: Vec<usize>,
+    /// The latest acquisition of the mutex: the latest write that found it free and left
+    /// it held (a lock, or a store of a non-zero value: a hand-made lock), or a destroy.
     last_lock: Option<usize>,
     last_unlock: Option<usize>,
-    /// Whether the last of the acquisitions, releases and destroys of this mutex is an
-    /// acquisition (held since `last_lock`).
+    /// Whether the mutex is held: the memory value is not zero (it is, as the machine
+    /// enables a lock only on a zero value), held since `last_lock`.
     held: bool,
+    /// Whether it was held before `last_write`.
+    held_before: bool,
+    /// Whether it is held before any write: its initial value is not zero (a mutex
+    /// initialised held, or a word a hand-made lock starts out holding).
+    held_init: bool,
+}
+
+/// The state of `loc`, made on first use.
+fn loc_info<'a>(
+    locs: &'a mut HashMap<Loc, LocInfo>,
+    held_init: &HashSet<Loc>,
+    loc: Loc,
+) -> &'a mut LocInfo {
+    locs.entry(loc).or_insert_with(|| {
+        let held = held_init.contains(&loc);
+        LocInfo {
+            held,
+            held_init: held,
+            ..LocInfo::default()
+        }
+    })
+}
+
+impl LocInfo {
+    /// Records a write of `value` to the location's memory, at `pos`.
+    fn wrote(&mut self, pos: usize, value: Value) {
+        self.last_write = Some(pos);
+        self.readers.clear();
+        self.held_before = self.held;
+        self.held = value != 0;
+        if self.held && !self.held_before {
+            self.last_lock = Some(pos);
+        }
+    }
 }
 
 /// Mirror of one store-buffer entry: the store, and the latest load forwarded from it.
@@ -107,6 +143,8 @@ fn spawned(child: u32) -> Loc {
 pub struct Hb {
     /// Objects from this one on are heap objects (allocated at run time, may be freed).
     heap_from: u32,
+    /// The cells of globals whose initial value is not zero.
+    held_init: HashSet<Loc>,
     /// Dense process numbers, stable across executions.
     procs: HashMap<Step, u32>,
     /// The same for threads, by thread id (`u32::MAX`: none yet): looked up for every
@@ -135,8 +173,10 @@ pub struct Hb {
     scratch: Vec<u32>,
     /// Clocks of the lock events that race with the previous acquisition, without the
     /// release that orders them after it; and of the joins that race with their child's
-    /// spawn, without the child.
-    lock_clock: Vec<(usize, Vec<u32>)>,
+    /// spawn, without the child: `(event, acquisition or spawn, clock)`. Only the
+    /// reversal of that one race uses it; the event's other races (with the readers of
+    /// the value a lock overwrites, with a forwarded load) keep the release before it.
+    lock_clock: Vec<(usize, usize, Vec<u32>)>,
     cand_buf: Vec<usize>,
     found_buf: Vec<usize>,
 }
@@ -169,9 +209,24 @@ fn join(dst: &mut Vec<u32>, src: &[u32]) {
 }
 
 impl Hb {
-    pub fn new(heap_from: u32) -> Hb {
+    pub fn new(prog: &Program) -> Hb {
+        let held_init = prog
+            .objects
+            .iter()
+            .enumerate()
+            .flat_map(|(obj, o)| {
+                o.init
+                    .iter()
+                    .filter(|&&(_, v)| v != 0)
+                    .map(move |&(index, _)| Loc {
+                        obj: obj as u32,
+                        index,
+                    })
+            })
+            .collect();
         Hb {
-            heap_from,
+            heap_from: prog.objects.len() as u32,
+            held_init,
             ..Hb::default()
         }
     }
@@ -193,7 +248,8 @@ impl Hb {
             info.readers.clear();
             info.last_lock = None;
             info.last_unlock = None;
-            info.held = false;
+            info.held = info.held_init;
+            info.held_before = false;
         }
         for q in self.bufs.values_mut() {
             q.clear();
@@ -204,7 +260,7 @@ impl Hb {
             e.older.clear();
             e.current.clear();
         }
-        for (_, c) in self.lock_clock.drain(..) {
+        for (_, _, c) in self.lock_clock.drain(..) {
             self.spare.push(c);
         }
     }
@@ -260,7 +316,7 @@ impl Hb {
         let mut k = 0;
         while k < self.lock_clock.len() {
             if self.lock_clock[k].0 >= s.at {
-                let (_, c) = self.lock_clock.swap_remove(k);
+                let (_, _, c) = self.lock_clock.swap_remove(k);
                 self.spare.push(c);
             } else {
                 k += 1;
@@ -454,7 +510,8 @@ impl Hb {
         cand.clear();
         let other = |me: &Hb, q: usize| family(me.ev[q].step) != tid;
         let mut lock_race = None;
-        let mut no_race = None;
+        // Candidates that order this event without racing with it.
+        let mut no_race = [None; 2];
         match &e.kind {
             EventKind::Load {
                 loc,
@@ -470,7 +527,7 @@ impl Hb {
                 }
             }
             EventKind::Load { loc, .. } => {
-                let info = self.locs.entry(*loc).or_default();
+                let info = loc_info(&mut self.locs, &self.held_init, *loc);
                 let w = info.last_write;
                 if let Some(w) = w {
                     if other(self, w) {
@@ -493,13 +550,11 @@ impl Hb {
                     epoch,
                 });
             }
-            EventKind::Store { loc, .. } => {
+            EventKind::Store { loc, value, .. } => {
                 self.write_cands(*loc, tid, &mut cand);
-                let info = self.locs.entry(*loc).or_default();
-                info.last_write = Some(pos);
-                info.readers.clear();
+                loc_info(&mut self.locs, &self.held_init, *loc).wrote(pos, *value);
             }
-            EventKind::Update { loc, .. } => {
+            EventKind::Update { loc, value, .. } => {
                 let Step::Update(_, ch) = step else {
                     unreachable!("updates are made by update processes")
                 };
@@ -513,20 +568,17 @@ impl Hb {
                     self.epochs[tid as usize].order(&mut c, rec.epoch);
                 }
                 self.write_cands(*loc, tid, &mut cand);
-                let info = self.locs.entry(*loc).or_default();
-                info.last_write = Some(pos);
-                info.readers.clear();
+                let info = loc_info(&mut self.locs, &self.held_init, *loc);
+                info.wrote(pos, *value);
                 info.readers.extend(rec.load);
             }
             EventKind::Rmw { loc, written, .. } => {
                 self.drained(&mut c, tid, M::rmw_drain(*loc));
-                if written.is_some() {
+                if let Some(v) = written {
                     self.write_cands(*loc, tid, &mut cand);
-                    let info = self.locs.entry(*loc).or_default();
-                    info.last_write = Some(pos);
-                    info.readers.clear();
+                    loc_info(&mut self.locs, &self.held_init, *loc).wrote(pos, *v);
                 } else {
-                    let w = self.locs.entry(*loc).or_default().last_write;
+                    let w = loc_info(&mut self.locs, &self.held_init, *loc).last_write;
                     if let Some(w) = w {
                         if other(self, w) {
                             cand.push(w);
@@ -563,10 +615,11 @@ impl Hb {
                 ..
             } => {
                 self.join_aux(&mut c, tid, None);
-                let info = self.locs.entry(*loc).or_default();
+                let info = loc_info(&mut self.locs, &self.held_init, *loc);
                 let (ll, lu, lw) = (info.last_lock, info.last_unlock, info.last_write);
-                let held = info.held;
+                let held_before = info.held_before;
                 info.last_lock = Some(pos);
+                info.held_before = info.held;
                 info.held = !destroy;
                 // The mutex's value, as a failed trylock reads it: held from here on.
                 info.last_write = Some(pos);
@@ -583,14 +636,15 @@ impl Hb {
                 // A store to the mutex (`pthread_mutex_init` after a destroy) decides
                 // whether this faults: they race, as a load races with a store (also a
                 // buffer's update of it: ARCHITECTURE.md, "A store to a mutex"). Not a
-                // store made while an acquisition held the mutex (an init of a held
-                // mutex): this lock cannot run just before it, and its race with that
-                // acquisition puts it before both. (A trylock can: there it fails.)
-                // (Such a store still orders this lock, which read what it wrote.)
+                // store made while the mutex was held (an init of a held mutex, the
+                // release of a hand-made lock): this lock cannot run just before it, and
+                // its race with the acquisition puts it before both. (A trylock or a
+                // destroy can, never waiting: there it fails.) (Such a store still
+                // orders this lock, which read what it wrote.)
                 let stored = lw.filter(|&w| Some(w) != ll && Some(w) != lu && other(self, w));
                 cand.extend(stored);
-                no_race = stored.filter(|&w| !trylock && held && ll.is_some_and(|l| l < w));
-                let stored = stored.filter(|_| no_race.is_none());
+                no_race[0] = stored.filter(|_| !trylock && !destroy && held_before);
+                let stored = stored.filter(|_| no_race[0].is_none());
                 // Consecutive acquisitions race unless ordered otherwise than through the
                 // release between them. (The clock without the release is kept for the
                 // event, not for the race, so not when the store's race needs the release:
@@ -599,15 +653,15 @@ impl Hb {
                     if other(self, l) && !self.covered(l, &c) {
                         lock_race = Some(l);
                         if stored.is_none() {
-                            self.keep_reversed_clock(pos, &c);
+                            self.keep_reversed_clock(pos, l, &c);
                         }
                     }
                 }
                 match lu {
                     // A trylock that took the mutex just released could have run before
                     // the release, and failed: a race with the unlock, reversible because
-                    // a trylock never waits.
-                    Some(u) if *trylock && other(self, u) => cand.push(u),
+                    // a trylock never waits. So could a destroy (it faults there).
+                    Some(u) if (*trylock || *destroy) && other(self, u) => cand.push(u),
                     Some(u) => {
                         join(&mut c, self.clock(u));
                     }
@@ -616,14 +670,13 @@ impl Hb {
             }
             EventKind::Unlock { loc, .. } => {
                 self.join_aux(&mut c, tid, None);
-                // A failed trylock that found the mutex held races with its release.
-                let info = self.locs.entry(*loc).or_default();
-                for &r in &info.readers {
-                    if family(self.ev[r].step) != tid {
-                        cand.push(r);
-                    }
-                }
+                // A failed trylock that found the mutex held races with its release; so
+                // does a store another thread made to the mutex while it was held (the
+                // unlock never waits, and it writes).
+                self.write_cands(*loc, tid, &mut cand);
+                let info = loc_info(&mut self.locs, &self.held_init, *loc);
                 info.last_unlock = Some(pos);
+                info.held_before = info.held;
                 info.held = false;
                 info.last_write = Some(pos);
                 info.readers.clear();
@@ -638,12 +691,12 @@ impl Hb {
                 self.join_aux(&mut c, tid, None);
                 // Spawns take thread ids in the order they run: each writes the count.
                 self.write_cands(SPAWNS, tid, &mut cand);
-                let info = self.locs.entry(SPAWNS).or_default();
+                let info = loc_info(&mut self.locs, &self.held_init, SPAWNS);
                 info.last_write = Some(pos);
                 info.readers.clear();
                 // A join of the id that faulted before this spawn races with it.
                 self.write_cands(spawned(*child), tid, &mut cand);
-                let info = self.locs.entry(spawned(*child)).or_default();
+                let info = loc_info(&mut self.locs, &self.held_init, spawned(*child));
                 info.last_write = Some(pos);
                 info.readers.clear();
             }
@@ -656,7 +709,7 @@ impl Hb {
                 if let Some(s) = s {
                     if other(self, s) && !self.covered(s, &c) {
                         lock_race = Some(s);
-                        self.keep_reversed_clock(pos, &c);
+                        self.keep_reversed_clock(pos, s, &c);
                     }
                 }
                 let cp = self.proc(Step::Thread(*child));
@@ -679,12 +732,31 @@ impl Hb {
             | EventKind::Rmw { loc, .. }
             | EventKind::Lock { loc, .. }
             | EventKind::Unlock { loc, .. }
+            | EventKind::TryLockFailed { loc, .. }
                 if loc.obj >= self.heap_from =>
             {
                 let l = life(loc.obj);
                 self.read_at(l, tid, pos, &mut cand);
             }
-            EventKind::FaultedAccess { loc } => {
+            EventKind::FaultedAccess { loc, lock } => {
+                // A lock that faulted on a freed mutex that was held when freed could not
+                // have run before the free: it waits while the mutex is held. It races
+                // with the acquisition instead, ordered after it through the free, as a
+                // lock is through the release (nor does it race with a store made while
+                // the mutex was held).
+                if *lock && loc.index != u32::MAX {
+                    if let Some(info) = self.locs.get(loc).filter(|i| i.held) {
+                        let (ll, lw) = (info.last_lock, info.last_write);
+                        no_race[0] = lw.filter(|&w| Some(w) != ll);
+                        no_race[1] = self.locs.get(&life(loc.obj)).and_then(|i| i.last_write);
+                        if let Some(l) = ll {
+                            if other(self, l) && !self.covered(l, &c) {
+                                lock_race = Some(l);
+                                self.keep_reversed_clock(pos, l, &c);
+                            }
+                        }
+                    }
+                }
                 // Had the free come later, this would have accessed the cell: it depends
                 // on the cell's writers as a load would (a dependence that holds in some
                 // state is a dependence).
@@ -700,7 +772,7 @@ impl Hb {
             EventKind::Free { obj: Some(o) } | EventKind::Alloc { obj: o, .. } => {
                 let l = life(*o);
                 self.write_cands(l, tid, &mut cand);
-                let info = self.locs.entry(l).or_default();
+                let info = loc_info(&mut self.locs, &self.held_init, l);
                 info.last_write = Some(pos);
                 info.readers.clear();
             }
@@ -722,9 +794,7 @@ impl Hb {
         for &a in &cand {
             join(&mut c, self.clock(a));
         }
-        if let Some(w) = no_race {
-            found.retain(|&a| a != w);
-        }
+        found.retain(|&a| !no_race.contains(&Some(a)) && Some(a) != lock_race);
         found.extend(lock_race);
         if let EventKind::Spawn { child } = &e.kind {
             let cp = self.proc(Step::Thread(*child));
@@ -766,18 +836,18 @@ impl Hb {
             return None;
         }
         let pos = self.ev.len();
-        self.keep_reversed_clock(pos, &c);
+        self.keep_reversed_clock(pos, l, &c);
         self.push_clocked(step, p, idx, c);
         Some((l, pos))
     }
 
-    /// Keeps `c` as the clock of the event at `pos` once it is moved before the event it
-    /// races with (see [`Hb::before_reversed`]).
-    fn keep_reversed_clock(&mut self, pos: usize, c: &[u32]) {
+    /// Keeps `c` as the clock of the event at `pos` once it is moved before the event at
+    /// `i`, with which it races (see [`Hb::before_reversed`]).
+    fn keep_reversed_clock(&mut self, pos: usize, i: usize, c: &[u32]) {
         let mut saved = self.spare.pop().unwrap_or_default();
         saved.clear();
         saved.extend_from_slice(c);
-        self.lock_clock.push((pos, saved));
+        self.lock_clock.push((pos, i, saved));
     }
 
     /// Forgets the virtual event [`Hb::blocked_lock`] appended at `pos`.
@@ -788,8 +858,8 @@ impl Hb {
             self.clocked.pop();
             self.spare.extend(self.clocks.pop());
         }
-        if let Some(k) = self.lock_clock.iter().position(|(p, _)| *p == pos) {
-            let (_, c) = self.lock_clock.swap_remove(k);
+        if let Some(k) = self.lock_clock.iter().position(|(p, _, _)| *p == pos) {
+            let (_, _, c) = self.lock_clock.swap_remove(k);
             self.spare.push(c);
         }
     }
@@ -797,7 +867,7 @@ impl Hb {
     /// The event at `pos` of thread `tid` reads `loc`: the write it read is a race
     /// candidate, and it is a reader of the current value.
     fn read_at(&mut self, loc: Loc, tid: u32, pos: usize, cand: &mut Vec<usize>) {
-        let w = self.locs.entry(loc).or_default().last_write;
+        let w = loc_info(&mut self.locs, &self.held_init, loc).last_write;
         if let Some(w) = w {
             if family(self.ev[w].step) != tid && !cand.contains(&w) {
                 cand.push(w);
@@ -808,7 +878,7 @@ impl Hb {
 
     fn add_reader(&mut self, loc: Loc, tid: u32, pos: usize) {
         let ev = &self.ev;
-        let info = self.locs.entry(loc).or_default();
+        let info = loc_info(&mut self.locs, &self.held_init, loc);
         info.readers.retain(|&r| family(ev[r].step) != tid);
         info.readers.push(pos);
     }
@@ -816,7 +886,7 @@ impl Hb {
     /// Race candidates of a memory write at `loc` by thread `tid`: the previous write and
     /// the loads of the current value, from other threads.
     fn write_cands(&mut self, loc: Loc, tid: u32, cand: &mut Vec<usize>) {
-        let info = self.locs.entry(loc).or_default();
+        let info = loc_info(&mut self.locs, &self.held_init, loc);
         if let Some(w) = info.last_write {
             if family(self.ev[w].step) != tid {
                 cand.push(w);
@@ -918,20 +988,21 @@ impl Hb {
     }
 
     /// Whether the event at `a` happens before the one at `b` in `notdep(i).j`, the
-    /// sequence where the event at `j` is moved before the event it races with.
-    pub fn before_in_reversal(&self, j: usize, a: usize, b: usize) -> bool {
+    /// sequence where the event at `j` is moved before the event at `i`, with which it
+    /// races.
+    pub fn before_in_reversal(&self, (i, j): (usize, usize), a: usize, b: usize) -> bool {
         if b == j {
-            self.before_reversed(a, b)
+            self.before_reversed(a, i, j)
         } else {
             self.before(a, b)
         }
     }
 
     /// Whether the event at `a` happens before the one at `j` once `j` is moved before
-    /// the event it races with.
-    pub fn before_reversed(&self, a: usize, j: usize) -> bool {
-        match self.lock_clock.iter().find(|(p, _)| *p == j) {
-            Some((_, c)) => self.covered(a, c),
+    /// the event at `i`, with which it races.
+    pub fn before_reversed(&self, a: usize, i: usize, j: usize) -> bool {
+        match self.lock_clock.iter().find(|(p, r, _)| *p == j && *r == i) {
+            Some((_, _, c)) => self.covered(a, c),
             None => self.before(a, j),
         }
     }

@@ -337,7 +337,9 @@ struct Current<'e, M> {
     hb: &'e Hb,
     stable: bool,
     accs: &'e [Access],
-    /// The racing event moved to the end of the sequence.
+    /// The race reversed: the racing event at `j` is moved to the end of the sequence,
+    /// before the event at `i`.
+    i: usize,
     j: usize,
     _m: std::marker::PhantomData<M>,
 }
@@ -373,7 +375,7 @@ impl<M: MemoryModel> wut::Events for Current<'_, M> {
                 w,
                 p,
                 |k| self.hb.step(k),
-                |a, b| self.hb.before_in_reversal(self.j, a, b),
+                |a, b| self.hb.before_in_reversal((self.i, self.j), a, b),
                 || self.commutes(p, acc, w),
             )
         }));
@@ -598,7 +600,7 @@ impl<M: MemoryModel> Simulated<'_, M> {
                 Some(at)
                     if !w[..at]
                         .iter()
-                        .any(|&a| self.hb.before_in_reversal(self.j, a, w[at])) =>
+                        .any(|&a| self.hb.before_in_reversal((self.i, self.j), a, w[at])) =>
                 {
                     out[n] = Some(wut::Start::Initial(at));
                     if any {
@@ -759,7 +761,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             prog,
             opts,
             col: Collector::new(prog),
-            hb: Hb::new(prog.objects.len() as u32),
+            hb: Hb::new(prog),
             weak: weak_mode(prog, M::KIND),
             depth: 0,
             sleep_buf: Vec::new(),
@@ -1660,7 +1662,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 match v.iter().position(|&k| self.hb.step(k) == q) {
                     Some(at) if at + 1 < v.len() => v[..at]
                         .iter()
-                        .any(|&a| self.hb.before_in_reversal(j, a, v[at])),
+                        .any(|&a| self.hb.before_in_reversal((i, j), a, v[at])),
                     _ => true,
                 }
             }),
@@ -1669,7 +1671,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         let tail = Memo::Tail(if v.len() >= 2 { v[v.len() - 2] } else { i });
         let settles = |hb: &Hb, at: usize| {
             let k = v[at];
-            if k < j || (k == j && !v[..at].iter().any(|&a| hb.before_in_reversal(j, a, k))) {
+            if k < j || (k == j && !v[..at].iter().any(|&a| hb.before_in_reversal((i, j), a, k))) {
                 Memo::Settled
             } else {
                 tail
@@ -1679,7 +1681,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         // Processes asleep at `i` since a split tree's unit root: they start `v` only as
         // initials (see `Dpor::inherited`).
         let inherited = self.inherited(i);
-        let before = |a, b| self.hb.before_in_reversal(j, a, b);
+        let before = |a, b| self.hb.before_in_reversal((i, j), a, b);
         let as_initial = inherited
             .iter()
             .find_map(|&q| wut::initial_by(v, q, |k| self.hb.step(k), before, || false));
@@ -1725,6 +1727,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 hb: &self.hb,
                 stable: self.weak == Weak::Stable,
                 accs: &self.accs,
+                i,
                 j,
                 _m: std::marker::PhantomData,
             };
@@ -1739,7 +1742,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                         v,
                         q,
                         |k| ev.hb.step(k),
-                        |a, b| ev.hb.before_in_reversal(j, a, b),
+                        |a, b| ev.hb.before_in_reversal((i, j), a, b),
                         || ev.commutes(q, acc, v),
                     )
                 });

@@ -18,6 +18,7 @@ const REGRESSIONS: &[u64] = &[659];
 const LOOP_REGRESSIONS: &[u64] = &[];
 const HEAP_REGRESSIONS: &[u64] = &[33];
 const THREADS_REGRESSIONS: &[u64] = &[];
+const WORDS_REGRESSIONS: &[u64] = &[];
 
 /// Loop bound for programs with loops: enough for a spin loop to see a change.
 const UNROLL: u32 = 2;
@@ -34,11 +35,23 @@ struct Case {
     model: ModelKind,
     algo: Algo,
     loops: bool,
+    kind: Kind,
+}
+
+/// Which generator makes the programs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// `.fen` text (`fencer_testgen::program`).
+    Text,
     /// Heap objects, frees, locks never released, trylocks, spawns (generated as IR).
-    heap: bool,
+    Heap,
     /// Spawns in several threads, thread ids stored, asserted on and joined, some as
     /// constants (generated as IR).
-    threads: bool,
+    Threads,
+    /// A mutex that is also a memory word: stores into it, hand-made locks by
+    /// compare-and-swap, destroys, unlocks by non-owners, a heap mutex freed while held
+    /// (generated as IR).
+    Words,
 }
 
 fn shape(loops: bool) -> Shape {
@@ -56,12 +69,11 @@ fn shape(loops: bool) -> Shape {
 
 /// The IR-generated program of `c` for `seed`, if `c` is of that kind.
 fn ir_program(seed: u64, c: Case) -> Option<fencer_ir::Program> {
-    if c.heap {
-        Some(fencer_testgen::heap_program(seed))
-    } else if c.threads {
-        Some(fencer_testgen::threads_program(seed))
-    } else {
-        None
+    match c.kind {
+        Kind::Text => None,
+        Kind::Heap => Some(fencer_testgen::heap_program(seed)),
+        Kind::Threads => Some(fencer_testgen::threads_program(seed)),
+        Kind::Words => Some(fencer_testgen::mutex_word_program(seed)),
     }
 }
 
@@ -161,8 +173,8 @@ fn against_reference(
     let (d, dtraces) = explore_traces(prog, c.model, &dpor_opts(c, unroll));
     let fail = |what: String| {
         Err(format!(
-            "seed {seed}, {}, {:?}, loops {} heap {} threads {} (spin-assume {spin}): {what}",
-            c.model, c.algo, c.loops, c.heap, c.threads
+            "seed {seed}, {}, {:?}, loops {}, {:?} (spin-assume {spin}): {what}",
+            c.model, c.algo, c.loops, c.kind
         ))
     };
     if d.verdict != r.verdict {
@@ -229,13 +241,12 @@ fn against_reference(
     Ok(())
 }
 
-fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool, threads: bool) {
+fn run(model: ModelKind, algo: Algo, loops: bool, kind: Kind) {
     let c = Case {
         model,
         algo,
         loops,
-        heap,
-        threads,
+        kind,
     };
     if let Some(seed) = std::env::var("FENCER_SEED")
         .ok()
@@ -244,14 +255,12 @@ fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool, threads: bool) {
         compare(seed, c).unwrap();
         return;
     }
-    let (n, regressions) = if heap {
-        (cases() / 2, HEAP_REGRESSIONS)
-    } else if threads {
-        (cases() / 2, THREADS_REGRESSIONS)
-    } else if loops {
-        (cases() / 4, LOOP_REGRESSIONS)
-    } else {
-        (cases(), REGRESSIONS)
+    let (n, regressions) = match kind {
+        Kind::Heap => (cases() / 2, HEAP_REGRESSIONS),
+        Kind::Threads => (cases() / 2, THREADS_REGRESSIONS),
+        Kind::Words => (cases(), WORDS_REGRESSIONS),
+        Kind::Text if loops => (cases() / 4, LOOP_REGRESSIONS),
+        Kind::Text => (cases(), REGRESSIONS),
     };
     let mut failures = Vec::new();
     for seed in regressions.iter().copied().chain(0..n) {
@@ -267,7 +276,7 @@ fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool, threads: bool) {
                 None => program(seed, &shape(loops)),
             };
             Err(format!(
-                "seed {seed}, {}, {:?}, loops {loops} heap {heap} threads {threads}: panicked: {msg}\n{text}",
+                "seed {seed}, {}, {:?}, loops {loops}, {kind:?}: panicked: {msg}\n{text}",
                 c.model, c.algo
             ))
         });
@@ -282,43 +291,50 @@ fn run(model: ModelKind, algo: Algo, loops: bool, heap: bool, threads: bool) {
 }
 
 macro_rules! oracle_tests {
-    ($($name:ident: $model:ident, $algo:ident, $loops:expr, $heap:expr, $threads:expr;)*) => {
+    ($($name:ident: $model:ident, $algo:ident, $loops:expr, $kind:ident;)*) => {
         $(
             #[test]
             fn $name() {
-                run(ModelKind::$model, Algo::$algo, $loops, $heap, $threads);
+                run(ModelKind::$model, Algo::$algo, $loops, Kind::$kind);
             }
         )*
     };
 }
 
 oracle_tests! {
-    optimal_sc: Sc, Optimal, false, false, false;
-    optimal_tso: Tso, Optimal, false, false, false;
-    optimal_pso: Pso, Optimal, false, false, false;
-    source_sc: Sc, Source, false, false, false;
-    source_tso: Tso, Source, false, false, false;
-    source_pso: Pso, Source, false, false, false;
-    optimal_loops_sc: Sc, Optimal, true, false, false;
-    optimal_loops_tso: Tso, Optimal, true, false, false;
-    optimal_loops_pso: Pso, Optimal, true, false, false;
-    source_loops_sc: Sc, Source, true, false, false;
-    source_loops_tso: Tso, Source, true, false, false;
-    source_loops_pso: Pso, Source, true, false, false;
+    optimal_sc: Sc, Optimal, false, Text;
+    optimal_tso: Tso, Optimal, false, Text;
+    optimal_pso: Pso, Optimal, false, Text;
+    source_sc: Sc, Source, false, Text;
+    source_tso: Tso, Source, false, Text;
+    source_pso: Pso, Source, false, Text;
+    optimal_loops_sc: Sc, Optimal, true, Text;
+    optimal_loops_tso: Tso, Optimal, true, Text;
+    optimal_loops_pso: Pso, Optimal, true, Text;
+    source_loops_sc: Sc, Source, true, Text;
+    source_loops_tso: Tso, Source, true, Text;
+    source_loops_pso: Pso, Source, true, Text;
     // Heap programs: weak initials simulated, exact, and no execution blocked.
-    optimal_heap_sc: Sc, Optimal, false, true, false;
-    optimal_heap_tso: Tso, Optimal, false, true, false;
-    optimal_heap_pso: Pso, Optimal, false, true, false;
-    source_heap_sc: Sc, Source, false, true, false;
-    source_heap_tso: Tso, Source, false, true, false;
-    source_heap_pso: Pso, Source, false, true, false;
+    optimal_heap_sc: Sc, Optimal, false, Heap;
+    optimal_heap_tso: Tso, Optimal, false, Heap;
+    optimal_heap_pso: Pso, Optimal, false, Heap;
+    source_heap_sc: Sc, Source, false, Heap;
+    source_heap_tso: Tso, Source, false, Heap;
+    source_heap_pso: Pso, Source, false, Heap;
     // Thread ids: spawns in several threads, ids asserted on and joined.
-    optimal_threads_sc: Sc, Optimal, false, false, true;
-    source_threads_sc: Sc, Source, false, false, true;
-    optimal_threads_tso: Tso, Optimal, false, false, true;
-    source_threads_tso: Tso, Source, false, false, true;
-    optimal_threads_pso: Pso, Optimal, false, false, true;
-    source_threads_pso: Pso, Source, false, false, true;
+    optimal_threads_sc: Sc, Optimal, false, Threads;
+    source_threads_sc: Sc, Source, false, Threads;
+    optimal_threads_tso: Tso, Optimal, false, Threads;
+    source_threads_tso: Tso, Source, false, Threads;
+    optimal_threads_pso: Pso, Optimal, false, Threads;
+    source_threads_pso: Pso, Source, false, Threads;
+    // Mutex words: stores into a mutex, hand-made locks, frees of held heap mutexes.
+    optimal_words_sc: Sc, Optimal, false, Words;
+    source_words_sc: Sc, Source, false, Words;
+    optimal_words_tso: Tso, Optimal, false, Words;
+    source_words_tso: Tso, Source, false, Words;
+    optimal_words_pso: Pso, Optimal, false, Words;
+    source_words_pso: Pso, Source, false, Words;
 }
 
 /// A trace (and a final state) that Optimal-DPOR once lost under SC: with `notdep(i).j` cut
@@ -339,8 +355,7 @@ thread t3 { r0 = fetch_add(x0, 1); r1 = x2; }
             model,
             algo: Algo::Optimal,
             loops: false,
-            heap: false,
-            threads: false,
+            kind: Kind::Text,
         };
         against_reference(&prog, None, 0, c, false).unwrap();
     }
@@ -353,7 +368,7 @@ thread t3 { r0 = fetch_add(x0, 1); r1 = x2; }
 #[test]
 fn an_access_before_its_object_exists_races_with_the_allocation() {
     let prog = fencer_testgen::future_object_program();
-    for c in every_model_and_algo(true, false) {
+    for c in every_model_and_algo(Kind::Heap) {
         against_reference(&prog, None, 0, c, false).unwrap();
     }
 }
@@ -367,7 +382,7 @@ fn an_access_before_its_object_exists_races_with_the_allocation() {
 fn a_mutex_destroyed_and_initialised_again_races_with_its_locks() {
     for lockers in [1, 2] {
         let prog = fencer_testgen::mutex_reinit_program(lockers);
-        for c in every_model_and_algo(true, false) {
+        for c in every_model_and_algo(Kind::Heap) {
             let (d, _) = explore_traces(&prog, c.model, &dpor_opts(c, None));
             assert_eq!(d.verdict, Verdict::Violation, "{} {:?}", c.model, c.algo);
             against_reference(&prog, None, 0, c, false)
@@ -383,7 +398,7 @@ fn a_mutex_destroyed_and_initialised_again_races_with_its_locks() {
 fn two_threads_that_fault_at_their_start() {
     let src = "thread t0 { r0 = 6 / 0; }\nthread t1 { r0 = 6 / 0; }";
     let prog = fencer_text::parse_program("faults.fen", src).unwrap();
-    for c in every_model_and_algo(false, false) {
+    for c in every_model_and_algo(Kind::Text) {
         against_reference(&prog, None, 0, c, false).unwrap();
     }
 }
@@ -402,14 +417,14 @@ fn a_fault_waits_for_its_threads_buffers() {
     ];
     for src in srcs {
         let prog = fencer_text::parse_program("fault.fen", src).unwrap();
-        for c in every_model_and_algo(false, false) {
+        for c in every_model_and_algo(Kind::Text) {
             against_reference(&prog, None, 0, c, false).unwrap_or_else(|e| panic!("{src}: {e}"));
         }
     }
 }
 
 /// A case for each model and algorithm, of programs without loops.
-fn every_model_and_algo(heap: bool, threads: bool) -> Vec<Case> {
+fn every_model_and_algo(kind: Kind) -> Vec<Case> {
     let mut cases = Vec::new();
     for model in [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso] {
         for algo in [Algo::Optimal, Algo::Source] {
@@ -417,8 +432,7 @@ fn every_model_and_algo(heap: bool, threads: bool) -> Vec<Case> {
                 model,
                 algo,
                 loops: false,
-                heap,
-                threads,
+                kind,
             });
         }
     }
@@ -458,7 +472,7 @@ thread t1 { r = x; }",
     ];
     for src in programs {
         let prog = fencer_text::parse_program("ids.fen", src).unwrap();
-        for c in every_model_and_algo(false, true) {
+        for c in every_model_and_algo(Kind::Threads) {
             let (d, _) = explore_traces(&prog, c.model, &dpor_opts(c, None));
             assert_eq!(
                 d.verdict,

@@ -222,7 +222,8 @@ fn random_program(seed: u64, kind: u64) -> (Program, Option<u32>) {
             (p, Some(2))
         }
         2 => (fencer_testgen::heap_program(seed), None),
-        _ => (fencer_testgen::threads_program(seed), None),
+        3 => (fencer_testgen::threads_program(seed), None),
+        _ => (fencer_testgen::mutex_word_program(seed), None),
     }
 }
 
@@ -283,6 +284,13 @@ fn random_heap_programs() {
 #[test]
 fn random_thread_id_programs() {
     random(3);
+}
+
+/// Mutexes that are also memory words: stores into them, hand-made locks, destroys,
+/// frees of held heap mutexes.
+#[test]
+fn random_mutex_word_programs() {
+    random(4);
 }
 
 /// Runs the plain engine on `prog` with an execution budget: whether it is quick enough to

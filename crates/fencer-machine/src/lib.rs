@@ -159,6 +159,9 @@ pub enum EventKind {
     FaultedAccess {
         /// The cell it would have accessed (index `u32::MAX` for a free).
         loc: Loc,
+        /// A `pthread_mutex_lock`, which waits while its mutex is held: it could not have
+        /// run before a free that found the mutex held.
+        lock: bool,
     },
     /// A join of a thread id no thread has yet: it faulted, and races with the spawn that
     /// gives that id, after which it would have joined that thread.
@@ -1979,12 +1982,15 @@ impl State {
         };
         macro_rules! loc_or_fault {
             ($addr:expr, $kind:expr) => {
+                loc_or_fault!($addr, $kind, false)
+            };
+            ($addr:expr, $kind:expr, $lock:expr) => {
                 match self.resolve(prog, fr, $addr) {
                     Ok(l) => l,
                     Err(m) => {
                         let f = self.fault(t, src, FaultKind::MemoryError, m);
                         let kind = match self.absent_object(fr, $addr) {
-                            Some(loc) => EventKind::FaultedAccess { loc },
+                            Some(loc) => EventKind::FaultedAccess { loc, lock: $lock },
                             None => $kind,
                         };
                         return (ev(kind), Status::Fault(f));
@@ -2012,7 +2018,7 @@ impl State {
                 let forwarded = fwd.is_some();
                 if !forwarded && !copy && self.cell_state(loc) == CellState::Uninit {
                     return (
-                        ev(EventKind::FaultedAccess { loc }),
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
                         Status::Fault(self.uninit(t, src)),
                     );
                 }
@@ -2052,13 +2058,13 @@ impl State {
                     CellState::Valid => {}
                     CellState::Uninit => {
                         return (
-                            ev(EventKind::FaultedAccess { loc }),
+                            ev(EventKind::FaultedAccess { loc, lock: false }),
                             Status::Fault(self.uninit(t, src)),
                         )
                     }
                     CellState::Destroyed => {
                         return (
-                            ev(EventKind::FaultedAccess { loc }),
+                            ev(EventKind::FaultedAccess { loc, lock: false }),
                             Status::Fault(self.destroyed(t, src)),
                         )
                     }
@@ -2107,11 +2113,11 @@ impl State {
                 EventKind::Assume
             }
             Op::Lock(addr) => {
-                let loc = loc_or_fault!(addr, EventKind::Failed);
+                let loc = loc_or_fault!(addr, EventKind::Failed, true);
                 if self.cell_state(loc) == CellState::Destroyed {
                     // The mutex's state decides the fault: it reads the cell.
                     return (
-                        ev(EventKind::FaultedAccess { loc }),
+                        ev(EventKind::FaultedAccess { loc, lock: true }),
                         Status::Fault(self.destroyed(t, src)),
                     );
                 }
@@ -2129,7 +2135,7 @@ impl State {
                 if self.cell_state(loc) == CellState::Destroyed {
                     // The mutex's state decides the fault: it reads the cell.
                     return (
-                        ev(EventKind::FaultedAccess { loc }),
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
                         Status::Fault(self.destroyed(t, src)),
                     );
                 }
@@ -2163,7 +2169,10 @@ impl State {
                     _ => None,
                 };
                 if let Some(f) = err {
-                    return (ev(EventKind::FaultedAccess { loc }), Status::Fault(f));
+                    return (
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
+                        Status::Fault(f),
+                    );
                 }
                 self.write_state(loc, 0, id, CellState::Destroyed);
                 EventKind::Lock {
@@ -2178,7 +2187,7 @@ impl State {
                 if self.cell_state(loc) == CellState::Destroyed {
                     // The mutex's state decides the fault: it reads the cell.
                     return (
-                        ev(EventKind::FaultedAccess { loc }),
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
                         Status::Fault(self.destroyed(t, src)),
                     );
                 }
@@ -2190,7 +2199,10 @@ impl State {
                         FaultKind::BadUnlock,
                         "unlock of a mutex this thread does not hold".into(),
                     );
-                    return (ev(EventKind::FaultedAccess { loc }), Status::Fault(f));
+                    return (
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
+                        Status::Fault(f),
+                    );
                 }
                 self.write(loc, 0, id);
                 EventKind::Unlock { loc, from }
@@ -2295,6 +2307,7 @@ impl State {
                         let f = self.fault(t, src, FaultKind::MemoryError, m.into());
                         let kind = match freed {
                             Some(obj) => EventKind::FaultedAccess {
+                                lock: false,
                                 loc: Loc {
                                     obj,
                                     index: u32::MAX,
@@ -3289,13 +3302,19 @@ mod tests {
         assert!(!dependent::<Sc>((t, a), other(Access::MutexRead(l))));
         let (e, st) = s.step::<Sc>(&p, t);
         assert!(matches!(st, Status::Fault(_)));
-        assert_eq!(e.kind, EventKind::FaultedAccess { loc: l });
+        assert_eq!(
+            e.kind,
+            EventKind::FaultedAccess {
+                loc: l,
+                lock: false
+            }
+        );
         s.threads[0].frames.last_mut().expect("frame").pc += 1;
         assert_eq!(s.next_access::<Sc>(&p, t), Access::Mutex(l));
         s.step::<Sc>(&p, t);
         // Lock of a destroyed mutex.
         assert_eq!(s.next_access::<Sc>(&p, t), Access::MutexRead(l));
         let (e, _) = s.step::<Sc>(&p, t);
-        assert_eq!(e.kind, EventKind::FaultedAccess { loc: l });
+        assert_eq!(e.kind, EventKind::FaultedAccess { loc: l, lock: true });
     }
 }

@@ -60,7 +60,7 @@ pub struct Acc {
 /// use after free, which reads nothing.
 pub fn faulted_read(kind: &EventKind) -> Option<Loc> {
     match *kind {
-        EventKind::FaultedAccess { loc } if loc.index != u32::MAX => Some(loc),
+        EventKind::FaultedAccess { loc, .. } if loc.index != u32::MAX => Some(loc),
         _ => None,
     }
 }

@@ -4,8 +4,10 @@
 
 mod heap;
 mod threads;
+mod words;
 pub use heap::{future_object_program, heap_program, listing, mutex_reinit_program};
 pub use threads::threads_program;
+pub use words::mutex_word_program;
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform for a seed.
 pub struct Rng(u64);

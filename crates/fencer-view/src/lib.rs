@@ -516,7 +516,7 @@ pub fn event_loc(k: &EventKind) -> Option<Loc> {
         | EventKind::Lock { loc, .. }
         | EventKind::Unlock { loc, .. }
         | EventKind::TryLockFailed { loc, .. } => Some(*loc),
-        EventKind::FaultedAccess { loc } if loc.index != u32::MAX => Some(*loc),
+        EventKind::FaultedAccess { loc, .. } if loc.index != u32::MAX => Some(*loc),
         _ => None,
     }
 }
