@@ -254,6 +254,8 @@ fn mutex_misuse_explores_the_references_traces() {
         "store_into_held_mutex.c",
         "destroy_hand_made_lock.c",
         "static_held_mutex.c",
+        "held_before_threads_start.c",
+        "freed_before_threads_start.c",
         "free_locked_mutex.c",
         "trylock_then_free.c",
         "init_held_mutex.c",

@@ -2,7 +2,7 @@
 //! clocks (Appendix B of the paper; `../shared/notes/chronological-traces.md`), and the
 //! races it exposes.
 
-use fencer_ir::{FenceKind, Program, Value};
+use fencer_ir::{FenceKind, Op, Program, Value};
 use fencer_machine::{family, Event, EventKind, Step};
 use fencer_memory::{Chan, Drain, Loc, MemoryModel};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -145,6 +145,9 @@ pub struct Hb {
     heap_from: u32,
     /// The cells of globals whose initial value is not zero.
     held_init: HashSet<Loc>,
+    /// The program has mutex operations, so whether each word is held must be known
+    /// also after the writes of a thread running alone ([`Hb::wrote_alone`]).
+    tracks_held: bool,
     /// Dense process numbers, stable across executions.
     procs: HashMap<Step, u32>,
     /// The same for threads, by thread id (`u32::MAX`: none yet): looked up for every
@@ -224,9 +227,18 @@ impl Hb {
                     })
             })
             .collect();
+        let tracks_held = prog.functions.iter().any(|f| {
+            f.body.iter().any(|i| {
+                matches!(
+                    i.op,
+                    Op::Lock(_) | Op::TryLock { .. } | Op::Unlock(_) | Op::MutexDestroy(_)
+                )
+            })
+        });
         Hb {
             heap_from: prog.objects.len() as u32,
             held_init,
+            tracks_held,
             ..Hb::default()
         }
     }
@@ -465,11 +477,12 @@ impl Hb {
     /// and the event is a load, an unbuffered store or a read-modify-write. Such an event
     /// races with nothing, and nothing that runs later races with it or with anything
     /// before it: a thread spawned later, the thread's own updates and its later events
-    /// all happen after it. So neither the per-location state nor the event's clock is
-    /// needed: its clock is left empty, never read, because a race `(i, j)` has `i`
+    /// all happen after it. So neither the per-location race state nor the event's clock
+    /// is needed: its clock is left empty, never read, because a race `(i, j)` has `i`
     /// after the last such event, and clocks are only read between `i` and `j`. The
     /// process's own count and clock entry advance, so events recorded fully afterwards
-    /// are ordered after it.
+    /// are ordered after it. (Whether a mutex is held is state, not a race: a write
+    /// also calls [`Hb::wrote_alone`].)
     pub fn record_alone(&mut self, step: Step) {
         let p = self.proc(step);
         self.pcount[p as usize] += 1;
@@ -485,6 +498,16 @@ impl Hb {
             idx,
             slot: NO_CLOCK,
         });
+    }
+
+    /// The event [`Hb::record_alone`] just recorded wrote `value` to `loc`'s memory: it
+    /// races with nothing, but whether the mutex there is held is state a later lock
+    /// depends on (a store made while it was held does not race with the lock).
+    pub fn wrote_alone(&mut self, loc: Loc, value: Value) {
+        if self.tracks_held {
+            let pos = self.ev.len() - 1;
+            loc_info(&mut self.locs, &self.held_init, loc).wrote(pos, value);
+        }
     }
 
     /// Records the event just executed. Races found are appended to `races` as positions

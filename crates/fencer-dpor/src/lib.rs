@@ -1357,6 +1357,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         match acc {
             Some(acc) => {
                 self.hb.record_alone(step);
+                match ev.kind {
+                    EventKind::Store { loc, value, .. }
+                    | EventKind::Rmw {
+                        loc,
+                        written: Some(value),
+                        ..
+                    } => self.hb.wrote_alone(loc, value),
+                    _ => {}
+                }
                 self.accs.push(acc);
             }
             None => {

@@ -17,6 +17,10 @@ struct Gen<'r> {
     holds_lock: bool,
     /// A heap mutex this thread allocated and published, not yet freed.
     mine: Option<Reg>,
+    /// This thread may still spawn the helper (which locks the mutex): thread 0, once.
+    may_spawn: bool,
+    /// How many threads the program declares.
+    threads: u32,
 }
 
 impl Gen<'_> {
@@ -39,7 +43,32 @@ impl Gen<'_> {
     fn statement(&mut self, x: u32, m: u32, slot: u32) {
         let mx = Addr::scalar(m);
         let v = self.r.range(1, 3) as i64;
-        match self.r.range(0, 12) {
+        match self.r.range(0, 13) {
+            // Join the other threads, write the mutex's word alone (the engine records
+            // such writes without clocks), then start a thread that locks it.
+            12 if self.may_spawn => {
+                self.may_spawn = false;
+                for other in 1..self.threads {
+                    self.code.emit(Op::Join(Expr::Const(other as i64)));
+                }
+                if self.r.chance(70) {
+                    let w = self.r.range(0, 2) as i64;
+                    self.store(mx.clone(), w);
+                }
+                let t = self.code.reg("t");
+                self.code.emit(Op::Spawn {
+                    dst: t,
+                    func: 0,
+                    arg: Expr::Const(v),
+                });
+                if self.r.chance(60) {
+                    let w = self.r.range(0, 1) as i64;
+                    self.store(mx, w);
+                }
+                if self.r.chance(50) {
+                    self.code.emit(Op::Join(Expr::Reg(t)));
+                }
+            }
             0 if self.holds_lock => {
                 self.code.emit(Op::Unlock(mx));
                 self.holds_lock = false;
@@ -190,14 +219,27 @@ pub fn mutex_word_program(seed: u64) -> Program {
     }
     let (x, m, slot) = (0, 1, 2);
     let nt = r.range(2, 3) as u32;
-    // Function 0 is never spawned here: the threads are functions 1..
-    let mut functions = vec![crate::heap::function("unused", 0, Vec::new(), Vec::new())];
+    // Function 0 is the helper thread 0 may spawn: it locks the mutex, stores its
+    // argument, unlocks. The program's threads are functions 1..
+    let mut functions = {
+        let mut c = Code::new(0);
+        c.regs.push("a".into());
+        c.emit(Op::Lock(Addr::scalar(m)));
+        c.emit(Op::Store {
+            addr: Addr::scalar(x),
+            value: Expr::Reg(0),
+        });
+        c.emit(Op::Unlock(Addr::scalar(m)));
+        vec![c.finish("helper", 1)]
+    };
     for t in 0..nt {
         let mut g = Gen {
             r: &mut r,
             code: Code::new(t + 1),
             holds_lock: false,
             mine: None,
+            may_spawn: t == 0,
+            threads: nt,
         };
         let n = g.r.range(1, if nt == 3 { 3 } else { 4 });
         for _ in 0..n {
