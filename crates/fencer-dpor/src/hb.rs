@@ -817,8 +817,10 @@ impl Hb {
         for &a in &cand {
             join(&mut c, self.clock(a));
         }
-        found.retain(|&a| !no_race.contains(&Some(a)) && Some(a) != lock_race);
-        found.extend(lock_race);
+        if no_race != [None; 2] || lock_race.is_some() {
+            found.retain(|&a| !no_race.contains(&Some(a)) && Some(a) != lock_race);
+            found.extend(lock_race);
+        }
         if let EventKind::Spawn { child } = &e.kind {
             let cp = self.proc(Step::Thread(*child));
             self.pclock[cp as usize].clear();
