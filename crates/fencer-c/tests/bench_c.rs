@@ -253,6 +253,7 @@ fn mutex_misuse_explores_the_references_traces() {
         "hand_made_lock.c",
         "store_into_held_mutex.c",
         "destroy_hand_made_lock.c",
+        "destroy_in_critical_section.c",
         "static_held_mutex.c",
         "held_before_threads_start.c",
         "freed_before_threads_start.c",
