@@ -641,11 +641,6 @@ impl Hb {
                 let info = loc_info(&mut self.locs, &self.held_init, *loc);
                 let (ll, lu, lw) = (info.last_lock, info.last_unlock, info.last_write);
                 let held_before = info.held_before;
-                info.last_lock = Some(pos);
-                info.held_before = info.held;
-                info.held = !destroy;
-                // The mutex's value, as a failed trylock reads it: held from here on.
-                info.last_write = Some(pos);
                 // What read the value this overwrites (a faulting unlock or destroy, which
                 // the sleep sets see dependent with it) races with it, as with a store.
                 let ev = &self.ev;
@@ -655,7 +650,10 @@ impl Hb {
                         .copied()
                         .filter(|&r| family(ev[r].step) != tid),
                 );
-                info.readers.clear();
+                // The mutex's value, as a failed trylock reads it: held from here on (a
+                // destroy leaves it free, but is the last acquisition all the same).
+                info.wrote(pos, Value::from(!destroy));
+                info.last_lock = Some(pos);
                 // A store to the mutex (`pthread_mutex_init` after a destroy) decides
                 // whether this faults: they race, as a load races with a store (also a
                 // buffer's update of it: ARCHITECTURE.md, "A store to a mutex"). Not a
@@ -698,11 +696,8 @@ impl Hb {
                 // unlock never waits, and it writes).
                 self.write_cands(*loc, tid, &mut cand);
                 let info = loc_info(&mut self.locs, &self.held_init, *loc);
+                info.wrote(pos, 0);
                 info.last_unlock = Some(pos);
-                info.held_before = info.held;
-                info.held = false;
-                info.last_write = Some(pos);
-                info.readers.clear();
             }
             EventKind::TryLockFailed { loc, .. } => {
                 self.join_aux(&mut c, tid, None);
