@@ -282,12 +282,7 @@ fn mutex_misuse_explores_the_references_traces() {
                 if algo == Algo::Optimal {
                     assert_eq!(d.stats.sleep_blocked, Some(0), "{what}");
                 }
-                let split = Split {
-                    jobs: 2,
-                    shard: None,
-                    min_units: fencer_dpor::UNITS,
-                    race_driven: Some(None),
-                };
+                let split = Split::jobs(2);
                 let s = explore_split(&p, model, &opts, &split, true);
                 assert_eq!(s.report.verdict, r.report.verdict, "{what}, 2 workers");
                 assert_eq!(

@@ -66,13 +66,18 @@ pub fn split_json(
         "jobs": jobs,
         "units": s.units,
         "frontier_depth": s.depth,
-        // "races": the top of the tree is Source-DPOR fed by the units' races (--jobs);
-        // "frontier": a static, fully expanded top (--shard).
-        "method": if s.race_driven { "races" } else { "frontier" },
+        // "exact": one worker's exploration, its subtrees below the depth explored ahead
+        // by the other workers (--jobs, Optimal-DPOR); "races": the top of the tree is
+        // Source-DPOR fed by the units' races (--jobs, Source-DPOR); "frontier": a
+        // static, fully expanded top (--shard).
+        "method": s.method.name(),
+        "ahead": (s.method == fencer_dpor::Method::Exact).then_some(s.ahead),
         "shard": shard.map(|s| json!({ "index": s.index + 1, "count": s.count })),
         "violation_unit": s.violation_unit,
-        // Total work over the busiest worker's, were a unit's time its events.
-        "balance": (fencer_dpor::predicted_speedup(&s.unit_events, jobs) * 100.0).round() / 100.0,
+        // Total work over the busiest worker's, were a unit's time its events (not known
+        // for the exact split, whose leader takes the units in its own order).
+        "balance": (s.method != fencer_dpor::Method::Exact)
+            .then(|| (fencer_dpor::predicted_speedup(&s.unit_events, jobs) * 100.0).round() / 100.0),
         "program_hash": fencer_view::program_hash(prog),
         "options": {
             "all": args.all,
@@ -92,6 +97,8 @@ pub fn with_split(report: &Report, info: &Value) -> String {
 pub fn split_text(info: &Value) -> String {
     let at = if info["method"] == "races" {
         "below a race-driven top of depth"
+    } else if info["method"] == "exact" {
+        "below depth"
     } else {
         "at depth"
     };
@@ -116,7 +123,14 @@ pub fn split_text(info: &Value) -> String {
     if let Some(u) = info["violation_unit"].as_u64() {
         s += &format!("; counterexample from unit {u}");
     }
-    if info["jobs"] != 1 {
+    if info["method"] == "exact" {
+        if info["jobs"] != 1 {
+            s += &format!(
+                " ({} explored ahead of the one-worker order)",
+                info["ahead"]
+            );
+        }
+    } else if info["jobs"] != 1 {
         s += &format!(
             " (balance {}: speedup on idle cores at best)",
             info["balance"]

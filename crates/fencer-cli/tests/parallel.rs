@@ -104,15 +104,34 @@ fn jobs_give_one_workers_answer() {
 #[test]
 fn the_counterexample_does_not_depend_on_the_workers() {
     let prog = file("bench/fen/fib4_false.fen");
-    let run = |jobs: &str| {
-        let o = fencer(&["check", &prog, "-m", "tso", "--jobs", jobs, "--json"]);
+    let run = |algo: &str, jobs: &str| {
+        let o = fencer(&[
+            "check", &prog, "-m", "tso", "--algo", algo, "--jobs", jobs, "--json",
+        ]);
         assert_eq!(code(&o), 1);
         json(&o)
     };
-    let first = run("2");
+    // Optimal-DPOR splits exactly: one worker's exploration, so --jobs 1's counterexample
+    // after as many executions, with no unit to name.
+    let one = run("optimal", "1");
+    for jobs in ["2", "3", "2", "3", "4"] {
+        let v = run("optimal", jobs);
+        assert_eq!(v["split"]["method"], "exact");
+        assert!(v["split"]["violation_unit"].is_null());
+        assert_eq!(v["counterexample"], one["counterexample"], "--jobs {jobs}");
+        assert_eq!(v["executions"], one["executions"], "--jobs {jobs}");
+        for k in ["events", "blocked", "sleep_blocked"] {
+            assert_eq!(v["stats"][k], one["stats"][k], "--jobs {jobs}: {k}");
+        }
+        assert_eq!(v["stats"]["sleep_blocked"], 0);
+    }
+    // Source-DPOR splits at the races: the counterexample of the first unit in
+    // depth-first order that has one, whatever the workers.
+    let first = run("source", "2");
+    assert_eq!(first["split"]["method"], "races");
     assert!(first["split"]["violation_unit"].is_u64());
     for jobs in ["2", "3", "2", "3", "4"] {
-        let v = run(jobs);
+        let v = run("source", jobs);
         assert_eq!(
             v["counterexample"], first["counterexample"],
             "--jobs {jobs}"

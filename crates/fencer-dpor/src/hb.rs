@@ -1018,6 +1018,23 @@ impl Hb {
         }
     }
 
+    /// The process and the index in it of the event at `k`.
+    pub fn proc_idx(&self, k: usize) -> (u32, u32) {
+        (self.ev[k].proc, self.ev[k].idx)
+    }
+
+    /// The clock that says what happens before the event at `b` in `notdep(i).j`
+    /// ([`Hb::before_in_reversal`]): an event `a` does if the clock's entry for its
+    /// process is at least its index.
+    pub fn clock_in_reversal(&self, (i, j): (usize, usize), b: usize) -> &[u32] {
+        if b == j {
+            if let Some((_, _, c)) = self.lock_clock.iter().find(|(p, r, _)| *p == j && *r == i) {
+                return c;
+            }
+        }
+        self.clock(b)
+    }
+
     /// Whether the event at `a` happens before the one at `j` once `j` is moved before
     /// the event at `i`, with which it races.
     pub fn before_reversed(&self, a: usize, i: usize, j: usize) -> bool {

@@ -15,11 +15,12 @@
 //! position with work left and replays the schedule from the initial state.
 
 mod dynamic;
+mod exact;
 mod hb;
 mod parallel;
 mod wut;
 
-pub use parallel::{explore_split, predicted_speedup, Shard, Split, SplitResult, UNITS};
+pub use parallel::{explore_split, predicted_speedup, Method, Shard, Split, SplitResult, UNITS};
 
 use fencer_ir::Op;
 use fencer_ir::Program;
@@ -125,7 +126,7 @@ fn run(
 
 /// What the engine knows about one position of the current execution: the state before
 /// its event.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Pos {
     /// Source-DPOR: processes to explore from here.
     backtrack: Vec<Step>,
@@ -254,6 +255,27 @@ struct Dpor<'a, M> {
     /// one's changes nothing at the top (that one's reversal puts one of them in the
     /// backtrack set there), so it is not sent.
     sent: Vec<Vec<Vec<Step>>>,
+    /// The exact split's leader (`exact.rs`): executions stop at this depth, where the
+    /// unit below is explored elsewhere and its result adopted.
+    lead: Option<usize>,
+    /// The leader's execution stopped at its depth (not where it ended).
+    reached: bool,
+    /// Where the leader gets the units below its depth explored.
+    lead_src: Option<&'a dyn exact::Units>,
+    /// An exact split's unit: the reversals that go above the root (not redundant there)
+    /// are recorded here, in order, for the leader to insert.
+    record: Option<Vec<exact::RecSeq>>,
+    /// The exact split's leader: the units' insertions made at each position since it
+    /// took its step.
+    inserted: Vec<Vec<Arc<exact::RecSeq>>>,
+    /// An exact split's unit stops when this is set (it was mispredicted).
+    cancel: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Where an exact split's unit sends them, after every execution (so that the leader
+    /// can insert them, and foresee more units, while the unit is explored).
+    rec_sink: Option<&'a dyn exact::RecSink>,
+    /// An exact split's unit, first execution: the replayed prefix's races are found (the
+    /// leader took those steps; the unit reverses their races after each execution).
+    prefix_races: bool,
     /// A thread that runs alone from the current position on: every other thread has
     /// finished with empty buffers and happens before it, the stores pending in its own
     /// buffers race with nothing that ran, and nothing sleeps or waits in a wakeup tree
@@ -570,6 +592,58 @@ fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     }
 }
 
+/// Runs `w` (whose events are processes `step_of(k)`) from `state` for the processes `left`
+/// of `ps`, judging weak initials as [`Simulated::judge`] says.
+#[allow(clippy::too_many_arguments)]
+fn run_judged<M: MemoryModel>(
+    prog: &Program,
+    state: &mut State,
+    w: &[usize],
+    step_of: impl Fn(usize) -> Step,
+    ps: &[(Step, Access)],
+    left: &mut Vec<usize>,
+    any: bool,
+    out: &mut [Option<wut::Start>],
+) {
+    // What each process's next event accesses, kept while the steps of `w` cannot
+    // change it (see `keeps_access`): most of `w` are loads and other threads' buffered
+    // stores, and working the access out again each step costs an address resolution.
+    let mut accs: Vec<Option<Access>> = vec![None; ps.len()];
+    for (at, &k) in w.iter().enumerate() {
+        let s = step_of(k);
+        let before = left.len();
+        left.retain(|&n| {
+            if ps[n].0 == s {
+                out[n] = Some(wut::Start::Initial(at));
+                false
+            } else {
+                true
+            }
+        });
+        if left.is_empty() || (any && left.len() < before) || !state.step_enabled::<M>(prog, s) {
+            return;
+        }
+        let sa = state.next_access::<M>(prog, s);
+        left.retain(|&n| {
+            let p = ps[n].0;
+            let pa = *accs[n].get_or_insert_with(|| state.next_access::<M>(prog, p));
+            debug_assert_eq!(pa, state.next_access::<M>(prog, p));
+            !dependent::<M>((p, pa), (s, sa))
+        });
+        take::<M>(prog, state, s);
+        for &n in left.iter() {
+            if let Some(pa) = accs[n] {
+                if !keeps_access(s, sa, ps[n].0, pa) {
+                    accs[n] = None;
+                }
+            }
+        }
+    }
+    for &n in left.iter() {
+        out[n] = Some(wut::Start::Commutes);
+    }
+}
+
 impl<M: MemoryModel> Simulated<'_, M> {
     /// Weak initials of `w` among `ps` at the node whose state is `state`: `w` runs from
     /// there, once for all of them, until each process's own event, each event judged
@@ -648,46 +722,7 @@ impl<M: MemoryModel> Simulated<'_, M> {
         any: bool,
         out: &mut [Option<wut::Start>],
     ) {
-        // What each process's next event accesses, kept while the steps of `w` cannot
-        // change it (see `keeps_access`): most of `w` are loads and other threads' buffered
-        // stores, and working the access out again each step costs an address resolution.
-        let mut accs: Vec<Option<Access>> = vec![None; ps.len()];
-        for (at, &k) in w.iter().enumerate() {
-            let s = self.hb.step(k);
-            let before = left.len();
-            left.retain(|&n| {
-                if ps[n].0 == s {
-                    out[n] = Some(wut::Start::Initial(at));
-                    false
-                } else {
-                    true
-                }
-            });
-            if left.is_empty()
-                || (any && left.len() < before)
-                || !state.step_enabled::<M>(self.prog, s)
-            {
-                return;
-            }
-            let sa = state.next_access::<M>(self.prog, s);
-            left.retain(|&n| {
-                let p = ps[n].0;
-                let pa = *accs[n].get_or_insert_with(|| state.next_access::<M>(self.prog, p));
-                debug_assert_eq!(pa, state.next_access::<M>(self.prog, p));
-                !dependent::<M>((p, pa), (s, sa))
-            });
-            take::<M>(self.prog, state, s);
-            for &n in left.iter() {
-                if let Some(pa) = accs[n] {
-                    if !keeps_access(s, sa, ps[n].0, pa) {
-                        accs[n] = None;
-                    }
-                }
-            }
-        }
-        for &n in left.iter() {
-            out[n] = Some(wut::Start::Commutes);
-        }
+        run_judged::<M>(self.prog, state, w, |k| self.hb.step(k), ps, left, any, out);
     }
 
     /// The state at the node `ctx`, made or brought down to it now if it was not yet.
@@ -796,6 +831,14 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             above: None,
             sink: None,
             sent: Vec::new(),
+            lead: None,
+            reached: false,
+            lead_src: None,
+            record: None,
+            rec_sink: None,
+            cancel: None,
+            inserted: Vec::new(),
+            prefix_races: false,
             alone: None,
             snaps: Vec::new(),
             snap_pool: Vec::new(),
@@ -809,6 +852,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
 
     fn limit_hit(&mut self) -> bool {
         if self.col.stopped.is_some() || self.cancelled {
+            return true;
+        }
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            self.cancelled = true;
             return true;
         }
         if let Some(sh) = self.shared {
@@ -862,6 +909,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         loop {
             self.execute(replay);
             self.fresh = usize::MAX;
+            self.prefix_races = false;
+            // The leader of an exact split stopped at its depth: the unit below is
+            // explored elsewhere, and it reverses this execution's races too.
+            let adopted = std::mem::take(&mut self.reached);
+            if adopted {
+                self.adopt();
+            }
             self.send_above();
             if self.shared.is_none() {
                 if let Some(p) = &self.opts.progress {
@@ -874,23 +928,14 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if self.frontier.is_some() && self.units.len() >= self.unit_cap {
                 break;
             }
-            if self.opts.algo == Algo::Optimal {
+            if self.opts.algo == Algo::Optimal && !adopted {
                 self.reverse_races();
             }
-            // Backtrack to the deepest position with something left to explore.
-            let algo = self.opts.algo;
-            let full = self.frontier.unwrap_or(0);
-            match (0..self.depth).rev().find(|&d| {
-                let p = &self.pos[d];
-                if self.vacant[d] {
-                    false
-                } else if d < full {
-                    p.backtrack.iter().any(|&s| !p.explored(s) && !p.asleep(s))
-                } else {
-                    p.pending(algo)
-                }
-            }) {
+            match self.backtrack_point() {
                 Some(d) => {
+                    if let Some(v) = self.inserted.get_mut(d..) {
+                        v.iter_mut().for_each(Vec::clear);
+                    }
                     self.depth = d + 1;
                     self.schedule.truncate(d);
                     replay = d;
@@ -898,6 +943,22 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 None => break,
             }
         }
+    }
+
+    /// The deepest position with something left to explore.
+    fn backtrack_point(&self) -> Option<usize> {
+        let algo = self.opts.algo;
+        let full = self.frontier.unwrap_or(0);
+        (0..self.depth).rev().find(|&d| {
+            let p = &self.pos[d];
+            if self.vacant[d] {
+                false
+            } else if d < full {
+                p.backtrack.iter().any(|&s| !p.explored(s) && !p.asleep(s))
+            } else {
+                p.pending(algo)
+            }
+        })
     }
 
     /// Collects race `(i, j)`, whose reversal goes above the root, for the top of a
@@ -926,6 +987,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if !above.is_empty() {
                 sink.races(self.unit, above);
                 above.clear();
+            }
+        }
+        if let (Some(recs), Some(sink)) = (&mut self.record, self.rec_sink) {
+            if !recs.is_empty() {
+                sink.recs(self.unit, recs);
             }
         }
     }
@@ -1031,6 +1097,25 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let step = self.schedule[d];
             self.replayed_access(&state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
+            if self.prefix_races {
+                // An exact split's unit: the leader took these steps (and counted them,
+                // and reported their faults); their races are reversed here.
+                found.clear();
+                self.hb.record::<M>(
+                    step,
+                    &ev,
+                    || waited::<M>(self.prog, &state, step),
+                    Some(&mut found),
+                );
+                self.events.push(ev);
+                for &i in &found {
+                    self.pending.push((i, d));
+                }
+                if let Status::Fault(f) = status {
+                    state.threads[f.thread as usize].faulted = true;
+                }
+                continue;
+            }
             if self.above.is_some() {
                 // The top of a race-driven split took these steps for this unit: their
                 // races are reversed there, and this unit is the one to find them.
@@ -1100,10 +1185,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.record_unit(d, sleep, replay, true);
                 return;
             }
+            if self.lead == Some(d) {
+                self.reached = true;
+                return;
+            }
             if let Some(&Step::Thread(t)) = self.enabled.first() {
                 if d >= replay
                     && d != declined
                     && self.frontier.is_none()
+                    && self.lead.is_none()
                     && self.runs_alone(&state, t, d)
                 {
                     self.alone = Some(t);
@@ -1189,7 +1279,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.accs.push(acc);
             for &i in &found {
                 self.races += 1;
-                if i < self.root {
+                if i < self.root && self.record.is_none() {
                     // Above the root every process is explored or asleep: the reversal
                     // is covered there (`parallel.rs`); or the top of a race-driven split
                     // reverses it (`dynamic.rs`).
@@ -1482,7 +1572,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.accs.truncate(j);
                 self.accs.push(Access::Mutex(loc));
                 self.races += 1;
-                if i < self.root {
+                if i < self.root && self.record.is_none() {
                     if self.above.is_some() {
                         self.race_above(i, j);
                     }
@@ -1639,7 +1729,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// at a node since the root has slept all the way (a child's sleep set comes from
     /// the node's sleep set and what was explored there).
     fn inherited(&self, i: usize) -> Vec<Step> {
-        if self.root == 0 || self.weak == Weak::Initials || self.pos[self.root].sleep.is_empty() {
+        if self.root == 0
+            || self.weak == Weak::Initials
+            || self.record.is_some()
+            || self.pos[self.root].sleep.is_empty()
+        {
             return Vec::new();
         }
         self.pos[i]
@@ -1690,6 +1784,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         // Processes asleep at `i` since a split tree's unit root: they start `v` only as
         // initials (see `Dpor::inherited`).
         let inherited = self.inherited(i);
+        // An exact split's unit: a reversal above the root goes to the leader's tree.
+        let rec = i < self.root && self.record.is_some();
         let before = |a, b| self.hb.before_in_reversal((i, j), a, b);
         let as_initial = inherited
             .iter()
@@ -1726,7 +1822,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let mut ctx = Lazy::default();
             ev.judge(&ctx, v, &ps, true, &mut starts);
             let start = starts.iter().find_map(|s| *s);
-            if start.is_none() {
+            if start.is_none() && !rec {
                 wut::insert(&ev, &mut ctx, &mut p.wut, v.clone());
             }
             ev.recycle(ctx);
@@ -1755,11 +1851,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                         || ev.commutes(q, acc, v),
                     )
                 });
-            if start.is_none() {
+            if start.is_none() && !rec {
                 wut::insert(&ev, &mut (), &mut p.wut, v.clone());
             }
             start
         };
+        if start.is_none() && rec {
+            let seq = exact::RecSeq::new(&self.hb, &self.accs, (i, j), v);
+            self.record.as_mut().expect("recording").push(seq);
+        }
         match start {
             None => {
                 self.reversed += 1;

@@ -62,6 +62,10 @@ pub struct Split {
     /// is Source-DPOR, whose branches are the units, down to this depth (`None`: chosen
     /// from the first execution's races).
     pub race_driven: Option<Option<usize>>,
+    /// With Optimal-DPOR and without a shard, the exact split instead (`exact.rs`): one
+    /// worker's exploration, its subtrees below the top's depth explored ahead by the
+    /// others. Off: the race-driven split, whose units may block executions.
+    pub exact: bool,
 }
 
 impl Split {
@@ -71,6 +75,7 @@ impl Split {
             shard: None,
             min_units: UNITS,
             race_driven: Some(None),
+            exact: true,
         }
     }
 }
@@ -82,6 +87,27 @@ pub struct Shard {
     pub count: u32,
 }
 
+/// How a split run divided the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// A static, fully expanded top (`--shard`).
+    Frontier,
+    /// A Source-DPOR top fed by the units' races (`dynamic.rs`).
+    Races,
+    /// One worker's exploration, the subtrees below a depth explored ahead (`exact.rs`).
+    Exact,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Frontier => "frontier",
+            Method::Races => "races",
+            Method::Exact => "exact",
+        }
+    }
+}
+
 pub struct SplitResult {
     pub report: Report,
     /// Trace fingerprints of the complete executions, in unit order (when asked for).
@@ -90,8 +116,11 @@ pub struct SplitResult {
     pub units: usize,
     /// The frontier depth (with `race_driven`, the depth of the top).
     pub depth: usize,
-    /// The tree was split at its races (`dynamic.rs`), not at a static frontier.
-    pub race_driven: bool,
+    /// How the tree was split.
+    pub method: Method,
+    /// The exact split: how many of its units a worker had explored before the leader
+    /// needed them.
+    pub ahead: usize,
     /// The unit whose counterexample is reported.
     pub violation_unit: Option<usize>,
     /// Events executed in each unit this run explored (in unit order; 0 for the others):
@@ -348,6 +377,11 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     d.pos[root].sleep = unit.sleep.clone();
     d.fresh = unit.fresh;
     d.explore(root);
+    unit_out(d)
+}
+
+/// What a unit's engine found, once it has explored (`None`: it was cancelled).
+pub(crate) fn unit_out<M: MemoryModel>(mut d: Dpor<'_, M>) -> Option<UnitOut> {
     d.flush_count();
     if d.cancelled {
         return None;
@@ -372,6 +406,51 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     })
 }
 
+/// Running totals of units' results added in order (see [`UnitOut::add_to`]).
+pub(crate) struct Totals<'t, 'p> {
+    pub col: &'t mut Collector<'p>,
+    pub sleep_blocked: &'t mut u64,
+    pub races: &'t mut u64,
+    pub reversed: &'t mut u64,
+    pub traces: &'t mut Vec<u128>,
+}
+
+impl UnitOut {
+    /// Adds this unit's result to the totals of the units before it: statistics add up,
+    /// a final state keeps the first unit's schedule, the first counterexample and the
+    /// first limit are kept.
+    pub(crate) fn add_to(self, t: Totals<'_, '_>) {
+        let col = t.col;
+        let st = &self.stats;
+        col.stats.executions += st.executions;
+        col.stats.blocked += st.blocked;
+        col.stats.assume_blocked += st.assume_blocked;
+        col.stats.depth_cut += st.depth_cut;
+        col.stats.unroll_cut += st.unroll_cut;
+        col.stats.recursion_cut += st.recursion_cut;
+        col.stats.local_loop_cut += st.local_loop_cut;
+        col.stats.events += st.events;
+        for (k, f) in self.final_states {
+            match col.final_states.entry(k) {
+                Entry::Vacant(e) => {
+                    e.insert(f);
+                }
+                Entry::Occupied(mut e) => e.get_mut().executions += f.executions,
+            }
+        }
+        if col.cex.is_none() {
+            col.cex = self.cex;
+        }
+        if col.stopped.is_none() {
+            col.stopped = self.stopped;
+        }
+        *t.sleep_blocked += self.sleep_blocked;
+        *t.races += self.races;
+        *t.reversed += self.reversed;
+        t.traces.extend(self.traces);
+    }
+}
+
 fn split_run<M: MemoryModel>(
     prog: &Program,
     opts: &Options,
@@ -379,6 +458,22 @@ fn split_run<M: MemoryModel>(
     traces: bool,
 ) -> SplitResult {
     let shared = Shared::new();
+    if let (None, Some(top), true, crate::Algo::Optimal) =
+        (split.shard, split.race_driven, split.exact, opts.algo)
+    {
+        let r = crate::exact::explore::<M>(prog, opts, split.jobs.max(1), top, &shared, traces);
+        return SplitResult {
+            report: r.report,
+            traces: r.traces,
+            units: r.units,
+            depth: r.depth,
+            method: Method::Exact,
+            ahead: r.ahead,
+            // The leader reports the counterexample one worker does, whatever the unit.
+            violation_unit: None,
+            unit_events: Vec::new(),
+        };
+    }
     if let (None, Some(top)) = (split.shard, split.race_driven) {
         let (outs, units, depth) =
             crate::dynamic::explore::<M>(prog, opts, split.jobs.max(1), top, &shared, traces);
@@ -389,7 +484,8 @@ fn split_run<M: MemoryModel>(
             traces,
             units,
             depth,
-            race_driven: true,
+            method: Method::Races,
+            ahead: 0,
             violation_unit: violation,
             unit_events,
         };
@@ -450,7 +546,8 @@ fn split_run<M: MemoryModel>(
         traces: all_traces,
         units: units.len(),
         depth,
-        race_driven: false,
+        method: Method::Frontier,
+        ahead: 0,
         violation_unit,
         unit_events,
     }
@@ -470,35 +567,16 @@ pub(crate) fn sum_units<M: MemoryModel>(
     let mut all_traces = Vec::new();
     let mut violation_unit = None;
     for (u, out) in outs {
-        let st = &out.stats;
-        col.stats.executions += st.executions;
-        col.stats.blocked += st.blocked;
-        col.stats.assume_blocked += st.assume_blocked;
-        col.stats.depth_cut += st.depth_cut;
-        col.stats.unroll_cut += st.unroll_cut;
-        col.stats.recursion_cut += st.recursion_cut;
-        col.stats.local_loop_cut += st.local_loop_cut;
-        col.stats.events += st.events;
-        // Units are summed in order: a final state keeps the first unit's schedule.
-        for (k, f) in out.final_states {
-            match col.final_states.entry(k) {
-                Entry::Vacant(e) => {
-                    e.insert(f);
-                }
-                Entry::Occupied(mut e) => e.get_mut().executions += f.executions,
-            }
-        }
         if col.cex.is_none() && out.cex.is_some() {
-            col.cex = out.cex;
             violation_unit = Some(u);
         }
-        if col.stopped.is_none() {
-            col.stopped = out.stopped;
-        }
-        sleep_blocked += out.sleep_blocked;
-        races += out.races;
-        reversed += out.reversed;
-        all_traces.extend(out.traces);
+        out.add_to(Totals {
+            col: &mut col,
+            sleep_blocked: &mut sleep_blocked,
+            races: &mut races,
+            reversed: &mut reversed,
+            traces: &mut all_traces,
+        });
     }
     if col.stopped.is_none() {
         col.stopped = shared.stopped();

@@ -39,6 +39,9 @@ fn opts(algo: Algo, unroll: Option<u32>, stop: bool) -> Options {
 enum How {
     Frontier(usize),
     Races(Option<usize>),
+    /// The exact split (Optimal-DPOR; Source-DPOR takes the race-driven split), its
+    /// depth as with `Races`.
+    Exact(Option<usize>),
 }
 
 fn split(jobs: usize, shard: Option<(u32, u32)>, how: How) -> Split {
@@ -47,12 +50,13 @@ fn split(jobs: usize, shard: Option<(u32, u32)>, how: How) -> Split {
         shard: shard.map(|(index, count)| Shard { index, count }),
         min_units: match how {
             How::Frontier(n) => n,
-            How::Races(_) => fencer_dpor::UNITS,
+            How::Races(_) | How::Exact(_) => fencer_dpor::UNITS,
         },
         race_driven: match how {
             How::Frontier(_) => None,
-            How::Races(d) => Some(d),
+            How::Races(d) | How::Exact(d) => Some(d),
         },
+        exact: matches!(how, How::Exact(_)),
     }
 }
 
@@ -207,6 +211,47 @@ fn check_stable(
     Ok(())
 }
 
+/// The exact split (Optimal-DPOR) is one worker's exploration: against the plain engine,
+/// the same traces in the same order, the same statistics (no execution blocked by a sleep
+/// set), final states and counterexample, for every number of workers; with and without
+/// stop-on-violation.
+fn check_exact(
+    prog: &Program,
+    model: ModelKind,
+    unroll: Option<u32>,
+    depth: Option<usize>,
+) -> Result<(), String> {
+    for stop in [false, true] {
+        let o = opts(Algo::Optimal, unroll, stop);
+        let (plain, traces) = explore_traces(prog, model, &o);
+        for jobs in [1, 2, 3] {
+            let r = explore_split(prog, model, &o, &split(jobs, None, How::Exact(depth)), true);
+            let what = format!("exact split, stop {stop}, --jobs {jobs}");
+            same_outcome(&what, &plain, &r.report)?;
+            if r.traces != traces {
+                return Err(format!("{what}: other traces or another order"));
+            }
+            let (x, y) = (&plain.stats, &r.report.stats);
+            if (x.blocked, x.sleep_blocked, x.events) != (y.blocked, y.sleep_blocked, y.events) {
+                return Err(format!(
+                    "{what}: blocked {} sleep {:?} events {} vs {} {:?} {}",
+                    y.blocked, y.sleep_blocked, y.events, x.blocked, x.sleep_blocked, x.events
+                ));
+            }
+            if y.sleep_blocked != Some(0) {
+                return Err(format!(
+                    "{what}: {:?} blocked by sleep sets",
+                    y.sleep_blocked
+                ));
+            }
+            if r.report.counterexample != plain.counterexample {
+                return Err(format!("{what}: another counterexample"));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn random_program(seed: u64, kind: u64) -> (Program, Option<u32>) {
     match kind {
         0 => {
@@ -253,6 +298,14 @@ fn random(kind: u64) {
                     if let Err(e) = r {
                         failures.push(format!(
                             "seed {seed} kind {kind} {model} {algo:?} {how:?}: {e}"
+                        ));
+                    }
+                }
+                if algo == Algo::Optimal {
+                    let depth = [Some(1), Some(2), Some(4), Some(8), None][(seed % 5) as usize];
+                    if let Err(e) = check_exact(&prog, model, unroll, depth) {
+                        failures.push(format!(
+                            "seed {seed} kind {kind} {model} exact {depth:?}: {e}"
                         ));
                     }
                 }
@@ -362,6 +415,13 @@ fn bench(dir: &Path, ext: &str) {
                         .and_then(|()| check_stable(&prog, model, algo, None, stable, 1));
                     if let Err(e) = r {
                         failures.push(format!("{name} {model} {algo:?} {all:?}: {e}"));
+                    }
+                }
+                if algo == Algo::Optimal {
+                    for depth in [None, Some(4)] {
+                        if let Err(e) = check_exact(&prog, model, None, depth) {
+                            failures.push(format!("{name} {model} exact {depth:?}: {e}"));
+                        }
                     }
                 }
             }

@@ -1551,7 +1551,7 @@ enum Freeing {
 }
 
 /// What a step would do to shared state, for deciding whether two steps commute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
     /// Touches nothing another thread can see (a buffered store, a forwarded load, ...).
     Local,

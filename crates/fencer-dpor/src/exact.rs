@@ -1,0 +1,822 @@
+//! The exact split (`--jobs N` with Optimal-DPOR): one worker's exploration, with the
+//! subtrees below a depth `D` explored ahead of time by other workers.
+//!
+//! Optimal-DPOR explores a node's branches one after the other because each branch's
+//! exploration inserts sequences into the wakeup trees of the nodes above it, below the
+//! branches still to come: a later branch's subtree is fixed only once every branch before
+//! it has finished (ARCHITECTURE.md, *Why a split tree is not optimal*). So this split
+//! does not give subtrees away: a *leader* runs the one-worker engine above `D`, in its
+//! order, and only the exploration below `D` is done elsewhere.
+//!
+//! 1. What the engine does below position `D` depends on the prefix, the sleep set and
+//!    the wakeup tree at `D`, and on the sleep sets and explored processes of the
+//!    positions above (they decide which reversals above `D` are redundant); never on
+//!    the wakeup trees above. That is a unit's [`Key`]. Its exploration changes the
+//!    wakeup trees above `D` only by inserting the reversals that are not redundant there.
+//! 2. A unit's engine explores below `D` as the one-worker engine does and records those
+//!    insertions instead of making them ([`RecSeq`]: the sequence, what its events
+//!    access, and the happens-before relation among them). The leader, when its execution
+//!    reaches `D`, takes the unit with its key, adds up its result, and makes the recorded
+//!    insertions into its own wakeup trees, in order, judging weak initials as the unit's
+//!    engine would have (by the recorded relation and accesses, or by running the sequence
+//!    from the leader's own machine state at the node).
+//! 3. Units are explored by workers, the leader's next one first. Their recorded
+//!    insertions stream to the leader after every execution: those of the unit the
+//!    leader waits on are inserted at once (they come first in the one-worker order, and
+//!    the units after it show sooner). The same reversal recorded again (every unit's
+//!    first execution reverses its prefix's races) is inserted once while its position
+//!    keeps its step: the tree there only grows, so the second insertion would find the
+//!    leaf the first made or found.
+//! 4. Workers explore ahead: the leader predicts the next units by following its own
+//!    tree as it stands ([`Dpor::scout`]), with the insertions of the predicted units
+//!    that workers have finished. A unit runs only if its key is the one the leader
+//!    reaches; one explored for another key at the same place of the tree (an insertion
+//!    reached its wakeup tree since) is stopped or thrown away.
+//!
+//! So the leader's exploration is the one-worker engine's, step for step: the same
+//! executions in the same order, the same final states, counterexample and verdict, no
+//! execution blocked by a sleep set, whatever the timing and the number of workers.
+//! What parallelism there is depends on how far ahead the tree shows itself: a unit's
+//! successors are known only once the units before them have reported.
+
+use crate::parallel::{self, Shared, Totals, UnitOut};
+use crate::wut::{self, Events};
+use crate::{run_judged, take, Cursor, Dpor, Options, Weak};
+use fencer_ir::Program;
+use fencer_machine::{dependent, Access, NoObserver, State, Step};
+use fencer_memory::MemoryModel;
+use fencer_report::Report;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// How many units the leader predicts ahead, per worker.
+const LOOKAHEAD: usize = 8;
+
+/// A reversal that a unit found above its root, for the leader to insert: `notdep(i).j`
+/// as a sequence of its own (its events named by their index in it).
+#[derive(PartialEq)]
+pub(crate) struct RecSeq {
+    /// The position whose wakeup tree takes it.
+    pub i: usize,
+    /// A hash of the rest: the same reversal comes back from unit after unit, and is
+    /// inserted once (see `Dpor::insert_recorded`).
+    hash: u64,
+    steps: Vec<Step>,
+    accs: Vec<Access>,
+    /// Each event's process, numbered in order of first appearance in the sequence.
+    proc: Vec<u16>,
+    /// How many events of its process come before it in the sequence.
+    rank: Vec<u32>,
+    procs: usize,
+    /// For event `b` and process `p`, how many of `p`'s events in the sequence happen
+    /// before `b` (`b * procs + p`): always the first ones, since what happens before an
+    /// event of a process happens before its later events too.
+    pre: Vec<u32>,
+}
+
+impl RecSeq {
+    pub(crate) fn new(
+        hb: &crate::hb::Hb,
+        accs: &[Access],
+        (i, j): (usize, usize),
+        v: &[usize],
+    ) -> RecSeq {
+        let n = v.len();
+        let steps: Vec<Step> = v.iter().map(|&k| hb.step(k)).collect();
+        let mut names: Vec<Step> = Vec::new();
+        let mut of_proc: Vec<Vec<usize>> = Vec::new();
+        let mut proc = Vec::with_capacity(n);
+        let mut rank = Vec::with_capacity(n);
+        for (t, &s) in steps.iter().enumerate() {
+            let p = match names.iter().position(|&q| q == s) {
+                Some(p) => p,
+                None => {
+                    names.push(s);
+                    of_proc.push(Vec::new());
+                    names.len() - 1
+                }
+            };
+            proc.push(p as u16);
+            rank.push(of_proc[p].len() as u32);
+            of_proc[p].push(t);
+        }
+        let procs = names.len();
+        // Each process's events in the sequence, by their index in the process: what
+        // happens before an event is, for each process, those up to its clock's entry.
+        let hb_proc: Vec<u32> = of_proc.iter().map(|evs| hb.proc_idx(v[evs[0]]).0).collect();
+        let idx: Vec<Vec<u32>> = of_proc
+            .iter()
+            .map(|evs| evs.iter().map(|&t| hb.proc_idx(v[t]).1).collect())
+            .collect();
+        let mut pre = vec![0u32; n * procs];
+        for (t, &b) in v.iter().enumerate() {
+            let c = hb.clock_in_reversal((i, j), b);
+            for (p, evs) in of_proc.iter().enumerate() {
+                let earlier = evs.partition_point(|&a| a < t);
+                let bound = c.get(hb_proc[p] as usize).copied().unwrap_or(0);
+                let count = idx[p][..earlier].partition_point(|&x| x <= bound);
+                debug_assert!(
+                    evs[..earlier]
+                        .iter()
+                        .enumerate()
+                        .all(|(r, &a)| hb.before_in_reversal((i, j), v[a], b) == (r < count)),
+                    "what happens before an event is a prefix of each process's events"
+                );
+                pre[t * procs + p] = count as u32;
+            }
+        }
+        let accs: Vec<Access> = v.iter().map(|&k| accs[k]).collect();
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (&steps, &accs, &pre).hash(&mut h);
+            h.finish()
+        };
+        RecSeq {
+            i,
+            hash,
+            steps,
+            accs,
+            proc,
+            rank,
+            procs,
+            pre,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether event `a` happens before event `b` in the sequence.
+    fn before(&self, a: usize, b: usize) -> bool {
+        self.rank[a] < self.pre[b * self.procs + self.proc[a] as usize]
+    }
+}
+
+/// A recorded sequence as the leader's insertion sees it: weak initials judged as the
+/// unit's engine judges them, by the recorded relation, and (where kinds can change) by
+/// running the sequence from the leader's machine state at the node.
+struct Replayed<'e, M> {
+    prog: &'e Program,
+    seq: &'e RecSeq,
+    weak: Weak,
+    /// The machine state before position `seq.i` (where kinds can change).
+    base: Option<&'e State>,
+    scratch: &'e std::cell::RefCell<Option<State>>,
+    _m: std::marker::PhantomData<M>,
+}
+
+impl<M: MemoryModel> Events for Replayed<'_, M> {
+    /// The steps from the tree's root to the node insertion stands at.
+    type Ctx = Vec<Step>;
+    fn step(&self, k: usize) -> Step {
+        self.seq.steps[k]
+    }
+    fn access(&self, k: usize) -> Access {
+        self.seq.accs[k]
+    }
+    fn weak_initials(
+        &self,
+        ctx: &Vec<Step>,
+        w: &[usize],
+        ps: &[(Step, Access)],
+        out: &mut Vec<Option<wut::Start>>,
+    ) {
+        let seq = self.seq;
+        out.clear();
+        out.resize(ps.len(), None);
+        let mut left = Vec::new();
+        for (n, &(p, acc)) in ps.iter().enumerate() {
+            if self.weak == Weak::Simulate {
+                match w.iter().position(|&k| seq.steps[k] == p) {
+                    Some(at) if !w[..at].iter().any(|&a| seq.before(a, w[at])) => {
+                        out[n] = Some(wut::Start::Initial(at));
+                    }
+                    _ => left.push(n),
+                }
+                continue;
+            }
+            out[n] = wut::initial_by(
+                w,
+                p,
+                |k| seq.steps[k],
+                |a, b| seq.before(a, b),
+                || {
+                    self.weak == Weak::Stable
+                        && w.iter()
+                            .all(|&k| !dependent::<M>((p, acc), (seq.steps[k], seq.accs[k])))
+                },
+            );
+        }
+        if left.is_empty() {
+            return;
+        }
+        let Some(base) = self.base else {
+            return;
+        };
+        let mut slot = self.scratch.borrow_mut();
+        let state = match &mut *slot {
+            Some(st) => {
+                st.clone_from(base);
+                st
+            }
+            None => slot.insert(base.clone()),
+        };
+        for &p in ctx {
+            // A node that cannot be run is judged as commuting with nothing.
+            if !state.step_enabled::<M>(self.prog, p) {
+                return;
+            }
+            take::<M>(self.prog, state, p);
+        }
+        run_judged::<M>(
+            self.prog,
+            state,
+            w,
+            |k| seq.steps[k],
+            ps,
+            &mut left,
+            false,
+            out,
+        );
+    }
+    fn advance(&self, ctx: &mut Vec<Step>, p: Step) {
+        ctx.push(p);
+    }
+}
+
+/// A position above a unit's root: its sleep set and its explored processes, with what
+/// their next events access there.
+type Above = (Vec<(Step, Access)>, Vec<(Step, Access)>);
+
+/// What a unit's exploration depends on (see the module's comment).
+#[derive(Clone, PartialEq)]
+pub(crate) struct Key {
+    prefix: Vec<Step>,
+    /// The sleep set and the explored processes of each position above the root.
+    above: Vec<Above>,
+    sleep: Vec<(Step, Access)>,
+    wut: Vec<wut::Node>,
+}
+
+/// What the leader gets when it waits on its current unit.
+pub(crate) enum Got {
+    /// Insertions the unit found since the last call; it is still being explored.
+    Recs(Vec<Arc<RecSeq>>),
+    /// The unit is explored: its last insertions and its result.
+    Done(Vec<Arc<RecSeq>>, Box<UnitOut>),
+    /// The exploration was halted.
+    Halted,
+    /// Nothing new on the unit, but the workers are running out of predicted units and
+    /// other units have found insertions since the last prediction.
+    Predict,
+}
+
+/// Where the leader gets its units.
+pub(crate) trait Units {
+    /// The units the leader expects after `current`, in order (replacing the last
+    /// prediction).
+    fn predict(&self, current: &Key, keys: Vec<Key>);
+    /// Waits for news of the unit `key`, which is explored by a worker (it is put first
+    /// in line if none has it); `first`: the leader's first call for this unit.
+    fn poll(&self, key: &Key, first: bool) -> Got;
+    /// The unit `key` stopped after `max` complete executions, explored here.
+    fn limited(&self, key: &Key, max: u64) -> Option<(Vec<RecSeq>, UnitOut)>;
+    /// How many units to predict.
+    fn lookahead(&self) -> usize;
+    /// Whether the workers may soon run out of predicted units.
+    fn hungry(&self) -> bool;
+    /// Whether the last prediction has the unit `key`.
+    fn expected(&self, key: &Key) -> bool;
+    /// The insertions of the unit `key`, if a worker has finished it.
+    fn peek(&self, key: &Key) -> Vec<Arc<RecSeq>>;
+}
+
+/// Where a unit's engine sends the insertions it records, after every execution.
+pub(crate) trait RecSink: Sync {
+    fn recs(&self, unit: usize, recs: &mut Vec<RecSeq>);
+}
+
+impl<M: MemoryModel> Dpor<'_, M> {
+    fn exact_key(&self, d: usize) -> Key {
+        Key {
+            prefix: self.schedule[..d].to_vec(),
+            above: self.pos[..d]
+                .iter()
+                .map(|p| (p.sleep.clone(), p.done.clone()))
+                .collect(),
+            sleep: self.pos[d].sleep.clone(),
+            wut: self.pos[d].wut.clone(),
+        }
+    }
+
+    /// The leader's execution has reached its depth: the unit below is explored by a
+    /// worker (or was, ahead), its insertions are made here as they come, and its result
+    /// is added once it is over.
+    pub(crate) fn adopt(&mut self) {
+        let d = self.lead.expect("the leader of an exact split");
+        let key = self.exact_key(d);
+        // Position `d` is the unit's: the leader backtracks above it.
+        self.pos[d].wut.clear();
+        self.depth = d;
+        let src = self.lead_src.expect("a source of units");
+        // The last prediction stands while it has this unit and enough after it (the
+        // workers check each unit's key anyway).
+        if src.hungry() || !src.expected(&key) {
+            src.predict(&key, self.scout(d, src.lookahead()));
+        }
+        let mut first = true;
+        let (recs, out) = loop {
+            let got = src.poll(&key, first);
+            first = false;
+            match got {
+                Got::Recs(recs) => {
+                    // The unit is first in the one-worker order: its insertions are made
+                    // now, as one worker makes them during the unit, and show the units
+                    // after it sooner.
+                    self.insert_recorded(d, &recs);
+                    if src.hungry() {
+                        src.predict(&key, self.scout(d, src.lookahead()));
+                    }
+                }
+                Got::Predict => src.predict(&key, self.scout(d, src.lookahead())),
+                Got::Done(recs, out) => break (recs, *out),
+                Got::Halted => {
+                    self.cancelled = true;
+                    return;
+                }
+            }
+        };
+        let out = match self.opts.max_executions {
+            // One worker would stop inside this unit, at exactly `max` executions; the
+            // exploration ends there, so the tree above no longer matters.
+            Some(max) if out.stats.executions > max.saturating_sub(self.col.stats.executions) => {
+                let left = max.saturating_sub(self.col.stats.executions);
+                match src.limited(&key, left) {
+                    Some((_, out)) => out,
+                    None => {
+                        self.cancelled = true;
+                        return;
+                    }
+                }
+            }
+            _ => {
+                self.insert_recorded(d, &recs);
+                out
+            }
+        };
+        let mut traces = self.traces.take();
+        let mut none = Vec::new();
+        out.add_to(Totals {
+            col: &mut self.col,
+            sleep_blocked: &mut self.sleep_blocked,
+            races: &mut self.races,
+            reversed: &mut self.reversed,
+            traces: traces.as_mut().unwrap_or(&mut none),
+        });
+        self.traces = traces;
+        // The memos of reversals were made before the unit's insertions.
+        self.settled.clear();
+    }
+
+    /// Inserts a unit's recorded reversals into the wakeup trees above `d`, in order.
+    fn insert_recorded(&mut self, d: usize, recs: &[Arc<RecSeq>]) {
+        let prog = self.prog;
+        let opts = self.opts;
+        let weak = self.weak;
+        let mut cursor = Cursor::default();
+        let scratch = std::cell::RefCell::new(None);
+        // Insertions at different positions do not meet: in order of position (and at one
+        // position in the order found), the cursor only moves forward.
+        let mut order: Vec<&Arc<RecSeq>> = recs.iter().collect();
+        order.sort_by_key(|r| r.i);
+        for seq in order {
+            // The same reversal inserted again while its position keeps its step finds
+            // the leaf it made or found before (the tree there only grows): a unit's
+            // first execution reverses all of its prefix's races again.
+            if self.inserted.len() <= seq.i {
+                self.inserted.resize_with(seq.i + 1, Vec::new);
+            }
+            if self.inserted[seq.i]
+                .iter()
+                .any(|r| r.hash == seq.hash && **r == **seq)
+            {
+                continue;
+            }
+            self.inserted[seq.i].push(seq.clone());
+            let base = (weak == Weak::Simulate)
+                .then(|| cursor.seek::<M>(prog, opts, &self.snaps, &self.schedule[..d], seq.i));
+            let ev = Replayed::<M> {
+                prog,
+                seq,
+                weak,
+                base,
+                scratch: &scratch,
+                _m: std::marker::PhantomData,
+            };
+            let mut ctx = Vec::new();
+            wut::insert(
+                &ev,
+                &mut ctx,
+                &mut self.pos[seq.i].wut,
+                (0..seq.len()).collect(),
+            );
+        }
+    }
+
+    /// The next `k` units the leader will explore if no insertion changes its tree: its
+    /// own order, followed from a copy of its positions above `d`.
+    fn scout(&self, d: usize, k: usize) -> Vec<Key> {
+        let opts = parallel::unlimited(self.opts);
+        let mut obs = NoObserver;
+        let mut s = Dpor::<M>::new(self.prog, &opts, false, &mut obs);
+        s.lead = Some(d);
+        s.weak = self.weak;
+        s.pos = self.pos[..d].to_vec();
+        s.vacant = vec![false; d];
+        s.schedule = self.schedule[..d].to_vec();
+        s.depth = d;
+        let mut keys = Vec::new();
+        while keys.len() < k {
+            let Some(b) = s.backtrack_point() else {
+                break;
+            };
+            s.depth = b + 1;
+            s.schedule.truncate(b);
+            s.execute(b);
+            if std::mem::take(&mut s.reached) {
+                let key = s.exact_key(d);
+                // What a worker has found there already comes next in the one-worker
+                // order: with it, the units after it show sooner.
+                if let Some(src) = self.lead_src {
+                    let recs = src.peek(&key);
+                    if !recs.is_empty() {
+                        s.insert_recorded(d, &recs);
+                    }
+                }
+                keys.push(key);
+                s.pos[d].wut.clear();
+                s.depth = d;
+            }
+        }
+        keys
+    }
+}
+
+/// Explores the unit `key` (its root at the prefix's end), sending the insertions it
+/// records above the root to `sink` (with `id`) or keeping them.
+#[allow(clippy::too_many_arguments)]
+fn explore_unit<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    key: &Key,
+    traces: bool,
+    start: Instant,
+    shared: Option<&Shared>,
+    sink: Option<(&dyn RecSink, usize, &AtomicBool)>,
+) -> Option<(Vec<RecSeq>, UnitOut)> {
+    let mut obs = NoObserver;
+    let mut d = Dpor::<M>::new(prog, opts, traces, &mut obs);
+    d.col.start = start;
+    d.shared = shared;
+    if let Some((sink, id, cancel)) = sink {
+        d.rec_sink = Some(sink);
+        d.unit = id;
+        d.cancel = Some(cancel);
+    }
+    let root = key.prefix.len();
+    d.root = root;
+    d.record = Some(Vec::new());
+    d.prefix_races = true;
+    d.fresh = 0;
+    d.schedule = key.prefix.clone();
+    d.empty_positions(root + 1);
+    for (p, (sleep, done)) in d.pos.iter_mut().zip(&key.above) {
+        p.sleep = sleep.clone();
+        p.done = done.clone();
+    }
+    d.pos[root].sleep = key.sleep.clone();
+    d.pos[root].wut = key.wut.clone();
+    d.depth = root + 1;
+    d.explore(root);
+    d.send_above();
+    let recs = d.record.take().unwrap_or_default();
+    parallel::unit_out(d).map(|out| (recs, out))
+}
+
+/// A unit a worker has started.
+struct Run {
+    id: usize,
+    key: Arc<Key>,
+    /// Insertions found and not yet taken by the leader.
+    recs: Vec<Arc<RecSeq>>,
+    /// Its result once it is over (`Some(None)`: halted).
+    out: Option<Option<UnitOut>>,
+    /// Set when it turns out mispredicted: its engine stops.
+    cancel: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct Work {
+    /// Predicted units no worker has taken yet, in the leader's order.
+    queue: VecDeque<Arc<Key>>,
+    runs: Vec<Run>,
+    next_id: usize,
+    quit: bool,
+    /// Counts the insertions workers have sent, and its value at the last prediction.
+    sent: u64,
+    predicted: u64,
+}
+
+struct Coord<'p, M> {
+    prog: &'p Program,
+    /// The units' options: no execution limit (the leader keeps it) and no progress line.
+    opts: Options,
+    shared: &'p Shared,
+    traces: bool,
+    jobs: usize,
+    work: Mutex<Work>,
+    wake: Condvar,
+    /// Units the leader took, and how many of them a worker had started before the
+    /// leader needed them.
+    taken: AtomicUsize,
+    ahead: AtomicUsize,
+    _m: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<M: MemoryModel> Coord<'_, M> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Work> {
+        self.work.lock().expect("no worker panics holding it")
+    }
+
+    /// A worker: explores predicted units until the leader is done.
+    fn work(&self) {
+        let _guard = QuitOnPanic(self);
+        loop {
+            let (key, id, cancel) = {
+                let mut w = self.lock();
+                loop {
+                    if w.quit {
+                        return;
+                    }
+                    if let Some(key) = w.queue.pop_front() {
+                        let id = w.next_id;
+                        w.next_id += 1;
+                        let cancel = Arc::new(AtomicBool::new(false));
+                        w.runs.push(Run {
+                            id,
+                            key: key.clone(),
+                            recs: Vec::new(),
+                            out: None,
+                            cancel: cancel.clone(),
+                        });
+                        break (key, id, cancel);
+                    }
+                    w = self.wake.wait(w).expect("no worker panics holding it");
+                }
+            };
+            let got = explore_unit::<M>(
+                self.prog,
+                &self.opts,
+                &key,
+                self.traces,
+                self.shared.start,
+                Some(self.shared),
+                Some((self, id, &cancel)),
+            );
+            let mut w = self.lock();
+            if let Some(run) = w.runs.iter_mut().find(|r| r.id == id) {
+                run.out = Some(got.map(|(recs, out)| {
+                    run.recs.extend(recs.into_iter().map(Arc::new));
+                    out
+                }));
+                w.sent += 1;
+            }
+            self.wake.notify_all();
+        }
+    }
+
+    fn quit(&self) {
+        self.lock().quit = true;
+        self.wake.notify_all();
+    }
+}
+
+/// Held by the leader and every worker: if one panics, the others, which may wait for
+/// it, are told to finish, and the panic reaches the caller instead of a hang.
+struct QuitOnPanic<'c, 'p, M>(&'c Coord<'p, M>);
+
+impl<M> Drop for QuitOnPanic<'_, '_, M> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut w = self.0.work.lock().unwrap_or_else(|e| e.into_inner());
+            w.quit = true;
+            self.0.wake.notify_all();
+        }
+    }
+}
+
+impl<M: MemoryModel> RecSink for Coord<'_, M> {
+    fn recs(&self, unit: usize, recs: &mut Vec<RecSeq>) {
+        let mut w = self.lock();
+        if let Some(run) = w.runs.iter_mut().find(|r| r.id == unit) {
+            run.recs.extend(recs.drain(..).map(Arc::new));
+            w.sent += 1;
+            self.wake.notify_all();
+        } else {
+            // Dropped as mispredicted: nobody will take them.
+            recs.clear();
+        }
+    }
+}
+
+impl<M: MemoryModel> Units for Coord<'_, M> {
+    fn lookahead(&self) -> usize {
+        LOOKAHEAD * self.jobs
+    }
+
+    fn hungry(&self) -> bool {
+        self.lock().queue.len() < self.jobs
+    }
+
+    fn expected(&self, key: &Key) -> bool {
+        let w = self.lock();
+        w.runs.iter().any(|r| *r.key == *key) || w.queue.iter().any(|k| **k == *key)
+    }
+
+    fn peek(&self, key: &Key) -> Vec<Arc<RecSeq>> {
+        let w = self.lock();
+        w.runs
+            .iter()
+            .find(|r| *r.key == *key && r.out.is_some())
+            .map(|r| r.recs.clone())
+            .unwrap_or_default()
+    }
+
+    fn predict(&self, current: &Key, keys: Vec<Key>) {
+        let mut w = self.lock();
+        w.predicted = w.sent;
+        let Work { queue, runs, .. } = &mut *w;
+        // A unit explored for a key the leader no longer expects was mispredicted.
+        // A unit explored for another key at the same place of the tree was mispredicted
+        // (an insertion reached its wakeup tree since): stopped, or thrown away. Others
+        // not in the prediction may still come (the prediction looks only so far ahead).
+        runs.retain(|r| {
+            let wrong = keys
+                .iter()
+                .chain(std::iter::once(current))
+                .any(|k| k.prefix == r.key.prefix && *k != *r.key);
+            if wrong {
+                r.cancel.store(true, Ordering::Relaxed);
+            }
+            !wrong
+        });
+        let spare = runs
+            .iter()
+            .filter(|r| r.out.is_some() && *r.key != *current && !keys.iter().any(|k| *r.key == *k))
+            .count();
+        if spare > LOOKAHEAD * self.jobs {
+            // Keep the memory bounded: the results furthest from the prediction go.
+            let mut extra = spare - LOOKAHEAD * self.jobs;
+            runs.retain(|r| {
+                let drop = extra > 0
+                    && r.out.is_some()
+                    && *r.key != *current
+                    && !keys.iter().any(|k| *r.key == *k);
+                if drop {
+                    extra -= 1;
+                }
+                !drop
+            });
+        }
+        queue.clear();
+        for k in keys {
+            if !runs.iter().any(|r| *r.key == k) {
+                queue.push_back(Arc::new(k));
+            }
+        }
+        self.wake.notify_all();
+    }
+
+    fn poll(&self, key: &Key, first: bool) -> Got {
+        let mut w = self.lock();
+        let started = w.runs.iter().any(|r| *r.key == *key);
+        if first {
+            self.taken.fetch_add(1, Ordering::Relaxed);
+            if started {
+                self.ahead.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        if !started {
+            w.queue.retain(|k| **k != *key);
+            w.queue.push_front(Arc::new(key.clone()));
+            self.wake.notify_all();
+        }
+        loop {
+            if let Some(at) = w.runs.iter().position(|r| *r.key == *key) {
+                let run = &mut w.runs[at];
+                if run.out.is_some() {
+                    let run = w.runs.swap_remove(at);
+                    return match run.out {
+                        Some(Some(out)) => Got::Done(run.recs, Box::new(out)),
+                        _ => Got::Halted,
+                    };
+                }
+                if !run.recs.is_empty() {
+                    return Got::Recs(std::mem::take(&mut run.recs));
+                }
+            }
+            if w.sent != w.predicted && w.queue.len() < self.jobs {
+                w.predicted = w.sent;
+                return Got::Predict;
+            }
+            if w.quit {
+                // A worker panicked: the scope passes its panic on.
+                return Got::Halted;
+            }
+            w = self.wake.wait(w).expect("no worker panics holding it");
+        }
+    }
+
+    fn limited(&self, key: &Key, max: u64) -> Option<(Vec<RecSeq>, UnitOut)> {
+        let opts = Options {
+            max_executions: Some(max),
+            ..self.opts.clone()
+        };
+        explore_unit::<M>(
+            self.prog,
+            &opts,
+            key,
+            self.traces,
+            self.shared.start,
+            None,
+            None,
+        )
+    }
+}
+
+/// What an exact split found.
+pub(crate) struct ExactRun {
+    pub report: Report,
+    pub traces: Vec<u128>,
+    /// Units the leader took, and how many a worker had started before it needed them.
+    pub units: usize,
+    pub ahead: usize,
+    pub depth: usize,
+}
+
+/// Explores `prog` with the exact split: the leader here, `jobs` workers beside it.
+pub(crate) fn explore<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    jobs: usize,
+    depth: Option<usize>,
+    shared: &Shared,
+    traces: bool,
+) -> ExactRun {
+    let depth = depth
+        .unwrap_or_else(|| crate::dynamic::depth::<M>(prog, opts, shared.start))
+        .max(1);
+    shared.timed_out(opts);
+    let coord = Coord::<M> {
+        prog,
+        opts: Options {
+            max_executions: None,
+            progress: None,
+            ..opts.clone()
+        },
+        shared,
+        traces,
+        jobs: jobs.max(1),
+        work: Mutex::new(Work::default()),
+        wake: Condvar::new(),
+        taken: AtomicUsize::new(0),
+        ahead: AtomicUsize::new(0),
+        _m: std::marker::PhantomData,
+    };
+    let (report, traces) = std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| coord.work());
+        }
+        let _guard = QuitOnPanic(&coord);
+        let mut obs = NoObserver;
+        let mut lead = Dpor::<M>::new(prog, opts, traces, &mut obs);
+        lead.col.start = shared.start;
+        lead.lead = Some(depth);
+        lead.lead_src = Some(&coord);
+        lead.explore(0);
+        shared.halt();
+        coord.quit();
+        lead.finish()
+    });
+    ExactRun {
+        report,
+        traces,
+        units: coord.taken.load(Ordering::Relaxed),
+        ahead: coord.ahead.load(Ordering::Relaxed),
+        depth,
+    }
+}
