@@ -368,16 +368,16 @@ struct CheckArgs {
     /// `-forward-depth`; default: every reachable state, up to 20,000).
     #[arg(long, value_name = "D", requires = "brab")]
     forward_depth: Option<u32>,
-    /// Worker threads (at most 1024); default: all cores. Programs (DPOR): the tree is
+    /// Worker threads (at most 1024); default: all cores. Programs (DPOR), with
+    /// --algo optimal: one worker's exploration, the subtrees below a depth explored
+    /// ahead by the others; the run is --jobs 1's (the same executions in the same
+    /// order, final states, verdict, counterexample and statistics but `reversed`, none
+    /// blocked by a sleep set) for any N and timing. With --algo source: the tree is
     /// split at its races (a Source-DPOR top whose branches are units, fed by the races
-    /// the units find; with --shard, at a static frontier); `--jobs 1` runs the engine
-    /// unsplit (with --algo optimal, the one that blocks no execution with a sleep set).
-    /// The complete executions, final states and verdict never depend on the number of
-    /// workers; the counterexample is the same for every N >= 2 and any timing (the split
-    /// tree's first, in unit order), and may be another than `--jobs 1`'s, which explores
-    /// in a different order. A limit (--max-executions, --timeout) counts the work of
-    /// every worker, including units after the one that will report a violation, so a
-    /// run stopped by one may end before it and say incomplete.
+    /// the units find); the
+    /// complete executions, final states and verdict are --jobs 1's, the counterexample
+    /// the split tree's first in unit order, and a limit counts every worker's work. With
+    /// --shard: at a static frontier. `--jobs 1` runs the engine unsplit.
     /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
     /// one); the answer and the counterexample do not depend on the number of workers.
     #[arg(long, short = 'j', value_name = "N")]

@@ -439,11 +439,17 @@ impl<M: MemoryModel> Dpor<'_, M> {
         s.vacant = vec![false; d];
         s.schedule = self.schedule[..d].to_vec();
         s.depth = d;
+        // What the leader inserted stays inserted: peeked units' insertions that repeat
+        // it are skipped as the leader would skip them.
+        s.inserted = self.inserted.iter().take(d).cloned().collect();
         let mut keys = Vec::new();
         while keys.len() < k {
             let Some(b) = s.backtrack_point() else {
                 break;
             };
+            if let Some(v) = s.inserted.get_mut(b..) {
+                v.iter_mut().for_each(Vec::clear);
+            }
             s.depth = b + 1;
             s.schedule.truncate(b);
             s.execute(b);
@@ -517,6 +523,8 @@ struct Run {
     out: Option<Option<UnitOut>>,
     /// Set when it turns out mispredicted: its engine stops.
     cancel: Arc<AtomicBool>,
+    /// The leader waits on it: its insertions are news.
+    wanted: bool,
 }
 
 #[derive(Default)]
@@ -526,9 +534,11 @@ struct Work {
     runs: Vec<Run>,
     next_id: usize,
     quit: bool,
-    /// Counts the insertions workers have sent, and its value at the last prediction.
+    /// Counts the units workers have finished, and its value at the last prediction.
     sent: u64,
     predicted: u64,
+    /// The unit the leader waits on.
+    current: Option<Arc<Key>>,
 }
 
 struct Coord<'p, M> {
@@ -539,7 +549,9 @@ struct Coord<'p, M> {
     traces: bool,
     jobs: usize,
     work: Mutex<Work>,
+    /// Workers wait here for units, the leader for news of its unit.
     wake: Condvar,
+    news: Condvar,
     /// Units the leader took, and how many of them a worker had started before the
     /// leader needed them.
     taken: AtomicUsize,
@@ -566,12 +578,14 @@ impl<M: MemoryModel> Coord<'_, M> {
                         let id = w.next_id;
                         w.next_id += 1;
                         let cancel = Arc::new(AtomicBool::new(false));
+                        let wanted = w.current.as_ref().is_some_and(|c| **c == *key);
                         w.runs.push(Run {
                             id,
                             key: key.clone(),
                             recs: Vec::new(),
                             out: None,
                             cancel: cancel.clone(),
+                            wanted,
                         });
                         break (key, id, cancel);
                     }
@@ -595,13 +609,14 @@ impl<M: MemoryModel> Coord<'_, M> {
                 }));
                 w.sent += 1;
             }
-            self.wake.notify_all();
+            self.news.notify_all();
         }
     }
 
     fn quit(&self) {
         self.lock().quit = true;
         self.wake.notify_all();
+        self.news.notify_all();
     }
 }
 
@@ -615,6 +630,7 @@ impl<M> Drop for QuitOnPanic<'_, '_, M> {
             let mut w = self.0.work.lock().unwrap_or_else(|e| e.into_inner());
             w.quit = true;
             self.0.wake.notify_all();
+            self.0.news.notify_all();
         }
     }
 }
@@ -624,8 +640,9 @@ impl<M: MemoryModel> RecSink for Coord<'_, M> {
         let mut w = self.lock();
         if let Some(run) = w.runs.iter_mut().find(|r| r.id == unit) {
             run.recs.extend(recs.drain(..).map(Arc::new));
-            w.sent += 1;
-            self.wake.notify_all();
+            if run.wanted {
+                self.news.notify_all();
+            }
         } else {
             // Dropped as mispredicted: nobody will take them.
             recs.clear();
@@ -705,6 +722,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
         let mut w = self.lock();
         let started = w.runs.iter().any(|r| *r.key == *key);
         if first {
+            w.current = Some(Arc::new(key.clone()));
             self.taken.fetch_add(1, Ordering::Relaxed);
             if started {
                 self.ahead.fetch_add(1, Ordering::Relaxed);
@@ -718,6 +736,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
         loop {
             if let Some(at) = w.runs.iter().position(|r| *r.key == *key) {
                 let run = &mut w.runs[at];
+                run.wanted = true;
                 if run.out.is_some() {
                     let run = w.runs.swap_remove(at);
                     return match run.out {
@@ -737,7 +756,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 // A worker panicked: the scope passes its panic on.
                 return Got::Halted;
             }
-            w = self.wake.wait(w).expect("no worker panics holding it");
+            w = self.news.wait(w).expect("no worker panics holding it");
         }
     }
 
@@ -793,6 +812,7 @@ pub(crate) fn explore<M: MemoryModel>(
         jobs: jobs.max(1),
         work: Mutex::new(Work::default()),
         wake: Condvar::new(),
+        news: Condvar::new(),
         taken: AtomicUsize::new(0),
         ahead: AtomicUsize::new(0),
         _m: std::marker::PhantomData,
