@@ -1097,9 +1097,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             let step = self.schedule[d];
             self.replayed_access(&state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
-            if self.prefix_races {
-                // An exact split's unit: the leader took these steps (and counted them,
-                // and reported their faults); their races are reversed here.
+            if self.prefix_races || self.above.is_some() {
                 found.clear();
                 self.hb.record::<M>(
                     step,
@@ -1108,25 +1106,17 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     Some(&mut found),
                 );
                 self.events.push(ev);
-                for &i in &found {
-                    self.pending.push((i, d));
+                if self.prefix_races {
+                    // An exact split's unit: the leader took these steps (and counted
+                    // them, and reported their faults); their races are reversed here.
+                    self.pending.extend(found.iter().map(|&i| (i, d)));
+                    if let Status::Fault(f) = status {
+                        state.threads[f.thread as usize].faulted = true;
+                    }
+                    continue;
                 }
-                if let Status::Fault(f) = status {
-                    state.threads[f.thread as usize].faulted = true;
-                }
-                continue;
-            }
-            if self.above.is_some() {
                 // The top of a race-driven split took these steps for this unit: their
                 // races are reversed there, and this unit is the one to find them.
-                found.clear();
-                self.hb.record::<M>(
-                    step,
-                    &ev,
-                    || waited::<M>(self.prog, &state, step),
-                    Some(&mut found),
-                );
-                self.events.push(ev);
                 for &i in &found {
                     self.races += 1;
                     self.race_above(i, d);
