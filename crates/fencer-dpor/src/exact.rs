@@ -351,9 +351,9 @@ impl<M: MemoryModel> Dpor<'_, M> {
             }
         };
         let out = match self.opts.max_executions {
-            // One worker would stop inside this unit, at exactly `max` executions; the
-            // exploration ends there, so the tree above no longer matters.
-            Some(max) if out.stats.executions > max.saturating_sub(self.col.stats.executions) => {
+            // One worker would stop inside this unit, right after its `max`-th execution;
+            // the exploration ends there, so the tree above no longer matters.
+            Some(max) if out.stats.executions >= max.saturating_sub(self.col.stats.executions) => {
                 let left = max.saturating_sub(self.col.stats.executions);
                 match src.limited(&key, left) {
                     Some((_, out)) => out,
@@ -543,7 +543,7 @@ struct Work {
 
 struct Coord<'p, M> {
     prog: &'p Program,
-    /// The units' options: no execution limit (the leader keeps it) and no progress line.
+    /// The units' options: no progress line (the leader's count is the one shown).
     opts: Options,
     shared: &'p Shared,
     traces: bool,
@@ -802,8 +802,9 @@ pub(crate) fn explore<M: MemoryModel>(
     shared.timed_out(opts);
     let coord = Coord::<M> {
         prog,
+        // A unit never needs more executions than the whole run may have; past what is
+        // left when the leader reaches it, it is explored again with the rest.
         opts: Options {
-            max_executions: None,
             progress: None,
             ..opts.clone()
         },

@@ -879,9 +879,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             }
         }
         if let Some(m) = self.opts.max_executions {
+            // An exact split's unit counts its own: the leader takes units in its order.
             let n = match self.shared {
-                Some(sh) => sh.executions(),
-                None => self.col.stats.executions,
+                Some(sh) if self.record.is_none() => sh.executions(),
+                _ => self.col.stats.executions,
             };
             if n >= m {
                 self.stop(Limit::MaxExecutions);
@@ -893,7 +894,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
 
     fn stop(&mut self, l: Limit) {
         if let Some(sh) = self.shared {
-            sh.stop(l.clone());
+            // An exact split's unit at its own execution limit stops alone.
+            if self.record.is_none() || l != Limit::MaxExecutions {
+                sh.stop(l.clone());
+            }
         }
         self.col.stopped = Some(l);
     }
@@ -1197,7 +1201,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     return;
                 }
                 if self.enabled.is_empty() {
-                    if let Some(sh) = self.shared {
+                    if let Some(sh) = self.shared.filter(|_| self.record.is_none()) {
                         // Workers count complete executions together, before judging one,
                         // so that --max-executions stops at exactly that many.
                         let completes = state.is_complete()

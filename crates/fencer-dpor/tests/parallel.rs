@@ -249,6 +249,37 @@ fn check_exact(
             }
         }
     }
+    // --max-executions stops where one worker stops, though units explore ahead.
+    let n = fencer_dpor::explore(prog, model, &opts(Algo::Optimal, unroll, false))
+        .stats
+        .executions;
+    for max in [1, n / 2 + 1, n] {
+        let o = Options {
+            max_executions: Some(max),
+            ..opts(Algo::Optimal, unroll, false)
+        };
+        let (plain, traces) = explore_traces(prog, model, &o);
+        let r = explore_split(prog, model, &o, &split(2, None, How::Exact(depth)), true);
+        let what = format!("exact split, --max-executions {max}");
+        same_outcome(&what, &plain, &r.report)?;
+        let (x, y) = (&plain.stats, &r.report.stats);
+        if r.traces != traces
+            || (x.blocked, x.events) != (y.blocked, y.events)
+            || plain.stopped_by != r.report.stopped_by
+        {
+            return Err(format!(
+                "{what}: {} traces, blocked {}, events {}, stopped {:?} vs {} {} {} {:?}",
+                r.traces.len(),
+                y.blocked,
+                y.events,
+                r.report.stopped_by,
+                traces.len(),
+                x.blocked,
+                x.events,
+                plain.stopped_by
+            ));
+        }
+    }
     Ok(())
 }
 
