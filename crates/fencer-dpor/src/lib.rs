@@ -854,12 +854,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         if self.col.stopped.is_some() || self.cancelled {
             return true;
         }
-        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            self.cancelled = true;
-            return true;
-        }
         if let Some(sh) = self.shared {
-            if sh.cancelled(self.unit) {
+            // An exact split's unit has a flag of its own (it always has `shared`): one
+            // worker's engine, without `shared`, reads neither.
+            if sh.cancelled(self.unit) || self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 self.cancelled = true;
                 return true;
             }
