@@ -41,7 +41,7 @@
 
 use crate::parallel::{self, Shared, Totals, UnitOut};
 use crate::wut::{self, Events};
-use crate::{run_judged, take, Cursor, Dpor, Options, Weak};
+use crate::{copy_of, run_judged, Cursor, Dpor, Lazy, Options, Weak};
 use fencer_ir::Program;
 use fencer_machine::{dependent, Access, NoObserver, State, Step};
 use fencer_memory::MemoryModel;
@@ -76,64 +76,86 @@ pub(crate) struct RecSeq {
     pre: Vec<u32>,
 }
 
+/// Buffers that recording reuses from one sequence to the next (a unit records thousands).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The sequence's processes, in order of first appearance.
+    names: Vec<Step>,
+    /// Each one's number in the clocks.
+    hb_proc: Vec<u32>,
+    /// Where each one's events start in `idx`.
+    start: Vec<usize>,
+    /// How many of each one's events come before the event at hand.
+    seen: Vec<usize>,
+    /// The events' indexes in their processes, grouped by process.
+    idx: Vec<u32>,
+}
+
 impl RecSeq {
     pub(crate) fn new(
         hb: &crate::hb::Hb,
         accs: &[Access],
         (i, j): (usize, usize),
         v: &[usize],
+        sc: &mut Scratch,
     ) -> RecSeq {
         let n = v.len();
-        let steps: Vec<Step> = v.iter().map(|&k| hb.step(k)).collect();
-        let mut names: Vec<Step> = Vec::new();
-        let mut of_proc: Vec<Vec<usize>> = Vec::new();
+        let mut steps = Vec::with_capacity(n);
         let mut proc = Vec::with_capacity(n);
         let mut rank = Vec::with_capacity(n);
-        for (t, &s) in steps.iter().enumerate() {
-            let p = match names.iter().position(|&q| q == s) {
+        sc.names.clear();
+        sc.hb_proc.clear();
+        sc.seen.clear();
+        for &k in v {
+            let s = hb.step(k);
+            steps.push(s);
+            let p = match sc.names.iter().position(|&q| q == s) {
                 Some(p) => p,
                 None => {
-                    names.push(s);
-                    of_proc.push(Vec::new());
-                    names.len() - 1
+                    sc.names.push(s);
+                    sc.hb_proc.push(hb.proc_idx(k).0);
+                    sc.seen.push(0);
+                    sc.names.len() - 1
                 }
             };
             proc.push(p as u16);
-            rank.push(of_proc[p].len() as u32);
-            of_proc[p].push(t);
+            rank.push(sc.seen[p] as u32);
+            sc.seen[p] += 1;
         }
-        let procs = names.len();
-        // Each process's events in the sequence, by their index in the process: what
-        // happens before an event is, for each process, those up to its clock's entry.
-        let hb_proc: Vec<u32> = of_proc.iter().map(|evs| hb.proc_idx(v[evs[0]]).0).collect();
-        let idx: Vec<Vec<u32>> = of_proc
-            .iter()
-            .map(|evs| evs.iter().map(|&t| hb.proc_idx(v[t]).1).collect())
-            .collect();
+        let procs = sc.names.len();
+        sc.start.clear();
+        let mut at = 0;
+        for c in &mut sc.seen {
+            sc.start.push(at);
+            at += std::mem::take(c);
+        }
+        sc.idx.clear();
+        sc.idx.resize(n, 0);
+        for (t, &k) in v.iter().enumerate() {
+            sc.idx[sc.start[proc[t] as usize] + rank[t] as usize] = hb.proc_idx(k).1;
+        }
+        // What happens before an event is, for each process, those of its events up to
+        // the event's clock entry for it.
         let mut pre = vec![0u32; n * procs];
         for (t, &b) in v.iter().enumerate() {
             let c = hb.clock_in_reversal((i, j), b);
-            for (p, evs) in of_proc.iter().enumerate() {
-                let earlier = evs.partition_point(|&a| a < t);
-                let bound = c.get(hb_proc[p] as usize).copied().unwrap_or(0);
-                let count = idx[p][..earlier].partition_point(|&x| x <= bound);
+            for p in 0..procs {
+                let bound = c.get(sc.hb_proc[p] as usize).copied().unwrap_or(0);
+                let from = sc.start[p];
+                let count = sc.idx[from..from + sc.seen[p]].partition_point(|&x| x <= bound);
                 debug_assert!(
-                    evs[..earlier]
-                        .iter()
+                    (0..t)
+                        .filter(|&a| proc[a] as usize == p)
                         .enumerate()
-                        .all(|(r, &a)| hb.before_in_reversal((i, j), v[a], b) == (r < count)),
+                        .all(|(r, a)| hb.before_in_reversal((i, j), v[a], b) == (r < count)),
                     "what happens before an event is a prefix of each process's events"
                 );
                 pre[t * procs + p] = count as u32;
             }
+            sc.seen[proc[t] as usize] += 1;
         }
         let accs: Vec<Access> = v.iter().map(|&k| accs[k]).collect();
-        let hash = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (&steps, &accs, &pre).hash(&mut h);
-            h.finish()
-        };
+        let hash = fx_hash(&(&steps, &accs, &pre));
         RecSeq {
             i,
             hash,
@@ -156,6 +178,15 @@ impl RecSeq {
     }
 }
 
+/// A hash for comparing recorded sequences and keys: SipHash was a quarter of building a
+/// recorded sequence.
+fn fx_hash(x: &impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    x.hash(&mut h);
+    h.finish()
+}
+
 /// A recorded sequence as the leader's insertion sees it: weak initials judged as the
 /// unit's engine judges them, by the recorded relation, and (where kinds can change) by
 /// running the sequence from the leader's machine state at the node.
@@ -166,12 +197,14 @@ struct Replayed<'e, M> {
     /// The machine state before position `seq.i` (where kinds can change).
     base: Option<&'e State>,
     scratch: &'e std::cell::RefCell<Option<State>>,
+    /// A node's state, kept for the next insertion's allocations.
+    spare: &'e std::cell::RefCell<Option<State>>,
     _m: std::marker::PhantomData<M>,
 }
 
 impl<M: MemoryModel> Events for Replayed<'_, M> {
     /// The steps from the tree's root to the node insertion stands at.
-    type Ctx = Vec<Step>;
+    type Ctx = Lazy;
     fn step(&self, k: usize) -> Step {
         self.seq.steps[k]
     }
@@ -180,7 +213,7 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
     }
     fn weak_initials(
         &self,
-        ctx: &Vec<Step>,
+        ctx: &Lazy,
         w: &[usize],
         ps: &[(Step, Access)],
         out: &mut Vec<Option<wut::Start>>,
@@ -217,21 +250,27 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
         let Some(base) = self.base else {
             return;
         };
+        // Below the root, the node's state is made once per insertion and brought down
+        // the path as judgements need it, as `Simulated` does.
+        let node = if ctx.path.is_empty() {
+            None
+        } else {
+            match ctx.state::<M>(self.prog, || copy_of(self.spare, base)) {
+                Some(st) => Some(st),
+                // A node that cannot be run is judged as commuting with nothing.
+                None => return,
+            }
+        };
+        let from: &State = node.as_deref().unwrap_or(base);
         let mut slot = self.scratch.borrow_mut();
         let state = match &mut *slot {
             Some(st) => {
-                st.clone_from(base);
+                st.clone_from(from);
                 st
             }
-            None => slot.insert(base.clone()),
+            None => slot.insert(from.clone()),
         };
-        for &p in ctx {
-            // A node that cannot be run is judged as commuting with nothing.
-            if !state.step_enabled::<M>(self.prog, p) {
-                return;
-            }
-            take::<M>(self.prog, state, p);
-        }
+        drop(node);
         run_judged::<M>(
             self.prog,
             state,
@@ -243,8 +282,8 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
             out,
         );
     }
-    fn advance(&self, ctx: &mut Vec<Step>, p: Step) {
-        ctx.push(p);
+    fn advance(&self, ctx: &mut Lazy, p: Step) {
+        ctx.path.push(p);
     }
 }
 
@@ -253,13 +292,25 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
 type Above = (Vec<(Step, Access)>, Vec<(Step, Access)>);
 
 /// What a unit's exploration depends on (see the module's comment).
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub(crate) struct Key {
+    /// A hash of the rest: the leader compares keys with every unit a worker holds.
+    hash: u64,
     prefix: Vec<Step>,
     /// The sleep set and the explored processes of each position above the root.
     above: Vec<Above>,
     sleep: Vec<(Step, Access)>,
     wut: Vec<wut::Node>,
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        self.hash == o.hash
+            && self.prefix == o.prefix
+            && self.above == o.above
+            && self.sleep == o.sleep
+            && self.wut == o.wut
+    }
 }
 
 /// What the leader gets when it waits on its current unit.
@@ -302,14 +353,19 @@ pub(crate) trait RecSink: Sync {
 
 impl<M: MemoryModel> Dpor<'_, M> {
     fn exact_key(&self, d: usize) -> Key {
+        let prefix = self.schedule[..d].to_vec();
+        let above: Vec<Above> = self.pos[..d]
+            .iter()
+            .map(|p| (p.sleep.clone(), p.done.clone()))
+            .collect();
+        let sleep = self.pos[d].sleep.clone();
+        let wut = self.pos[d].wut.clone();
         Key {
-            prefix: self.schedule[..d].to_vec(),
-            above: self.pos[..d]
-                .iter()
-                .map(|p| (p.sleep.clone(), p.done.clone()))
-                .collect(),
-            sleep: self.pos[d].sleep.clone(),
-            wut: self.pos[d].wut.clone(),
+            hash: fx_hash(&(&prefix, &above, &sleep, &wut)),
+            prefix,
+            above,
+            sleep,
+            wut,
         }
     }
 
@@ -389,6 +445,7 @@ impl<M: MemoryModel> Dpor<'_, M> {
         let weak = self.weak;
         let mut cursor = Cursor::default();
         let scratch = std::cell::RefCell::new(None);
+        let spare = std::cell::RefCell::new(None);
         // Insertions at different positions do not meet: in order of position (and at one
         // position in the order found), the cursor only moves forward.
         let mut order: Vec<&Arc<RecSeq>> = recs.iter().collect();
@@ -400,13 +457,17 @@ impl<M: MemoryModel> Dpor<'_, M> {
             if self.inserted.len() <= seq.i {
                 self.inserted.resize_with(seq.i + 1, Vec::new);
             }
-            if self.inserted[seq.i]
+            // Kept in order of hash: the lists reach hundreds on long executions.
+            let done = &mut self.inserted[seq.i];
+            let at = done.partition_point(|r| r.hash < seq.hash);
+            if done[at..]
                 .iter()
-                .any(|r| r.hash == seq.hash && **r == **seq)
+                .take_while(|r| r.hash == seq.hash)
+                .any(|r| **r == **seq)
             {
                 continue;
             }
-            self.inserted[seq.i].push(seq.clone());
+            done.insert(at, seq.clone());
             let base = (weak == Weak::Simulate)
                 .then(|| cursor.seek::<M>(prog, opts, &self.snaps, &self.schedule[..d], seq.i));
             let ev = Replayed::<M> {
@@ -415,15 +476,17 @@ impl<M: MemoryModel> Dpor<'_, M> {
                 weak,
                 base,
                 scratch: &scratch,
+                spare: &spare,
                 _m: std::marker::PhantomData,
             };
-            let mut ctx = Vec::new();
+            let mut ctx = Lazy::default();
             wut::insert(
                 &ev,
                 &mut ctx,
                 &mut self.pos[seq.i].wut,
                 (0..seq.len()).collect(),
             );
+            ctx.recycle(&spare);
         }
     }
 
@@ -537,8 +600,10 @@ struct Work {
     /// Counts the units workers have finished, and its value at the last prediction.
     sent: u64,
     predicted: u64,
-    /// The unit the leader waits on.
+    /// The unit the leader waits on, and the run exploring it once one does (the leader
+    /// then finds it by number, not by comparing keys at every poll).
     current: Option<Arc<Key>>,
+    current_run: Option<usize>,
 }
 
 struct Coord<'p, M> {
@@ -579,6 +644,9 @@ impl<M: MemoryModel> Coord<'_, M> {
                         w.next_id += 1;
                         let cancel = Arc::new(AtomicBool::new(false));
                         let wanted = w.current.as_ref().is_some_and(|c| **c == *key);
+                        if wanted {
+                            w.current_run = Some(id);
+                        }
                         w.runs.push(Run {
                             id,
                             key: key.clone(),
@@ -602,14 +670,20 @@ impl<M: MemoryModel> Coord<'_, M> {
                 Some((self, id, &cancel)),
             );
             let mut w = self.lock();
+            let mut news = false;
             if let Some(run) = w.runs.iter_mut().find(|r| r.id == id) {
                 run.out = Some(got.map(|(recs, out)| {
                     run.recs.extend(recs.into_iter().map(Arc::new));
                     out
                 }));
+                news = run.wanted;
                 w.sent += 1;
             }
-            self.news.notify_all();
+            // The leader waits for its own unit, or for a prediction once the workers run
+            // short: waking it for anything else takes a core from a worker for nothing.
+            if news || w.queue.len() < self.jobs || w.quit {
+                self.news.notify_all();
+            }
         }
     }
 
@@ -720,21 +794,22 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
 
     fn poll(&self, key: &Key, first: bool) -> Got {
         let mut w = self.lock();
-        let started = w.runs.iter().any(|r| *r.key == *key);
         if first {
             w.current = Some(Arc::new(key.clone()));
+            w.current_run = w.runs.iter().find(|r| *r.key == *key).map(|r| r.id);
             self.taken.fetch_add(1, Ordering::Relaxed);
-            if started {
+            if w.current_run.is_some() {
                 self.ahead.fetch_add(1, Ordering::Relaxed);
             }
         }
-        if !started {
+        if w.current_run.is_none() {
             w.queue.retain(|k| **k != *key);
             w.queue.push_front(Arc::new(key.clone()));
             self.wake.notify_all();
         }
         loop {
-            if let Some(at) = w.runs.iter().position(|r| *r.key == *key) {
+            let id = w.current_run;
+            if let Some(at) = id.and_then(|id| w.runs.iter().position(|r| r.id == id)) {
                 let run = &mut w.runs[at];
                 run.wanted = true;
                 if run.out.is_some() {

@@ -265,6 +265,7 @@ struct Dpor<'a, M> {
     /// An exact split's unit: the reversals that go above the root (not redundant there)
     /// are recorded here, in order, for the leader to insert.
     record: Option<Vec<exact::RecSeq>>,
+    rec_scratch: exact::Scratch,
     /// The exact split's leader: the units' insertions made at each position since it
     /// took its step.
     inserted: Vec<Vec<Arc<exact::RecSeq>>>,
@@ -447,6 +448,42 @@ struct Simulated<'e, M> {
 struct Lazy {
     path: Vec<Step>,
     state: std::cell::RefCell<Option<(Option<State>, usize)>>,
+}
+
+impl Lazy {
+    /// The state at the node, made from `base` (the state at the tree's root) or brought
+    /// down to the node now if it was not yet.
+    fn state<M: MemoryModel>(
+        &self,
+        prog: &Program,
+        base: impl FnOnce() -> State,
+    ) -> Option<std::cell::Ref<'_, State>> {
+        {
+            let mut slot = self.state.borrow_mut();
+            let (state, at) = slot.get_or_insert_with(|| (Some(base()), 0));
+            while *at < self.path.len() {
+                let Some(st) = state else { break };
+                let p = self.path[*at];
+                if !st.step_enabled::<M>(prog, p) {
+                    *state = None;
+                    break;
+                }
+                take::<M>(prog, st, p);
+                *at += 1;
+            }
+        }
+        std::cell::Ref::filter_map(self.state.borrow(), |slot| {
+            slot.as_ref().and_then(|(state, _)| state.as_ref())
+        })
+        .ok()
+    }
+
+    /// Keeps the state of the node in `spare`, for the next insertion's allocations.
+    fn recycle(self, spare: &std::cell::RefCell<Option<State>>) {
+        if let Some((Some(st), _)) = self.state.into_inner() {
+            *spare.borrow_mut() = Some(st);
+        }
+    }
 }
 
 /// The machine state before a position of the current execution, for simulations: moved
@@ -697,7 +734,7 @@ impl<M: MemoryModel> Simulated<'_, M> {
             self.run(state, w, ps, &mut left, any, out);
             return;
         }
-        let Some(src) = self.state(ctx) else {
+        let Some(src) = ctx.state::<M>(self.prog, || self.base()) else {
             return;
         };
         let mut slot = self.scratch.borrow_mut();
@@ -725,46 +762,22 @@ impl<M: MemoryModel> Simulated<'_, M> {
         run_judged::<M>(self.prog, state, w, |k| self.hb.step(k), ps, left, any, out);
     }
 
-    /// The state at the node `ctx`, made or brought down to it now if it was not yet.
-    fn state<'c>(&self, ctx: &'c Lazy) -> Option<std::cell::Ref<'c, State>> {
-        {
-            let mut slot = ctx.state.borrow_mut();
-            let (state, at) = slot.get_or_insert_with(|| (Some(self.base()), 0));
-            while *at < ctx.path.len() {
-                let Some(st) = state else { break };
-                let p = ctx.path[*at];
-                if !st.step_enabled::<M>(self.prog, p) {
-                    *state = None;
-                    break;
-                }
-                take::<M>(self.prog, st, p);
-                *at += 1;
-            }
-        }
-        std::cell::Ref::filter_map(ctx.state.borrow(), |slot| {
-            slot.as_ref().and_then(|(state, _)| state.as_ref())
-        })
-        .ok()
-    }
-
     /// The machine state before `i` (the cursor is left there).
     fn base(&self) -> State {
         let mut cursor = self.cursor.borrow_mut();
         let src = cursor.seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i);
-        match self.spare.borrow_mut().take() {
-            Some(mut st) => {
-                st.clone_from(src);
-                st
-            }
-            None => src.clone(),
-        }
+        copy_of(self.spare, src)
     }
+}
 
-    /// Keeps the state of the node `ctx` for the next insertion's allocations.
-    fn recycle(&self, ctx: Lazy) {
-        if let Some((Some(st), _)) = ctx.state.into_inner() {
-            *self.spare.borrow_mut() = Some(st);
+/// A copy of `src`, in the allocations of the state kept in `spare` if there is one.
+fn copy_of(spare: &std::cell::RefCell<Option<State>>, src: &State) -> State {
+    match spare.borrow_mut().take() {
+        Some(mut st) => {
+            st.clone_from(src);
+            st
         }
+        None => src.clone(),
     }
 }
 
@@ -835,6 +848,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             reached: false,
             lead_src: None,
             record: None,
+            rec_scratch: exact::Scratch::default(),
             rec_sink: None,
             cancel: None,
             inserted: Vec::new(),
@@ -1817,7 +1831,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             if start.is_none() && !rec {
                 wut::insert(&ev, &mut ctx, &mut p.wut, v.clone());
             }
-            ev.recycle(ctx);
+            ctx.recycle(&self.spare);
             start
         } else {
             let ev = Current::<M> {
@@ -1849,7 +1863,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             start
         };
         if start.is_none() && rec {
-            let seq = exact::RecSeq::new(&self.hb, &self.accs, (i, j), v);
+            let seq = exact::RecSeq::new(&self.hb, &self.accs, (i, j), v, &mut self.rec_scratch);
             self.record.as_mut().expect("recording").push(seq);
         }
         match start {

@@ -6,7 +6,7 @@ use fencer_machine::{Access, Step};
 
 /// A node: the next event of process `step`, and the sequences that continue it. The tree
 /// of a position is the list of its root's children.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct Node {
     pub step: Step,
     /// What the event accesses, where kinds are stable (elsewhere insertion asks the state
