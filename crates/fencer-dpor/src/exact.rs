@@ -41,7 +41,7 @@
 
 use crate::parallel::{self, Shared, Totals, UnitOut};
 use crate::wut::{self, Events};
-use crate::{copy_of, run_judged, Cursor, Dpor, Lazy, Options, Weak};
+use crate::{copy_of, run_judged, Cursor, Dpor, Kit, Lazy, Options, Weak};
 use fencer_ir::Program;
 use fencer_machine::{dependent, Access, NoObserver, State, Step};
 use fencer_memory::MemoryModel;
@@ -536,7 +536,8 @@ impl<M: MemoryModel> Dpor<'_, M> {
 }
 
 /// Explores the unit `key` (its root at the prefix's end), sending the insertions it
-/// records above the root to `sink` (with `id`) or keeping them.
+/// records above the root to `sink` (with `id`) or keeping them; with the tables in
+/// `kit`, which it leaves there for the next unit.
 #[allow(clippy::too_many_arguments)]
 fn explore_unit<M: MemoryModel>(
     prog: &Program,
@@ -546,9 +547,13 @@ fn explore_unit<M: MemoryModel>(
     start: Instant,
     shared: Option<&Shared>,
     sink: Option<(&dyn RecSink, usize, &AtomicBool)>,
+    mut kit: Option<&mut Kit>,
 ) -> Option<(Vec<RecSeq>, UnitOut)> {
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, opts, traces, &mut obs);
+    if let Some(k) = kit.as_mut() {
+        d.use_kit(std::mem::take(*k));
+    }
     d.col.start = start;
     d.shared = shared;
     if let Some((sink, id, cancel)) = sink {
@@ -561,7 +566,7 @@ fn explore_unit<M: MemoryModel>(
     d.record = Some(Vec::new());
     d.prefix_races = true;
     d.fresh = 0;
-    d.schedule = key.prefix.clone();
+    d.schedule.extend_from_slice(&key.prefix);
     d.empty_positions(root + 1);
     for (p, (sleep, done)) in d.pos.iter_mut().zip(&key.above) {
         p.sleep = sleep.clone();
@@ -573,6 +578,9 @@ fn explore_unit<M: MemoryModel>(
     d.explore(root);
     d.send_above();
     let recs = d.record.take().unwrap_or_default();
+    if let Some(k) = kit {
+        *k = d.take_kit();
+    }
     parallel::unit_out(d).map(|out| (recs, out))
 }
 
@@ -632,6 +640,7 @@ impl<M: MemoryModel> Coord<'_, M> {
     /// A worker: explores predicted units until the leader is done.
     fn work(&self) {
         let _guard = QuitOnPanic(self);
+        let mut kit = Kit::default();
         loop {
             let (key, id, cancel) = {
                 let mut w = self.lock();
@@ -668,6 +677,7 @@ impl<M: MemoryModel> Coord<'_, M> {
                 self.shared.start,
                 Some(self.shared),
                 Some((self, id, &cancel)),
+                Some(&mut kit),
             );
             let mut w = self.lock();
             let mut news = false;
@@ -846,6 +856,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
             key,
             self.traces,
             self.shared.start,
+            None,
             None,
             None,
         )
