@@ -265,7 +265,7 @@ struct Dpor<'a, M> {
     /// An exact split's unit: the reversals that go above the root (not redundant there)
     /// are recorded here, in order, for the leader to insert.
     record: Option<Vec<exact::RecSeq>>,
-    rec_scratch: exact::Scratch,
+    rec_scratch: Box<exact::Scratch>,
     /// The exact split's leader: the units' insertions made at each position since it
     /// took its step.
     inserted: Vec<Vec<Arc<exact::RecSeq>>>,
@@ -512,7 +512,7 @@ pub(crate) struct Kit {
     scratch: Option<State>,
     spare: Option<State>,
     cursor: Cursor,
-    rec_scratch: exact::Scratch,
+    rec_scratch: Box<exact::Scratch>,
 }
 
 /// The machine state before a position of the current execution, for simulations: moved
@@ -877,7 +877,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             reached: false,
             lead_src: None,
             record: None,
-            rec_scratch: exact::Scratch::default(),
+            rec_scratch: Box::default(),
             rec_sink: None,
             cancel: None,
             inserted: Vec::new(),
