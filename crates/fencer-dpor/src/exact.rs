@@ -496,11 +496,14 @@ impl<M: MemoryModel> Dpor<'_, M> {
         let opts = parallel::unlimited(self.opts);
         let mut obs = NoObserver;
         let mut s = Dpor::<M>::new(self.prog, &opts, false, &mut obs);
+        if let Some(kit) = self.scout_kit.take() {
+            s.use_kit(*kit);
+        }
         s.lead = Some(d);
         s.weak = self.weak;
-        s.pos = self.pos[..d].to_vec();
-        s.vacant = vec![false; d];
-        s.schedule = self.schedule[..d].to_vec();
+        s.pos.extend_from_slice(&self.pos[..d]);
+        s.vacant.resize(d, false);
+        s.schedule.extend_from_slice(&self.schedule[..d]);
         s.depth = d;
         // What the leader inserted stays inserted: peeked units' insertions that repeat
         // it are skipped as the leader would skip them.
@@ -531,6 +534,7 @@ impl<M: MemoryModel> Dpor<'_, M> {
                 s.depth = d;
             }
         }
+        self.scout_kit.set(Some(Box::new(s.take_kit())));
         keys
     }
 }

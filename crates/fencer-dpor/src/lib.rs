@@ -266,6 +266,8 @@ struct Dpor<'a, M> {
     /// are recorded here, in order, for the leader to insert.
     record: Option<Vec<exact::RecSeq>>,
     rec_scratch: Box<exact::Scratch>,
+    /// The exact split's leader: the tables its predictions leave for the next one.
+    scout_kit: std::cell::Cell<Option<Box<Kit>>>,
     /// The exact split's leader: the units' insertions made at each position since it
     /// took its step.
     inserted: Vec<Vec<Arc<exact::RecSeq>>>,
@@ -878,6 +880,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             lead_src: None,
             record: None,
             rec_scratch: Box::default(),
+            scout_kit: std::cell::Cell::new(None),
             rec_sink: None,
             cancel: None,
             inserted: Vec::new(),
