@@ -37,7 +37,7 @@
 //! a violation, and its counterexample is reported.
 
 use crate::parallel::{explore_unit, probing, unlimited, Shared, Unit, UnitOut};
-use crate::{Algo, Dpor, Options};
+use crate::{Algo, Dpor, Kit, Options};
 use fencer_ir::Program;
 use fencer_machine::{Access, NoObserver, Step};
 use fencer_memory::MemoryModel;
@@ -521,35 +521,39 @@ pub(crate) fn explore<M: MemoryModel>(
         top: Mutex::new(Top::new(opts.stop_on_violation)),
         wake: Condvar::new(),
     };
-    let work = || loop {
-        let _wake = WakeOnPanic(&coord);
-        let (v, branch) = {
-            let mut top = coord.top.lock().expect("no worker panics holding it");
-            loop {
-                if top.finished || shared.stopped().is_some() {
-                    return;
+    let work = || {
+        let mut kit = Kit::default();
+        loop {
+            let _wake = WakeOnPanic(&coord);
+            let (v, branch) = {
+                let mut top = coord.top.lock().expect("no worker panics holding it");
+                loop {
+                    if top.finished || shared.stopped().is_some() {
+                        return;
+                    }
+                    if let Some(v) = top.queue.pop_front() {
+                        break (v, top.branches[v].start.clone());
+                    }
+                    top = coord.wake.wait(top).expect("no worker panics holding it");
                 }
-                if let Some(v) = top.queue.pop_front() {
-                    break (v, top.branches[v].start.clone());
-                }
-                top = coord.wake.wait(top).expect("no worker panics holding it");
+            };
+            let (unit, sleeps) = extend::<M>(prog, opts, &branch, top_depth);
+            {
+                let mut top = coord.top.lock().expect("no worker panics holding it");
+                top.register(v, unit.prefix.clone(), sleeps);
+                top.advance();
+                coord.wake.notify_all();
             }
-        };
-        let (unit, sleeps) = extend::<M>(prog, opts, &branch, top_depth);
-        {
+            let out =
+                explore_unit::<M>(prog, opts, &unit, v, shared, traces, Some(&coord), &mut kit);
             let mut top = coord.top.lock().expect("no worker panics holding it");
-            top.register(v, unit.prefix.clone(), sleeps);
+            top.branches[v].out = Some(out);
             top.advance();
+            if top.finished {
+                shared.halt();
+            }
             coord.wake.notify_all();
         }
-        let out = explore_unit::<M>(prog, opts, &unit, v, shared, traces, Some(&coord));
-        let mut top = coord.top.lock().expect("no worker panics holding it");
-        top.branches[v].out = Some(out);
-        top.advance();
-        if top.finished {
-            shared.halt();
-        }
-        coord.wake.notify_all();
     };
     if jobs <= 1 {
         work();

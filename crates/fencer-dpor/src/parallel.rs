@@ -28,7 +28,7 @@
 //! before it still finish: the report is that of units `0..=u`, the counterexample the
 //! first of unit order, which is what one worker reports.
 
-use crate::{Dpor, Options, Weak};
+use crate::{Dpor, Kit, Options, Weak};
 use fencer_ir::Program;
 use fencer_machine::collect::{Collector, FinalState};
 use fencer_machine::{NoObserver, Step};
@@ -341,7 +341,9 @@ pub(crate) struct UnitOut {
 }
 
 /// Explores one unit; with `sink`, the races above its root go there (the race-driven
-/// split) instead of being dropped.
+/// split) instead of being dropped. With the tables in `kit`, which it leaves there for
+/// the worker's next unit.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn explore_unit<M: MemoryModel>(
     prog: &Program,
     opts: &Options,
@@ -350,9 +352,11 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     shared: &Shared,
     traces: bool,
     sink: Option<&dyn crate::dynamic::Sink>,
+    kit: &mut Kit,
 ) -> Option<UnitOut> {
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, opts, traces, &mut obs);
+    d.use_kit(std::mem::take(kit));
     if sink.is_some() {
         d.above = Some(Vec::new());
         d.sink = sink;
@@ -371,12 +375,13 @@ pub(crate) fn explore_unit<M: MemoryModel>(
     d.unit = index;
     let root = unit.prefix.len();
     d.root = root;
-    d.schedule = unit.prefix.clone();
+    d.schedule.extend_from_slice(&unit.prefix);
     d.empty_positions(root + 1);
     d.depth = root + 1;
     d.pos[root].sleep = unit.sleep.clone();
     d.fresh = unit.fresh;
     d.explore(root);
+    *kit = d.take_kit();
     unit_out(d)
 }
 
@@ -500,19 +505,24 @@ fn split_run<M: MemoryModel>(
     };
     let results: Mutex<Vec<Option<UnitOut>>> = Mutex::new((0..units.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
-    let work = || loop {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&u) = mine.get(k) else { break };
-        if shared.cancelled(u) || shared.stopped().is_some() {
-            break;
+    let work = || {
+        let mut kit = Kit::default();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&u) = mine.get(k) else { break };
+            if shared.cancelled(u) || shared.stopped().is_some() {
+                break;
+            }
+            let unit = &units[u];
+            let Some(out) = explore_unit::<M>(prog, opts, unit, u, &shared, traces, None, &mut kit)
+            else {
+                continue;
+            };
+            if opts.stop_on_violation && out.cex.is_some() {
+                shared.cancel_above.fetch_min(u, Ordering::Relaxed);
+            }
+            results.lock().expect("no worker panics holding it")[u] = Some(out);
         }
-        let Some(out) = explore_unit::<M>(prog, opts, &units[u], u, &shared, traces, None) else {
-            continue;
-        };
-        if opts.stop_on_violation && out.cex.is_some() {
-            shared.cancel_above.fetch_min(u, Ordering::Relaxed);
-        }
-        results.lock().expect("no worker panics holding it")[u] = Some(out);
     };
     let jobs = split.jobs.max(1).min(mine.len().max(1));
     if jobs == 1 {
