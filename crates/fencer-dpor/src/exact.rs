@@ -41,7 +41,7 @@
 
 use crate::parallel::{self, Shared, Totals, UnitOut};
 use crate::wut::{self, Events};
-use crate::{copy_of, run_judged, Cursor, Dpor, Kit, Lazy, Options, Weak};
+use crate::{copy_into, copy_of, run_judged, Cursor, Dpor, Kit, Lazy, Options, Weak};
 use fencer_ir::Program;
 use fencer_machine::{dependent, Access, NoObserver, State, Step};
 use fencer_memory::MemoryModel;
@@ -263,13 +263,7 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
         };
         let from: &State = node.as_deref().unwrap_or(base);
         let mut slot = self.scratch.borrow_mut();
-        let state = match &mut *slot {
-            Some(st) => {
-                st.clone_from(from);
-                st
-            }
-            None => slot.insert(from.clone()),
-        };
+        let state = copy_into(&mut slot, from);
         drop(node);
         run_judged::<M>(
             self.prog,

@@ -557,10 +557,7 @@ impl Cursor {
                         state
                     }),
                 };
-                match state {
-                    Some(st) => st.clone_from(src),
-                    None => *state = Some(src.clone()),
-                }
+                copy_into(state, src);
                 from
             }
         };
@@ -769,13 +766,7 @@ impl<M: MemoryModel> Simulated<'_, M> {
             return;
         };
         let mut slot = self.scratch.borrow_mut();
-        let state = match &mut *slot {
-            Some(st) => {
-                st.clone_from(&src);
-                st
-            }
-            None => slot.insert(src.clone()),
-        };
+        let state = copy_into(&mut slot, &src);
         drop(src);
         self.run(state, w, ps, &mut left, any, out);
     }
@@ -803,12 +794,19 @@ impl<M: MemoryModel> Simulated<'_, M> {
 
 /// A copy of `src`, in the allocations of the state kept in `spare` if there is one.
 fn copy_of(spare: &std::cell::RefCell<Option<State>>, src: &State) -> State {
-    match spare.borrow_mut().take() {
-        Some(mut st) => {
+    let mut slot = spare.borrow_mut().take();
+    copy_into(&mut slot, src);
+    slot.expect("just filled")
+}
+
+/// Makes `slot` a copy of `src`, in its state's allocations if it holds one.
+fn copy_into<'s>(slot: &'s mut Option<State>, src: &State) -> &'s mut State {
+    match slot {
+        Some(st) => {
             st.clone_from(src);
             st
         }
-        None => src.clone(),
+        None => slot.insert(src.clone()),
     }
 }
 
