@@ -72,6 +72,9 @@ pub fn split_json(
         // static, fully expanded top (--shard).
         "method": s.method.name(),
         "ahead": (s.method == fencer_dpor::Method::Exact).then_some(s.ahead),
+        // The exact split's leader went on alone after this many units: too little of
+        // the units' work was done before it needed them for the split to pay.
+        "alone_after": s.fell_back,
         "shard": shard.map(|s| json!({ "index": s.index + 1, "count": s.count })),
         "violation_unit": s.violation_unit,
         // Total work over the busiest worker's, were a unit's time its events (not known
@@ -129,6 +132,11 @@ pub fn split_text(info: &Value) -> String {
                 " ({} explored ahead of the one-worker order)",
                 info["ahead"]
             );
+            if let Some(n) = info["alone_after"].as_u64() {
+                s += &format!(
+                    "; one worker after unit {n}: units came one after another, the split did not pay"
+                );
+            }
         }
     } else if info["jobs"] != 1 {
         s += &format!(

@@ -101,6 +101,44 @@ fn jobs_give_one_workers_answer() {
     }
 }
 
+/// `indexer.c` under TSO splits badly (units come one after another): the leader may
+/// go on alone, whenever its measure says so, and the run is still `--jobs 1`'s.
+#[test]
+fn a_split_that_does_not_pay_is_still_one_workers_run() {
+    let prog = file("../shared/svcomp/pthread/indexer.c");
+    if !Path::new(&prog).exists() {
+        eprintln!("skipped: needs ../shared (not in a fresh clone)");
+        return;
+    }
+    let run = |jobs: &str| {
+        let o = fencer(&[
+            "check",
+            &prog,
+            "-m",
+            "tso",
+            "--all",
+            "--max-executions",
+            "1500",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert_eq!(code(&o), 3, "{}", String::from_utf8_lossy(&o.stderr));
+        json(&o)
+    };
+    let one = run("1");
+    let two = run("2");
+    for k in ["verdict", "executions", "events", "final_states", "blocked"] {
+        assert_eq!(two[k], one[k], "{k}");
+    }
+    let split = &two["split"];
+    assert_eq!(split["method"], "exact");
+    match split["alone_after"].as_u64() {
+        Some(n) => assert!(n >= 1 && n <= split["units"].as_u64().unwrap()),
+        None => assert!(split["alone_after"].is_null()),
+    }
+}
+
 #[test]
 fn the_counterexample_does_not_depend_on_the_workers() {
     let prog = file("bench/fen/fib4_false.fen");

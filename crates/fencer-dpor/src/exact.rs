@@ -46,13 +46,29 @@ use fencer_ir::Program;
 use fencer_machine::{dependent, Access, NoObserver, State, Step};
 use fencer_memory::MemoryModel;
 use fencer_report::Report;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How many units the leader predicts ahead, per worker.
 const LOOKAHEAD: usize = 8;
+
+thread_local! {
+    /// How long this worker has spent on units it explored while another was paused
+    /// (`RecSink::serve`): not part of the paused unit's time.
+    static SERVED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// The leader judges whether the split pays only after this long: a short run loses
+/// little either way, and its first units say little.
+const WARMUP: Duration = Duration::from_millis(500);
+/// The leader goes on alone if less than this part of its units' work was done before
+/// it needed them. With two workers, half is as well as it goes (the leader waits for
+/// one unit while another is explored ahead): the programs that split well measure
+/// 0.5-0.6, and `indexer.c` under TSO, which loses, 0.03.
+const EARLY: f64 = 0.25;
 
 /// A reversal that a unit found above its root, for the leader to insert: `notdep(i).j`
 /// as a sequence of its own (its events named by their index in it).
@@ -176,6 +192,26 @@ impl RecSeq {
     fn before(&self, a: usize, b: usize) -> bool {
         self.rank[a] < self.pre[b * self.procs + self.proc[a] as usize]
     }
+}
+
+/// Notes `seq` among the insertions made at its position (`done`, by position): false if
+/// it is there already. Kept in order of hash: the lists reach hundreds on long
+/// executions.
+pub(crate) fn first_at(done: &mut Vec<Vec<Arc<RecSeq>>>, seq: &Arc<RecSeq>) -> bool {
+    if done.len() <= seq.i {
+        done.resize_with(seq.i + 1, Vec::new);
+    }
+    let done = &mut done[seq.i];
+    let at = done.partition_point(|r| r.hash < seq.hash);
+    if done[at..]
+        .iter()
+        .take_while(|r| r.hash == seq.hash)
+        .any(|r| **r == **seq)
+    {
+        return false;
+    }
+    done.insert(at, seq.clone());
+    true
 }
 
 /// A hash for comparing recorded sequences and keys: SipHash was a quarter of building a
@@ -329,7 +365,10 @@ pub(crate) trait Units {
     /// in line if none has it); `first`: the leader's first call for this unit.
     fn poll(&self, key: &Key, first: bool) -> Got;
     /// The unit `key` stopped after `max` complete executions, explored here.
-    fn limited(&self, key: &Key, max: u64) -> Option<(Vec<RecSeq>, UnitOut)>;
+    fn limited(&self, key: &Key, max: u64) -> Option<(Vec<Arc<RecSeq>>, UnitOut)>;
+    /// Called after each unit: whether the leader goes on alone from here (the split
+    /// costs more than it gains); the workers are then told to finish.
+    fn fall_back(&self) -> bool;
     /// How many units to predict.
     fn lookahead(&self) -> usize;
     /// Whether the workers may soon run out of predicted units.
@@ -342,7 +381,10 @@ pub(crate) trait Units {
 
 /// Where a unit's engine sends the insertions it records, after every execution.
 pub(crate) trait RecSink: Sync {
-    fn recs(&self, unit: usize, recs: &mut Vec<RecSeq>);
+    fn recs(&self, unit: usize, recs: &mut Vec<Arc<RecSeq>>);
+    /// Called by a unit between its executions: if the leader waits for a unit that no
+    /// worker has started and none is free, the caller explores that one first.
+    fn serve(&self, unit: usize);
 }
 
 impl<M: MemoryModel> Dpor<'_, M> {
@@ -430,6 +472,11 @@ impl<M: MemoryModel> Dpor<'_, M> {
         self.traces = traces;
         // The memos of reversals were made before the unit's insertions.
         self.settled.clear();
+        // The leader's state is now one worker's after this unit's subtree: from here it
+        // can go on below its depth itself, as one worker does.
+        if src.fall_back() {
+            self.lead = None;
+        }
     }
 
     /// Inserts a unit's recorded reversals into the wakeup trees above `d`, in order.
@@ -448,20 +495,9 @@ impl<M: MemoryModel> Dpor<'_, M> {
             // The same reversal inserted again while its position keeps its step finds
             // the leaf it made or found before (the tree there only grows): a unit's
             // first execution reverses all of its prefix's races again.
-            if self.inserted.len() <= seq.i {
-                self.inserted.resize_with(seq.i + 1, Vec::new);
-            }
-            // Kept in order of hash: the lists reach hundreds on long executions.
-            let done = &mut self.inserted[seq.i];
-            let at = done.partition_point(|r| r.hash < seq.hash);
-            if done[at..]
-                .iter()
-                .take_while(|r| r.hash == seq.hash)
-                .any(|r| **r == **seq)
-            {
+            if !first_at(&mut self.inserted, seq) {
                 continue;
             }
-            done.insert(at, seq.clone());
             let base = (weak == Weak::Simulate)
                 .then(|| cursor.seek::<M>(prog, opts, &self.snaps, &self.schedule[..d], seq.i));
             let ev = Replayed::<M> {
@@ -546,7 +582,7 @@ fn explore_unit<M: MemoryModel>(
     shared: Option<&Shared>,
     sink: Option<(&dyn RecSink, usize, &AtomicBool)>,
     mut kit: Option<&mut Kit>,
-) -> Option<(Vec<RecSeq>, UnitOut)> {
+) -> Option<(Vec<Arc<RecSeq>>, UnitOut)> {
     let mut obs = NoObserver;
     let mut d = Dpor::<M>::new(prog, opts, traces, &mut obs);
     if let Some(k) = kit.as_mut() {
@@ -590,6 +626,12 @@ struct Run {
     recs: Vec<Arc<RecSeq>>,
     /// Its result once it is over (`Some(None)`: halted).
     out: Option<Option<UnitOut>>,
+    /// How long its exploration took (once it is over; without a unit it paused for).
+    took: Duration,
+    /// When it started and ended, and when the leader first asked for it.
+    began: Instant,
+    ended: Option<Instant>,
+    needed: Option<Instant>,
     /// Set when it turns out mispredicted: its engine stops.
     cancel: Arc<AtomicBool>,
     /// The leader waits on it: its insertions are news.
@@ -610,6 +652,14 @@ struct Work {
     /// then finds it by number, not by comparing keys at every poll).
     current: Option<Arc<Key>>,
     current_run: Option<usize>,
+    /// How long the units the leader took took: what one worker would have spent on
+    /// them.
+    useful: Duration,
+    /// What of that they spent before the leader needed them: the work the split did
+    /// beside the leader.
+    early: Duration,
+    /// Workers waiting for a unit.
+    idle: usize,
 }
 
 struct Coord<'p, M> {
@@ -627,6 +677,16 @@ struct Coord<'p, M> {
     /// leader needed them.
     taken: AtomicUsize,
     ahead: AtomicUsize,
+    /// When the leader started.
+    began: Instant,
+    /// The leader waits for a unit that no worker has started and none is free to take.
+    urgent: AtomicBool,
+    /// Spare tables for units explored while another is paused (`serve`).
+    kits: Mutex<Vec<Kit>>,
+    /// The leader goes on alone after this many units, whatever the timing (tests).
+    give_up: Option<usize>,
+    /// How many units the leader had taken when it went on alone (0: it did not).
+    fell_back: AtomicUsize,
     _m: std::marker::PhantomData<fn() -> M>,
 }
 
@@ -647,51 +707,76 @@ impl<M: MemoryModel> Coord<'_, M> {
                         return;
                     }
                     if let Some(key) = w.queue.pop_front() {
-                        let id = w.next_id;
-                        w.next_id += 1;
-                        let cancel = Arc::new(AtomicBool::new(false));
-                        let wanted = w.current.as_ref().is_some_and(|c| **c == *key);
-                        if wanted {
-                            w.current_run = Some(id);
-                        }
-                        w.runs.push(Run {
-                            id,
-                            key: key.clone(),
-                            recs: Vec::new(),
-                            out: None,
-                            cancel: cancel.clone(),
-                            wanted,
-                        });
+                        let (id, cancel) = self.start(&mut w, &key);
                         break (key, id, cancel);
                     }
+                    w.idle += 1;
                     w = self.wake.wait(w).expect("no worker panics holding it");
+                    w.idle -= 1;
                 }
             };
-            let got = explore_unit::<M>(
-                self.prog,
-                &self.opts,
-                &key,
-                self.traces,
-                self.shared.start,
-                Some(self.shared),
-                Some((self, id, &cancel)),
-                Some(&mut kit),
-            );
-            let mut w = self.lock();
-            let mut news = false;
-            if let Some(run) = w.runs.iter_mut().find(|r| r.id == id) {
-                run.out = Some(got.map(|(recs, out)| {
-                    run.recs.extend(recs.into_iter().map(Arc::new));
-                    out
-                }));
-                news = run.wanted;
-                w.sent += 1;
-            }
-            // The leader waits for its own unit, or for a prediction once the workers run
-            // short: waking it for anything else takes a core from a worker for nothing.
-            if news || w.queue.len() < self.jobs || w.quit {
-                self.news.notify_all();
-            }
+            self.run(&key, id, &cancel, &mut kit);
+        }
+    }
+
+    /// Notes that a worker explores `key`, taken from the queue: its run's number and
+    /// the flag that stops it.
+    fn start(&self, w: &mut Work, key: &Arc<Key>) -> (usize, Arc<AtomicBool>) {
+        let id = w.next_id;
+        w.next_id += 1;
+        let cancel = Arc::new(AtomicBool::new(false));
+        let wanted = w.current.as_ref().is_some_and(|c| **c == **key);
+        if wanted {
+            w.current_run = Some(id);
+            self.urgent.store(false, Ordering::Relaxed);
+        }
+        w.runs.push(Run {
+            id,
+            key: key.clone(),
+            recs: Vec::new(),
+            out: None,
+            cancel: cancel.clone(),
+            wanted,
+            took: Duration::ZERO,
+            began: Instant::now(),
+            ended: None,
+            needed: None,
+        });
+        (id, cancel)
+    }
+
+    /// Explores a started unit and files its result.
+    fn run(&self, key: &Key, id: usize, cancel: &AtomicBool, kit: &mut Kit) {
+        let t0 = Instant::now();
+        let served = SERVED.with(Cell::get);
+        let got = explore_unit::<M>(
+            self.prog,
+            &self.opts,
+            key,
+            self.traces,
+            self.shared.start,
+            Some(self.shared),
+            Some((self, id, cancel)),
+            Some(kit),
+        );
+        // What it took alone: without the unit it paused for (`serve`).
+        let took = t0.elapsed().saturating_sub(SERVED.with(Cell::get) - served);
+        let mut w = self.lock();
+        let mut news = false;
+        if let Some(run) = w.runs.iter_mut().find(|r| r.id == id) {
+            run.took = took;
+            run.ended = Some(Instant::now());
+            run.out = Some(got.map(|(recs, out)| {
+                run.recs.extend(recs);
+                out
+            }));
+            news = run.wanted;
+            w.sent += 1;
+        }
+        // The leader waits for its own unit, or for a prediction once the workers run
+        // short: waking it for anything else takes a core from a worker for nothing.
+        if news || w.queue.len() < self.jobs || w.quit {
+            self.news.notify_all();
         }
     }
 
@@ -718,10 +803,46 @@ impl<M> Drop for QuitOnPanic<'_, '_, M> {
 }
 
 impl<M: MemoryModel> RecSink for Coord<'_, M> {
-    fn recs(&self, unit: usize, recs: &mut Vec<RecSeq>) {
+    fn serve(&self, unit: usize) {
+        if !self.urgent.load(Ordering::Relaxed) {
+            return;
+        }
+        let (key, id, cancel) = {
+            let mut w = self.lock();
+            // The unit the leader waits on is never paused for another.
+            if w.quit || w.current_run.is_some() || w.runs.iter().any(|r| r.id == unit && r.wanted)
+            {
+                return;
+            }
+            let Some(current) = w.current.clone() else {
+                return;
+            };
+            let Some(at) = w.queue.iter().position(|k| **k == *current) else {
+                return;
+            };
+            let key = w.queue.remove(at).expect("found in the queue");
+            let (id, cancel) = self.start(&mut w, &key);
+            (key, id, cancel)
+        };
+        let mut kit = self
+            .kits
+            .lock()
+            .expect("no worker panics holding it")
+            .pop()
+            .unwrap_or_default();
+        let t0 = Instant::now();
+        self.run(&key, id, &cancel, &mut kit);
+        SERVED.with(|c| c.set(c.get() + t0.elapsed()));
+        self.kits
+            .lock()
+            .expect("no worker panics holding it")
+            .push(kit);
+    }
+
+    fn recs(&self, unit: usize, recs: &mut Vec<Arc<RecSeq>>) {
         let mut w = self.lock();
         if let Some(run) = w.runs.iter_mut().find(|r| r.id == unit) {
-            run.recs.extend(recs.drain(..).map(Arc::new));
+            run.recs.append(recs);
             if run.wanted {
                 self.news.notify_all();
             }
@@ -813,6 +934,10 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
         if w.current_run.is_none() {
             w.queue.retain(|k| **k != *key);
             w.queue.push_front(Arc::new(key.clone()));
+            // No worker is free to take it: one pauses its predicted unit for it.
+            if w.idle == 0 {
+                self.urgent.store(true, Ordering::Relaxed);
+            }
             self.wake.notify_all();
         }
         loop {
@@ -820,8 +945,19 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
             if let Some(at) = id.and_then(|id| w.runs.iter().position(|r| r.id == id)) {
                 let run = &mut w.runs[at];
                 run.wanted = true;
+                run.needed.get_or_insert_with(Instant::now);
                 if run.out.is_some() {
                     let run = w.runs.swap_remove(at);
+                    w.useful += run.took;
+                    // The part of it explored before the leader needed it.
+                    let ended = run.ended.unwrap_or_else(Instant::now);
+                    let needed = run.needed.unwrap_or(run.began).min(ended);
+                    let wall = ended.duration_since(run.began).as_secs_f64();
+                    if wall > 0.0 {
+                        w.early += run
+                            .took
+                            .mul_f64(needed.duration_since(run.began).as_secs_f64() / wall);
+                    }
                     return match run.out {
                         Some(Some(out)) => Got::Done(run.recs, Box::new(out)),
                         _ => Got::Halted,
@@ -843,7 +979,34 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
         }
     }
 
-    fn limited(&self, key: &Key, max: u64) -> Option<(Vec<RecSeq>, UnitOut)> {
+    fn fall_back(&self) -> bool {
+        let mut w = self.lock();
+        let taken = self.taken.load(Ordering::Relaxed);
+        let go = match self.give_up {
+            Some(n) => taken >= n,
+            None => {
+                // The split gains only by what units do before the leader needs them:
+                // the rest the leader waits for, as one worker would have spent it, plus
+                // what splitting costs. Where units come one after another (each one's
+                // insertions change what follows), that is little, the split is a loss,
+                // and the leader, one worker's engine, goes on as one.
+                self.began.elapsed() >= WARMUP
+                    && w.early.as_secs_f64() < EARLY * w.useful.as_secs_f64()
+            }
+        };
+        if go {
+            w.quit = true;
+            w.queue.clear();
+            for r in w.runs.drain(..) {
+                r.cancel.store(true, Ordering::Relaxed);
+            }
+            self.wake.notify_all();
+            self.fell_back.store(taken, Ordering::Relaxed);
+        }
+        go
+    }
+
+    fn limited(&self, key: &Key, max: u64) -> Option<(Vec<Arc<RecSeq>>, UnitOut)> {
         let opts = Options {
             max_executions: Some(max),
             ..self.opts.clone()
@@ -869,6 +1032,8 @@ pub(crate) struct ExactRun {
     pub units: usize,
     pub ahead: usize,
     pub depth: usize,
+    /// How many units the leader had taken when it went on alone, if it did.
+    pub fell_back: Option<usize>,
 }
 
 /// Explores `prog` with the exact split: the leader here, `jobs` workers beside it.
@@ -877,6 +1042,7 @@ pub(crate) fn explore<M: MemoryModel>(
     opts: &Options,
     jobs: usize,
     depth: Option<usize>,
+    give_up: Option<usize>,
     shared: &Shared,
     traces: bool,
 ) -> ExactRun {
@@ -900,6 +1066,11 @@ pub(crate) fn explore<M: MemoryModel>(
         news: Condvar::new(),
         taken: AtomicUsize::new(0),
         ahead: AtomicUsize::new(0),
+        began: Instant::now(),
+        urgent: AtomicBool::new(false),
+        kits: Mutex::new(Vec::new()),
+        give_up,
+        fell_back: AtomicUsize::new(0),
         _m: std::marker::PhantomData,
     };
     let (report, traces) = std::thread::scope(|s| {
@@ -923,5 +1094,6 @@ pub(crate) fn explore<M: MemoryModel>(
         units: coord.taken.load(Ordering::Relaxed),
         ahead: coord.ahead.load(Ordering::Relaxed),
         depth,
+        fell_back: Some(coord.fell_back.load(Ordering::Relaxed)).filter(|&n| n > 0),
     }
 }

@@ -264,12 +264,12 @@ struct Dpor<'a, M> {
     lead_src: Option<&'a dyn exact::Units>,
     /// An exact split's unit: the reversals that go above the root (not redundant there)
     /// are recorded here, in order, for the leader to insert.
-    record: Option<Vec<exact::RecSeq>>,
+    record: Option<Vec<Arc<exact::RecSeq>>>,
     rec_scratch: Box<exact::Scratch>,
     /// The exact split's leader: the tables its predictions leave for the next one.
     scout_kit: std::cell::Cell<Option<Box<Kit>>>,
     /// The exact split's leader: the units' insertions made at each position since it
-    /// took its step.
+    /// took its step. A unit: the reversals it recorded at each position above its root.
     inserted: Vec<Vec<Arc<exact::RecSeq>>>,
     /// An exact split's unit stops when this is set (it was mispredicted).
     cancel: Option<&'a std::sync::atomic::AtomicBool>,
@@ -963,6 +963,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.adopt();
             }
             self.send_above();
+            if let Some(sink) = self.rec_sink {
+                sink.serve(self.unit);
+            }
             if self.shared.is_none() {
                 if let Some(p) = &self.opts.progress {
                     p.store(self.col.stats.executions, Ordering::Relaxed);
@@ -1956,7 +1959,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         };
         if start.is_none() && rec {
             let seq = exact::RecSeq::new(&self.hb, &self.accs, (i, j), v, &mut self.rec_scratch);
-            self.record.as_mut().expect("recording").push(seq);
+            // Its position keeps its step for the whole unit: a reversal recorded again
+            // (every execution reverses the prefix's races) would be skipped by the
+            // leader, and kept until then.
+            let seq = Arc::new(seq);
+            if exact::first_at(&mut self.inserted, &seq) {
+                self.record.as_mut().expect("recording").push(seq);
+            }
         }
         match start {
             None => {

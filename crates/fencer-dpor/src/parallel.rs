@@ -66,6 +66,9 @@ pub struct Split {
     /// worker's exploration, its subtrees below the top's depth explored ahead by the
     /// others. Off: the race-driven split, whose units may block executions.
     pub exact: bool,
+    /// The exact split's leader goes on alone after this many units whatever the timing
+    /// (tests); `None`: when the split is measured to cost more than it gains.
+    pub give_up: Option<usize>,
 }
 
 impl Split {
@@ -76,6 +79,7 @@ impl Split {
             min_units: UNITS,
             race_driven: Some(None),
             exact: true,
+            give_up: None,
         }
     }
 }
@@ -121,6 +125,9 @@ pub struct SplitResult {
     /// The exact split: how many of its units a worker had explored before the leader
     /// needed them.
     pub ahead: usize,
+    /// The exact split: how many units the leader had taken when it went on alone, the
+    /// split costing more than it gained (it is one worker's engine from there on).
+    pub fell_back: Option<usize>,
     /// The unit whose counterexample is reported.
     pub violation_unit: Option<usize>,
     /// Events executed in each unit this run explored (in unit order; 0 for the others):
@@ -466,7 +473,15 @@ fn split_run<M: MemoryModel>(
     if let (None, Some(top), true, crate::Algo::Optimal) =
         (split.shard, split.race_driven, split.exact, opts.algo)
     {
-        let r = crate::exact::explore::<M>(prog, opts, split.jobs.max(1), top, &shared, traces);
+        let r = crate::exact::explore::<M>(
+            prog,
+            opts,
+            split.jobs.max(1),
+            top,
+            split.give_up,
+            &shared,
+            traces,
+        );
         return SplitResult {
             report: r.report,
             traces: r.traces,
@@ -474,6 +489,7 @@ fn split_run<M: MemoryModel>(
             depth: r.depth,
             method: Method::Exact,
             ahead: r.ahead,
+            fell_back: r.fell_back,
             // The leader reports the counterexample one worker does, whatever the unit.
             violation_unit: None,
             unit_events: Vec::new(),
@@ -491,6 +507,7 @@ fn split_run<M: MemoryModel>(
             depth,
             method: Method::Races,
             ahead: 0,
+            fell_back: None,
             violation_unit: violation,
             unit_events,
         };
@@ -558,6 +575,7 @@ fn split_run<M: MemoryModel>(
         depth,
         method: Method::Frontier,
         ahead: 0,
+        fell_back: None,
         violation_unit,
         unit_events,
     }

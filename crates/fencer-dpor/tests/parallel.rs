@@ -57,6 +57,7 @@ fn split(jobs: usize, shard: Option<(u32, u32)>, how: How) -> Split {
             How::Races(d) | How::Exact(d) => Some(d),
         },
         exact: matches!(how, How::Exact(_)),
+        give_up: None,
     }
 }
 
@@ -224,9 +225,16 @@ fn check_exact(
     for stop in [false, true] {
         let o = opts(Algo::Optimal, unroll, stop);
         let (plain, traces) = explore_traces(prog, model, &o);
-        for jobs in [1, 2, 3] {
-            let r = explore_split(prog, model, &o, &split(jobs, None, How::Exact(depth)), true);
-            let what = format!("exact split, stop {stop}, --jobs {jobs}");
+        // The leader going on alone after its first unit, or its third, explores on as
+        // one worker does, whatever the units did meanwhile.
+        let runs = [(1, None), (2, None), (3, None), (2, Some(1)), (2, Some(3))];
+        for (jobs, give_up) in runs {
+            let s = Split {
+                give_up,
+                ..split(jobs, None, How::Exact(depth))
+            };
+            let r = explore_split(prog, model, &o, &s, true);
+            let what = format!("exact split, stop {stop}, --jobs {jobs}, alone after {give_up:?}");
             same_outcome(&what, &plain, &r.report)?;
             if r.traces != traces {
                 return Err(format!("{what}: other traces or another order"));
@@ -253,14 +261,23 @@ fn check_exact(
     let n = fencer_dpor::explore(prog, model, &opts(Algo::Optimal, unroll, false))
         .stats
         .executions;
-    for max in [1, n / 2 + 1, n] {
+    for (max, give_up) in [
+        (1, None),
+        (n / 2 + 1, None),
+        (n, None),
+        (n / 2 + 1, Some(1)),
+    ] {
         let o = Options {
             max_executions: Some(max),
             ..opts(Algo::Optimal, unroll, false)
         };
         let (plain, traces) = explore_traces(prog, model, &o);
-        let r = explore_split(prog, model, &o, &split(2, None, How::Exact(depth)), true);
-        let what = format!("exact split, --max-executions {max}");
+        let s = Split {
+            give_up,
+            ..split(2, None, How::Exact(depth))
+        };
+        let r = explore_split(prog, model, &o, &s, true);
+        let what = format!("exact split, --max-executions {max}, alone after {give_up:?}");
         same_outcome(&what, &plain, &r.report)?;
         let (x, y) = (&plain.stats, &r.report.stats);
         if r.traces != traces
