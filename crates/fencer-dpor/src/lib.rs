@@ -295,6 +295,9 @@ struct Dpor<'a, M> {
     /// Snapshots are off where the initial state faults (its fault is reported by every
     /// execution that starts from it).
     snap_ok: bool,
+    /// The last execution's state, kept for its allocations: the next execution resumes
+    /// into it, copying only what differs from the snapshot.
+    last: Option<State>,
     /// Where simulations run sequences (see [`Simulated`]).
     scratch: std::cell::RefCell<Option<State>>,
     /// A node state of an insertion that ended, kept for its allocations.
@@ -513,6 +516,7 @@ pub(crate) struct Kit {
     snaps: Vec<Snapshot>,
     scratch: Option<State>,
     spare: Option<State>,
+    last: Option<State>,
     cursor: Cursor,
     rec_scratch: Box<exact::Scratch>,
 }
@@ -889,6 +893,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snap_ok: true,
             scratch: std::cell::RefCell::new(None),
             spare: std::cell::RefCell::new(None),
+            last: None,
             cursor: std::cell::RefCell::new(Cursor::default()),
             _m: std::marker::PhantomData,
         }
@@ -1111,21 +1116,29 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 None => return,
             },
         };
+        self.execute_from(&mut state, start, replay, snaps);
+        // The next execution resumes into its allocations.
+        self.last = Some(state);
+    }
+
+    /// Runs the execution from `state`, which is at position `start`: replays the
+    /// schedule up to `replay`, then explores.
+    fn execute_from(&mut self, state: &mut State, start: usize, replay: usize, snaps: bool) {
         for d in start..replay.min(self.fresh) {
             let step = self.schedule[d];
-            self.replayed_access(&state, d, step);
+            self.replayed_access(state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
             if let Status::Fault(f) = status {
                 state.threads[f.thread as usize].faulted = true;
             }
             self.hb
-                .record::<M>(step, &ev, || waited::<M>(self.prog, &state, step), None);
+                .record::<M>(step, &ev, || waited::<M>(self.prog, state, step), None);
             self.events.push(ev);
         }
         if snaps && replay - start >= SNAP_GAP && self.snaps.len() < SNAP_CAP {
             let mut snap = match self.snap_pool.pop() {
                 Some(mut snap) => {
-                    snap.state.clone_from(&state);
+                    snap.state.clone_from(state);
                     snap
                 }
                 None => Snapshot {
@@ -1144,14 +1157,14 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         let mut found = Vec::new();
         for d in self.fresh.min(replay)..replay {
             let step = self.schedule[d];
-            self.replayed_access(&state, d, step);
+            self.replayed_access(state, d, step);
             let (ev, status) = state.step::<M>(self.prog, step);
             if self.prefix_races || self.above.is_some() {
                 found.clear();
                 self.hb.record::<M>(
                     step,
                     &ev,
-                    || waited::<M>(self.prog, &state, step),
+                    || waited::<M>(self.prog, state, step),
                     Some(&mut found),
                 );
                 self.events.push(ev);
@@ -1172,13 +1185,13 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
             } else {
                 self.hb
-                    .record::<M>(step, &ev, || waited::<M>(self.prog, &state, step), None);
+                    .record::<M>(step, &ev, || waited::<M>(self.prog, state, step), None);
                 self.events.push(ev);
             }
             self.col.stats.events += 1;
             if let Status::Fault(f) = status {
-                self.col.fault(&state, &f, &self.events);
-                self.obs.fault(&state, &f, &self.events);
+                self.col.fault(state, &f, &self.events);
+                self.obs.fault(state, &f, &self.events);
                 if self.opts.stop_on_violation {
                     return;
                 }
@@ -1200,7 +1213,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 return;
             }
             if let Some(t) = self.alone {
-                match self.step_alone(&mut state, t, d) {
+                match self.step_alone(state, t, d) {
                     Some(true) => {
                         d += 1;
                         continue;
@@ -1233,7 +1246,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     && d != declined
                     && self.frontier.is_none()
                     && self.lead.is_none()
-                    && self.runs_alone(&state, t, d)
+                    && self.runs_alone(state, t, d)
                 {
                     self.alone = Some(t);
                     continue;
@@ -1257,7 +1270,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                             return;
                         }
                     }
-                    self.blocked_locks(&state, d);
+                    self.blocked_locks(state, d);
                     if let Some(t) = &mut self.traces {
                         if state.is_complete() {
                             let mut h = fencer_machine::trace::TraceHash::default();
@@ -1267,14 +1280,14 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                             t.push(h.value());
                         }
                     }
-                    self.obs.execution(&state, &self.events);
-                    self.col.end::<M>(&state, &self.events);
+                    self.obs.execution(state, &self.events);
+                    self.col.end::<M>(state, &self.events);
                 } else {
                     // Every enabled process sleeps: this execution would repeat another.
                     // Its threads that wait for a mutex for good still race with the
                     // acquisition that blocks them: the executions the sleeping processes
                     // lead to start elsewhere and do not reverse that race here.
-                    self.blocked_locks(&state, d);
+                    self.blocked_locks(state, d);
                     self.sleep_blocked += 1;
                     self.col.stats.blocked += 1;
                 }
@@ -1310,7 +1323,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.hb.record::<M>(
                 step,
                 &ev,
-                || waited::<M>(self.prog, &state, step),
+                || waited::<M>(self.prog, state, step),
                 Some(&mut found),
             );
             self.events.push(ev);
@@ -1340,8 +1353,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                         return;
                     }
                 } else {
-                    self.col.fault(&state, &f, &self.events);
-                    self.obs.fault(&state, &f, &self.events);
+                    self.col.fault(state, &f, &self.events);
+                    self.obs.fault(state, &f, &self.events);
                     if self.opts.stop_on_violation {
                         return;
                     }
@@ -1407,7 +1420,15 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         let at = s.sched.len();
         self.hb.restore(&s.hb);
         self.events.truncate(at);
-        Some((s.state.clone(), at))
+        // Copies only the objects and threads that differ from the last execution's.
+        let state = match self.last.take() {
+            Some(mut last) => {
+                last.clone_from(&s.state);
+                last
+            }
+            None => s.state.clone(),
+        };
+        Some((state, at))
     }
 
     /// Whether thread `t`, the first enabled step at the fresh position `d`, runs alone
@@ -1588,9 +1609,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snaps,
             scratch,
             spare,
+            last,
             cursor,
             rec_scratch,
         } = kit;
+        self.last = last;
         // Reset by the first execution, which starts from the initial state.
         if let Some(hb) = hb {
             self.hb = hb;
@@ -1628,6 +1651,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snaps,
             scratch: self.scratch.get_mut().take(),
             spare: self.spare.get_mut().take(),
+            last: self.last.take(),
             cursor: std::mem::take(self.cursor.get_mut()),
             rec_scratch: std::mem::take(&mut self.rec_scratch),
         }
