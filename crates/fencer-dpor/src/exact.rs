@@ -658,8 +658,11 @@ struct Work {
     /// What of that they spent before the leader needed them: the work the split did
     /// beside the leader.
     early: Duration,
-    /// Workers waiting for a unit.
+    /// Workers waiting for a unit, and whether the leader waits for news: a condition
+    /// variable's notification is a system call even with nobody waiting, and units
+    /// send recordings after every execution.
     idle: usize,
+    leader_waits: bool,
 }
 
 struct Coord<'p, M> {
@@ -775,7 +778,7 @@ impl<M: MemoryModel> Coord<'_, M> {
         }
         // The leader waits for its own unit, or for a prediction once the workers run
         // short: waking it for anything else takes a core from a worker for nothing.
-        if news || w.queue.len() < self.jobs || w.quit {
+        if w.leader_waits && (news || w.queue.len() < self.jobs || w.quit) {
             self.news.notify_all();
         }
     }
@@ -843,7 +846,7 @@ impl<M: MemoryModel> RecSink for Coord<'_, M> {
         let mut w = self.lock();
         if let Some(run) = w.runs.iter_mut().find(|r| r.id == unit) {
             run.recs.append(recs);
-            if run.wanted {
+            if run.wanted && w.leader_waits {
                 self.news.notify_all();
             }
         } else {
@@ -918,7 +921,9 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 queue.push_back(Arc::new(k));
             }
         }
-        self.wake.notify_all();
+        if w.idle > 0 {
+            self.wake.notify_all();
+        }
     }
 
     fn poll(&self, key: &Key, first: bool) -> Got {
@@ -937,8 +942,9 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
             // No worker is free to take it: one pauses its predicted unit for it.
             if w.idle == 0 {
                 self.urgent.store(true, Ordering::Relaxed);
+            } else {
+                self.wake.notify_all();
             }
-            self.wake.notify_all();
         }
         loop {
             let id = w.current_run;
@@ -975,7 +981,9 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 // A worker panicked: the scope passes its panic on.
                 return Got::Halted;
             }
+            w.leader_waits = true;
             w = self.news.wait(w).expect("no worker panics holding it");
+            w.leader_waits = false;
         }
     }
 
