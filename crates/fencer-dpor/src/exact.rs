@@ -84,12 +84,38 @@ pub(crate) struct RecSeq {
     /// Each event's process, numbered in order of first appearance in the sequence.
     proc: Vec<u16>,
     /// How many events of its process come before it in the sequence.
-    rank: Vec<u32>,
+    rank: Counts,
     procs: usize,
     /// For event `b` and process `p`, how many of `p`'s events in the sequence happen
     /// before `b` (`b * procs + p`): always the first ones, since what happens before an
     /// event of a process happens before its later events too.
-    pre: Vec<u32>,
+    pre: Counts,
+}
+
+/// Counts of events in a recorded sequence: in 16 bits where the sequence is short
+/// enough (nearly always), which halves what the recordings hold (the leader keeps every
+/// one it inserted while its position keeps its step).
+#[derive(PartialEq, Hash)]
+enum Counts {
+    Short(Vec<u16>),
+    Long(Vec<u32>),
+}
+
+impl Counts {
+    fn new(v: &[u32], short: bool) -> Counts {
+        if short {
+            Counts::Short(v.iter().map(|&x| x as u16).collect())
+        } else {
+            Counts::Long(v.to_vec())
+        }
+    }
+
+    fn get(&self, i: usize) -> u32 {
+        match self {
+            Counts::Short(v) => u32::from(v[i]),
+            Counts::Long(v) => v[i],
+        }
+    }
 }
 
 /// Buffers that recording reuses from one sequence to the next (a unit records thousands).
@@ -105,6 +131,9 @@ pub(crate) struct Scratch {
     seen: Vec<usize>,
     /// The events' indexes in their processes, grouped by process.
     idx: Vec<u32>,
+    /// The sequence's `rank` and `pre`, before they are stored.
+    rank: Vec<u32>,
+    pre: Vec<u32>,
 }
 
 impl RecSeq {
@@ -118,7 +147,8 @@ impl RecSeq {
         let n = v.len();
         let mut steps = Vec::with_capacity(n);
         let mut proc = Vec::with_capacity(n);
-        let mut rank = Vec::with_capacity(n);
+        let rank = &mut sc.rank;
+        rank.clear();
         sc.names.clear();
         sc.hb_proc.clear();
         sc.seen.clear();
@@ -152,7 +182,9 @@ impl RecSeq {
         }
         // What happens before an event is, for each process, those of its events up to
         // the event's clock entry for it.
-        let mut pre = vec![0u32; n * procs];
+        let pre = &mut sc.pre;
+        pre.clear();
+        pre.resize(n * procs, 0);
         for (t, &b) in v.iter().enumerate() {
             let c = hb.clock_in_reversal((i, j), b);
             for p in 0..procs {
@@ -171,6 +203,10 @@ impl RecSeq {
             sc.seen[proc[t] as usize] += 1;
         }
         let accs: Vec<Access> = v.iter().map(|&k| accs[k]).collect();
+        // No count exceeds the sequence's length.
+        let short = n <= usize::from(u16::MAX);
+        let pre = Counts::new(pre, short);
+        let rank = Counts::new(rank, short);
         let hash = fx_hash(&(&steps, &accs, &pre));
         RecSeq {
             i,
@@ -190,7 +226,7 @@ impl RecSeq {
 
     /// Whether event `a` happens before event `b` in the sequence.
     fn before(&self, a: usize, b: usize) -> bool {
-        self.rank[a] < self.pre[b * self.procs + self.proc[a] as usize]
+        self.rank.get(a) < self.pre.get(b * self.procs + self.proc[a] as usize)
     }
 }
 
