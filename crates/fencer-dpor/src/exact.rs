@@ -64,6 +64,8 @@ thread_local! {
 /// The leader judges whether the split pays only after this long: a short run loses
 /// little either way, and its first units say little.
 const WARMUP: Duration = Duration::from_millis(500);
+/// How often the leader, waiting for a unit, looks whether the split still pays.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
 /// The leader goes on alone if less than this part of its units' work was done before
 /// it needed them. With two workers, half is as well as it goes (the leader waits for
 /// one unit while another is explored ahead): the programs that split well measure
@@ -699,6 +701,9 @@ struct Work {
     /// send recordings after every execution.
     idle: usize,
     leader_waits: bool,
+    /// The split is found not to pay: nothing more is predicted, and the leader goes on
+    /// alone after its current unit.
+    throttled: bool,
 }
 
 struct Coord<'p, M> {
@@ -819,6 +824,38 @@ impl<M: MemoryModel> Coord<'_, M> {
         }
     }
 
+    /// While the leader waits for a unit: if, counting what that unit has taken so far,
+    /// too little of the units' work was done ahead (see `fall_back`), the predicted
+    /// units are stopped now, so that the leader's unit has a core to itself until it
+    /// ends and the leader goes on alone.
+    fn throttle(&self, w: &mut Work) {
+        if w.throttled || self.give_up.is_some() || self.began.elapsed() < WARMUP {
+            return;
+        }
+        let Some(run) = w
+            .current_run
+            .and_then(|id| w.runs.iter().find(|r| r.id == id))
+        else {
+            return;
+        };
+        let now = Instant::now();
+        let useful = w.useful + now.duration_since(run.began);
+        let early = w.early + run.needed.unwrap_or(now).duration_since(run.began);
+        if early.as_secs_f64() >= EARLY * useful.as_secs_f64() {
+            return;
+        }
+        w.throttled = true;
+        w.queue.clear();
+        let current = run.id;
+        w.runs.retain(|r| {
+            let keep = r.id == current;
+            if !keep {
+                r.cancel.store(true, Ordering::Relaxed);
+            }
+            keep
+        });
+    }
+
     fn quit(&self) {
         self.lock().quit = true;
         self.wake.notify_all();
@@ -898,7 +935,8 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
     }
 
     fn hungry(&self) -> bool {
-        self.lock().queue.len() < self.jobs
+        let w = self.lock();
+        w.queue.len() < self.jobs && !w.throttled
     }
 
     fn expected(&self, key: &Key) -> bool {
@@ -917,6 +955,9 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
 
     fn predict(&self, current: &Key, keys: Vec<Key>) {
         let mut w = self.lock();
+        if w.throttled {
+            return;
+        }
         w.predicted = w.sent;
         let Work { queue, runs, .. } = &mut *w;
         // A unit explored for a key the leader no longer expects was mispredicted.
@@ -1009,7 +1050,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                     return Got::Recs(std::mem::take(&mut run.recs));
                 }
             }
-            if w.sent != w.predicted && w.queue.len() < self.jobs {
+            if w.sent != w.predicted && w.queue.len() < self.jobs && !w.throttled {
                 w.predicted = w.sent;
                 return Got::Predict;
             }
@@ -1018,8 +1059,13 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 return Got::Halted;
             }
             w.leader_waits = true;
-            w = self.news.wait(w).expect("no worker panics holding it");
+            w = self
+                .news
+                .wait_timeout(w, LOOK_EVERY)
+                .expect("no worker panics holding it")
+                .0;
             w.leader_waits = false;
+            self.throttle(&mut w);
         }
     }
 
@@ -1034,8 +1080,9 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 // what splitting costs. Where units come one after another (each one's
                 // insertions change what follows), that is little, the split is a loss,
                 // and the leader, one worker's engine, goes on as one.
-                self.began.elapsed() >= WARMUP
-                    && w.early.as_secs_f64() < EARLY * w.useful.as_secs_f64()
+                w.throttled
+                    || self.began.elapsed() >= WARMUP
+                        && w.early.as_secs_f64() < EARLY * w.useful.as_secs_f64()
             }
         };
         if go {
