@@ -55,6 +55,12 @@ use std::time::{Duration, Instant};
 /// How many units the leader predicts ahead, per worker.
 const LOOKAHEAD: usize = 8;
 
+/// Whether units whose exploration took `useful`, `early` of it before the leader needed
+/// them, say that the split does not pay.
+fn loses(early: Duration, useful: Duration) -> bool {
+    early.as_secs_f64() < EARLY * useful.as_secs_f64()
+}
+
 thread_local! {
     /// How long this worker has spent on units it explored while another was paused
     /// (`RecSink::serve`): not part of the paused unit's time.
@@ -666,9 +672,8 @@ struct Run {
     out: Option<Option<UnitOut>>,
     /// How long its exploration took (once it is over; without a unit it paused for).
     took: Duration,
-    /// When it started and ended, and when the leader first asked for it.
+    /// When it started, and when the leader first asked for it.
     began: Instant,
-    ended: Option<Instant>,
     needed: Option<Instant>,
     /// Set when it turns out mispredicted: its engine stops.
     cancel: Arc<AtomicBool>,
@@ -783,7 +788,6 @@ impl<M: MemoryModel> Coord<'_, M> {
             wanted,
             took: Duration::ZERO,
             began: Instant::now(),
-            ended: None,
             needed: None,
         });
         (id, cancel)
@@ -809,7 +813,6 @@ impl<M: MemoryModel> Coord<'_, M> {
         let mut news = false;
         if let Some(run) = w.runs.iter_mut().find(|r| r.id == id) {
             run.took = took;
-            run.ended = Some(Instant::now());
             run.out = Some(got.map(|(recs, out)| {
                 run.recs.extend(recs);
                 out
@@ -841,7 +844,7 @@ impl<M: MemoryModel> Coord<'_, M> {
         let now = Instant::now();
         let useful = w.useful + now.duration_since(run.began);
         let early = w.early + run.needed.unwrap_or(now).duration_since(run.began);
-        if early.as_secs_f64() >= EARLY * useful.as_secs_f64() {
+        if !loses(early, useful) {
             return;
         }
         w.throttled = true;
@@ -1033,14 +1036,8 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                     let run = w.runs.swap_remove(at);
                     w.useful += run.took;
                     // The part of it explored before the leader needed it.
-                    let ended = run.ended.unwrap_or_else(Instant::now);
-                    let needed = run.needed.unwrap_or(run.began).min(ended);
-                    let wall = ended.duration_since(run.began).as_secs_f64();
-                    if wall > 0.0 {
-                        w.early += run
-                            .took
-                            .mul_f64(needed.duration_since(run.began).as_secs_f64() / wall);
-                    }
+                    let needed = run.needed.unwrap_or(run.began);
+                    w.early += needed.duration_since(run.began).min(run.took);
                     return match run.out {
                         Some(Some(out)) => Got::Done(run.recs, Box::new(out)),
                         _ => Got::Halted,
@@ -1080,9 +1077,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 // what splitting costs. Where units come one after another (each one's
                 // insertions change what follows), that is little, the split is a loss,
                 // and the leader, one worker's engine, goes on as one.
-                w.throttled
-                    || self.began.elapsed() >= WARMUP
-                        && w.early.as_secs_f64() < EARLY * w.useful.as_secs_f64()
+                w.throttled || self.began.elapsed() >= WARMUP && loses(w.early, w.useful)
             }
         };
         if go {
