@@ -558,7 +558,7 @@ impl<M: MemoryModel> Dpor<'_, M> {
                 &ev,
                 &mut ctx,
                 &mut self.pos[seq.i].wut,
-                (0..seq.len()).collect(),
+                &mut (0..seq.len()).collect(),
             );
             ctx.recycle(&spare);
         }

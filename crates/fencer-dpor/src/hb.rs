@@ -24,7 +24,7 @@ struct Ev {
 
 const NO_CLOCK: u32 = u32::MAX;
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct LocInfo {
     /// The latest event that wrote memory at this location (an update, an RMW, or a store
     /// under SC).
@@ -59,6 +59,57 @@ fn loc_info<'a>(
             ..LocInfo::default()
         }
     })
+}
+
+impl Clone for LocInfo {
+    fn clone(&self) -> LocInfo {
+        let mut c = LocInfo::default();
+        c.clone_from(self);
+        c
+    }
+
+    /// Keeps `readers`' allocation: saving and restoring the relation copies every
+    /// location's state, thousands of times a second.
+    fn clone_from(&mut self, s: &LocInfo) {
+        let LocInfo {
+            last_write,
+            readers,
+            last_lock,
+            last_unlock,
+            held,
+            held_before,
+            held_init,
+        } = s;
+        self.last_write = *last_write;
+        self.readers.clone_from(readers);
+        self.last_lock = *last_lock;
+        self.last_unlock = *last_unlock;
+        self.held = *held;
+        self.held_before = *held_before;
+        self.held_init = *held_init;
+    }
+}
+
+/// Makes `dst` a copy of `src`, reusing the allocations of the values whose keys both
+/// have (a map's own `clone_from` clones every value afresh).
+fn copy_map<K, V>(dst: &mut HashMap<K, V>, src: &HashMap<K, V>)
+where
+    K: Copy + Eq + std::hash::Hash,
+    V: Clone,
+{
+    dst.retain(|k, d| match src.get(k) {
+        Some(v) => {
+            d.clone_from(v);
+            true
+        }
+        None => false,
+    });
+    // Usually both have the same locations: only then is every one copied already.
+    if dst.len() < src.len() {
+        for (k, v) in src {
+            dst.entry(*k).or_insert_with(|| v.clone());
+        }
+    }
 }
 
 impl LocInfo {
@@ -287,8 +338,8 @@ impl Hb {
         to.at = self.ev.len();
         to.pclock.clone_from(&self.pclock);
         to.pcount.clone_from(&self.pcount);
-        to.locs.clone_from(&self.locs);
-        to.bufs.clone_from(&self.bufs);
+        copy_map(&mut to.locs, &self.locs);
+        copy_map(&mut to.bufs, &self.bufs);
         to.fences.clone_from(&self.fences);
         to.epochs.clone_from(&self.epochs);
     }
@@ -310,8 +361,8 @@ impl Hb {
         for (i, n) in self.pcount.iter_mut().enumerate() {
             *n = s.pcount.get(i).copied().unwrap_or(0);
         }
-        self.locs.clone_from(&s.locs);
-        self.bufs.clone_from(&s.bufs);
+        copy_map(&mut self.locs, &s.locs);
+        copy_map(&mut self.bufs, &s.bufs);
         for (i, n) in self.fences.iter_mut().enumerate() {
             *n = s.fences.get(i).copied().unwrap_or(0);
         }

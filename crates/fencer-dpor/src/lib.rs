@@ -305,6 +305,15 @@ struct Dpor<'a, M> {
     /// The machine state at some position of the current execution, moved forward as the
     /// races are reversed in order of their first event (see [`Cursor`]).
     cursor: std::cell::RefCell<Cursor>,
+    /// What `reverse_race` judges a reversal by, kept for their allocations: the
+    /// processes that sleep or were explored at the race, and how each starts it.
+    judged: Vec<(Step, Access)>,
+    starts: Vec<Option<wut::Start>>,
+    /// The races `reverse_races` reverses, and the sequence of the one at hand.
+    order: Vec<usize>,
+    seq: Vec<usize>,
+    /// A copy of the sequence for `wut::insert`, which consumes it.
+    ins: Vec<usize>,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -892,6 +901,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             snap_pool: Vec::new(),
             snap_ok: true,
             scratch: std::cell::RefCell::new(None),
+            judged: Vec::new(),
+            starts: Vec::new(),
+            order: Vec::new(),
+            seq: Vec::new(),
+            ins: Vec::new(),
             spare: std::cell::RefCell::new(None),
             last: None,
             cursor: std::cell::RefCell::new(Cursor::default()),
@@ -1806,7 +1820,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     fn reverse_races(&mut self) {
         let mut pending = std::mem::take(&mut self.pending);
         let mut settled = std::mem::take(&mut self.settled);
-        let mut v = Vec::new();
+        let mut v = std::mem::take(&mut self.seq);
+        let mut order = std::mem::take(&mut self.order);
         // With initials alone, `v` ends at `j` and is the same after every suffix: a race
         // is reversed once, by the execution that ran its `j` first.
         let from = if self.weak == Weak::Initials {
@@ -1824,25 +1839,26 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         settled.extend(pending[kept..].iter().map(|&r| (r, Memo::Open)));
         let r = self.replayed;
         let hb = &self.hb;
-        let mut order: Vec<usize> = (from..pending.len())
-            .filter(|&n| match settled[n].1 {
-                Memo::Open => true,
-                Memo::Settled => false,
-                Memo::Tail(last) => last >= r || hb.notdep_from(pending[n].0, r),
-            })
-            .collect();
+        order.clear();
+        order.extend((from..pending.len()).filter(|&n| match settled[n].1 {
+            Memo::Open => true,
+            Memo::Settled => false,
+            Memo::Tail(last) => last >= r || hb.notdep_from(pending[n].0, r),
+        }));
         if self.weak == Weak::Simulate {
             // A run needs the machine state before `i`: one cursor moves forward over the
             // execution, in order of `i` (races at one position keep their order).
             order.sort_by_key(|&n| pending[n].0);
             self.cursor.get_mut().at = None;
         }
-        for n in order {
+        for &n in &order {
             let (i, j) = pending[n];
             settled[n].1 = self.reverse_race(i, j, &mut v);
         }
         std::mem::swap(&mut self.pending, &mut pending);
         self.settled = settled;
+        self.seq = v;
+        self.order = order;
     }
 
     /// The processes asleep at `i` that have slept since the root of a split tree's unit
@@ -1936,21 +1952,26 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 _m: std::marker::PhantomData,
             };
             let p = &mut self.pos[i];
-            let ps: Vec<(Step, Access)> = p
-                .sleep
-                .iter()
-                .chain(p.done.iter())
-                .copied()
-                .filter(|&(q, _)| q != taken && !inherited.contains(&q))
-                .collect();
-            let mut starts = Vec::new();
+            let mut ps = std::mem::take(&mut self.judged);
+            ps.clear();
+            ps.extend(
+                p.sleep
+                    .iter()
+                    .chain(p.done.iter())
+                    .copied()
+                    .filter(|&(q, _)| q != taken && !inherited.contains(&q)),
+            );
+            let mut starts = std::mem::take(&mut self.starts);
             let mut ctx = Lazy::default();
             ev.judge(&ctx, v, &ps, true, &mut starts);
             let start = starts.iter().find_map(|s| *s);
             if start.is_none() && !rec {
-                wut::insert(&ev, &mut ctx, &mut p.wut, v.clone());
+                self.ins.clone_from(v);
+                wut::insert(&ev, &mut ctx, &mut p.wut, &mut self.ins);
             }
             ctx.recycle(&self.spare);
+            self.judged = ps;
+            self.starts = starts;
             start
         } else {
             let ev = Current::<M> {
@@ -1977,7 +1998,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     )
                 });
             if start.is_none() && !rec {
-                wut::insert(&ev, &mut (), &mut p.wut, v.clone());
+                self.ins.clone_from(v);
+                wut::insert(&ev, &mut (), &mut p.wut, &mut self.ins);
             }
             start
         };

@@ -70,9 +70,10 @@ pub fn initial_by(
 }
 
 /// Inserts `w` (positions of the current execution) into the tree `roots`, unless the tree
-/// already holds a leaf whose sequence is compatible with it. `w` is consumed; `ctx` is the
-/// tree's root, and is left at the node where insertion stopped.
-pub fn insert<E: Events>(ev: &E, ctx: &mut E::Ctx, roots: &mut Vec<Node>, mut w: Vec<usize>) {
+/// already holds a leaf whose sequence is compatible with it. `w` is used up (a buffer the
+/// caller keeps for its allocation); `ctx` is the tree's root, and is left at the node
+/// where insertion stopped.
+pub fn insert<E: Events>(ev: &E, ctx: &mut E::Ctx, roots: &mut Vec<Node>, w: &mut Vec<usize>) {
     let mut children = roots;
     let mut at_root = true;
     let mut starts = Vec::new();
@@ -86,7 +87,7 @@ pub fn insert<E: Events>(ev: &E, ctx: &mut E::Ctx, roots: &mut Vec<Node>, mut w:
         }
         let mut next = None;
         for (ci, c) in children.iter().enumerate() {
-            ev.weak_initials(ctx, &w, &[(c.step, c.acc)], &mut starts);
+            ev.weak_initials(ctx, w, &[(c.step, c.acc)], &mut starts);
             match starts[0] {
                 Some(Start::Initial(at)) => {
                     w.remove(at);

@@ -60,6 +60,11 @@ pub struct Collector<'a> {
     pub cex: Option<Counterexample>,
     pub stopped: Option<Limit>,
     pub start: Instant,
+    /// The state `State::hang` runs waiting threads in, kept for its allocations: every
+    /// execution an `assume` blocks is tried that way.
+    hang_scratch: Option<State>,
+    /// The final state's values, kept for their allocation.
+    vals: Vec<i64>,
 }
 
 impl<'a> Collector<'a> {
@@ -72,6 +77,8 @@ impl<'a> Collector<'a> {
             cex: None,
             stopped: None,
             start: Instant::now(),
+            hang_scratch: None,
+            vals: Vec::new(),
         }
     }
 
@@ -135,15 +142,25 @@ impl<'a> Collector<'a> {
     /// Records a complete execution: its final state, and the condition's verdict on it.
     pub fn complete(&mut self, s: &State, path: &[Event]) {
         self.stats.executions += 1;
-        let vals: Vec<i64> = self.vars.iter().map(|v| Self::var_value(s, v)).collect();
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.clear();
+        vals.extend(self.vars.iter().map(|v| Self::var_value(s, v)));
         self.condition(s, path, &vals);
-        self.final_states
-            .entry(vals)
-            .or_insert_with(|| FinalState {
-                executions: 0,
-                schedule: PackedSchedule::pack(path.iter().map(|e| schedule_step(e.step))),
-            })
-            .executions += 1;
+        // Most executions end in a final state seen before: looked up by slice, with no
+        // key made.
+        match self.final_states.get_mut(vals.as_slice()) {
+            Some(f) => f.executions += 1,
+            None => {
+                self.final_states.insert(
+                    vals.clone(),
+                    FinalState {
+                        executions: 1,
+                        schedule: PackedSchedule::pack(path.iter().map(|e| schedule_step(e.step))),
+                    },
+                );
+            }
+        }
+        self.vals = vals;
     }
 
     /// Judges the condition on the final state `vals` of a complete execution.
@@ -200,7 +217,7 @@ impl<'a> Collector<'a> {
             self.cut(k);
         } else if s.is_complete() {
             self.complete(s, path);
-        } else if let Some((t, at)) = s.hang::<M>(self.prog) {
+        } else if let Some((t, at)) = s.hang::<M>(self.prog, &mut self.hang_scratch) {
             if self.prog.hang_is_violation {
                 self.hang(s, t, at, path);
             } else {

@@ -277,6 +277,38 @@ pub enum CutKind {
     Depth,
 }
 
+thread_local! {
+    /// Register files of frames that returned, for the next frame's: a call and its
+    /// return happen in nearly every execution, and so does the copy of a deeper call
+    /// stack into a state that had returned from the call (a snapshot's into the last
+    /// execution's state). Per thread, so that the workers of a split never share one.
+    static SPARE_REGS: std::cell::RefCell<Vec<Vec<Value>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most register files kept for reuse, per thread.
+const SPARE_REGS_MAX: usize = 64;
+
+/// A register file of `n` zeros, reusing one of a returned frame where there is one.
+fn new_regs(n: usize) -> Vec<Value> {
+    let mut v = SPARE_REGS
+        .with(|p| p.borrow_mut().pop())
+        .unwrap_or_default();
+    v.clear();
+    v.resize(n, 0);
+    v
+}
+
+/// Keeps a returned frame's register file for the next frame.
+fn spare_regs(v: Vec<Value>) {
+    SPARE_REGS.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < SPARE_REGS_MAX {
+            p.push(v);
+        }
+    });
+}
+
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Frame {
     pub func: FuncId,
@@ -791,10 +823,12 @@ impl Clone for Frame {
             ret,
             stack,
         } = self;
+        let mut copy = new_regs(0);
+        copy.extend_from_slice(regs);
         Frame {
             func: *func,
             pc: *pc,
-            regs: regs.clone(),
+            regs: copy,
             ret: *ret,
             stack: stack.clone(),
         }
@@ -849,6 +883,13 @@ impl Clone for ThreadState {
             spin,
             faulted,
         } = src;
+        // Frames past the source's go to the spare register files, and the source's
+        // extra frames come from there.
+        while self.frames.len() > frames.len() {
+            if let Some(f) = self.frames.pop() {
+                spare_regs(f.regs);
+            }
+        }
         self.frames.clone_from(frames);
         self.finished = *finished;
         self.events = *events;
@@ -1274,8 +1315,13 @@ impl State {
     /// alone, on the final memory: if it comes back to its loop having again done nothing
     /// but read, nothing can ever release it. Returns the thread and its loop's position.
     /// A thread stopped by a false `assume` the user wrote means the execution is
-    /// discarded instead.
-    pub fn hang<M: MemoryModel>(&self, prog: &Program) -> Option<(u32, SrcLoc)> {
+    /// discarded instead. The threads run in `scratch`, a state kept for its allocations
+    /// (every execution an `assume` blocks comes here).
+    pub fn hang<M: MemoryModel>(
+        &self,
+        prog: &Program,
+        scratch: &mut Option<State>,
+    ) -> Option<(u32, SrcLoc)> {
         let mut waiting = Vec::new();
         for (t, th) in self.threads.iter().enumerate() {
             if th.finished {
@@ -1290,7 +1336,13 @@ impl State {
                 return None;
             }
         }
-        let mut s = self.clone();
+        let s = match scratch {
+            Some(s) => {
+                s.clone_from(self);
+                s
+            }
+            None => scratch.insert(self.clone()),
+        };
         let mut first = None;
         for &t in &waiting {
             let (fr, ins) = s.current(prog, t);
@@ -1319,7 +1371,7 @@ impl State {
                 }
                 r
             };
-            let mut last = regs_now(&s, t);
+            let mut last = regs_now(s, t);
             let restart = |s: &mut State| {
                 let th = &mut s.threads[t as usize];
                 th.spin.blocked = false;
@@ -1328,7 +1380,7 @@ impl State {
                     th.frames.last_mut().expect("frame").pc = to;
                 }
             };
-            restart(&mut s);
+            restart(s);
             if !matches!(s.run_locals(prog, t), Local::Ready) {
                 return None;
             }
@@ -1336,7 +1388,7 @@ impl State {
             loop {
                 let th = &s.threads[t as usize];
                 if th.spin.blocked {
-                    let now = regs_now(&s, t);
+                    let now = regs_now(s, t);
                     if now == last {
                         break;
                     }
@@ -1345,7 +1397,7 @@ impl State {
                     if steps > 10_000 {
                         return None;
                     }
-                    restart(&mut s);
+                    restart(s);
                     if !matches!(s.run_locals(prog, t), Local::Ready) {
                         return None;
                     }
@@ -2401,7 +2453,9 @@ impl State {
                     th.finished = true;
                     return Local::Ready;
                 }
-                th.frames.pop();
+                if let Some(done) = th.frames.pop() {
+                    spare_regs(done.regs);
+                }
                 forget_back_edges(&mut th.back_edges, th.frames.len());
                 th.frames.last_mut().expect("caller").pc += 1;
                 continue;
@@ -2438,7 +2492,7 @@ impl State {
                         return Local::Cut(CutKind::Recursion);
                     }
                     let callee = &prog.functions[*func as usize];
-                    let mut regs = vec![0; callee.num_regs()];
+                    let mut regs = new_regs(callee.num_regs());
                     for (i, a) in args.iter().enumerate() {
                         let Some(v) = eval(a, &fr.regs) else {
                             return arith();
@@ -2470,7 +2524,7 @@ impl State {
                         });
                     };
                     let callee = &prog.functions[func as usize];
-                    let mut regs = vec![0; callee.num_regs()];
+                    let mut regs = new_regs(callee.num_regs());
                     for (i, a) in args.iter().enumerate().take(callee.params as usize) {
                         let Some(v) = eval(a, &fr.regs) else {
                             return arith();
@@ -2512,6 +2566,7 @@ impl State {
                     if let (Some(r), Some(v)) = (done.ret, v) {
                         write_reg(&mut caller.regs[r as usize], v, &mut th.spin, depth - 1);
                     }
+                    spare_regs(done.regs);
                     caller.pc += 1;
                 }
                 Op::Exit => {
