@@ -298,6 +298,10 @@ struct Dpor<'a, M> {
     /// The last execution's state, kept for its allocations: the next execution resumes
     /// into it, copying only what differs from the snapshot.
     last: Option<State>,
+    /// The program's initial state and its status, made once: an execution that starts
+    /// from it copies it into `last` (a unit's first executions have no snapshot yet, and
+    /// building it allocated every object afresh).
+    initial: Option<(State, Status)>,
     /// Where simulations run sequences (see [`Simulated`]).
     scratch: std::cell::RefCell<Option<State>>,
     /// A node state of an insertion that ended, kept for its allocations.
@@ -526,6 +530,7 @@ pub(crate) struct Kit {
     scratch: Option<State>,
     spare: Option<State>,
     last: Option<State>,
+    initial: Option<(State, Status)>,
     cursor: Cursor,
     rec_scratch: Box<exact::Scratch>,
 }
@@ -597,8 +602,13 @@ fn deepest_snapshot<'s>(
 
 /// The program's initial state under `opts`' bounds, and whether it faults already.
 fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
-    State::initial_limited(
-        prog,
+    let (unroll, max_events) = bounds(opts);
+    State::initial_limited(prog, unroll, max_events)
+}
+
+/// `--unroll` and `--max-depth` as the machine state keeps them.
+fn bounds(opts: &Options) -> (u32, u32) {
+    (
         opts.unroll.unwrap_or(u32::MAX),
         opts.max_depth.min(u32::MAX as usize) as u32,
     )
@@ -908,6 +918,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             ins: Vec::new(),
             spare: std::cell::RefCell::new(None),
             last: None,
+            initial: None,
             cursor: std::cell::RefCell::new(Cursor::default()),
             _m: std::marker::PhantomData,
         }
@@ -1390,7 +1401,25 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// The initial state, with the relation and the events reset: `None` if the execution
     /// stops at once (a fault of the initial state, when violations stop the search).
     fn start(&mut self, replay: usize) -> Option<State> {
-        let (mut state, status) = initial_state(self.prog, self.opts);
+        let (unroll, max_events) = bounds(self.opts);
+        let (mut state, status) = match &self.initial {
+            // Made under the same bounds (a kit can come from an engine with others).
+            Some((init, status)) if init.unroll == unroll && init.max_events == max_events => {
+                let state = match self.last.take() {
+                    Some(mut last) => {
+                        last.clone_from(init);
+                        last
+                    }
+                    None => init.clone(),
+                };
+                (state, status.clone())
+            }
+            _ => {
+                let made = initial_state(self.prog, self.opts);
+                self.initial = Some(made.clone());
+                made
+            }
+        };
         self.hb.reset();
         self.events.clear();
         if let Status::Fault(f) = &status {
@@ -1624,10 +1653,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             scratch,
             spare,
             last,
+            initial,
             cursor,
             rec_scratch,
         } = kit;
         self.last = last;
+        self.initial = initial;
         // Reset by the first execution, which starts from the initial state.
         if let Some(hb) = hb {
             self.hb = hb;
@@ -1666,6 +1697,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             scratch: self.scratch.get_mut().take(),
             spare: self.spare.get_mut().take(),
             last: self.last.take(),
+            initial: self.initial.take(),
             cursor: std::mem::take(self.cursor.get_mut()),
             rec_scratch: std::mem::take(&mut self.rec_scratch),
         }

@@ -1322,20 +1322,25 @@ impl State {
         prog: &Program,
         scratch: &mut Option<State>,
     ) -> Option<(u32, SrcLoc)> {
-        let mut waiting = Vec::new();
+        if self
+            .threads
+            .iter()
+            .any(|th| !th.finished && th.cut.is_some())
+        {
+            return None;
+        }
         for (t, th) in self.threads.iter().enumerate() {
-            if th.finished {
-                continue;
-            }
-            if th.cut.is_some() {
-                return None;
-            }
-            if th.spin.blocked {
-                waiting.push(t as u32);
-            } else if matches!(&self.current(prog, t as u32).1.op, Op::Assume(_)) {
+            if !th.finished
+                && !th.spin.blocked
+                && matches!(&self.current(prog, t as u32).1.op, Op::Assume(_))
+            {
                 return None;
             }
         }
+        let waiting = (0..self.threads.len() as u32).filter(|&t| {
+            let th = &self.threads[t as usize];
+            !th.finished && th.spin.blocked
+        });
         let s = match scratch {
             Some(s) => {
                 s.clone_from(self);
@@ -1344,7 +1349,9 @@ impl State {
             None => scratch.insert(self.clone()),
         };
         let mut first = None;
-        for &t in &waiting {
+        // A waiting thread's registers after its last iteration, and after this one.
+        let (mut last, mut now) = (Vec::new(), Vec::new());
+        for t in waiting {
             let (fr, ins) = s.current(prog, t);
             let (at, to, start) = match ins.op {
                 Op::SpinBack { to, start } => {
@@ -1359,19 +1366,13 @@ impl State {
             // retry loop takes the value its failed CAS read) blocks again with other
             // registers and may leave on the next iteration; only a pure iteration that
             // ends where the previous one did proves that nothing ever lets it leave.
-            let regs_now = |s: &State, t: u32| {
-                let mut r = s.threads[t as usize]
-                    .frames
-                    .last()
-                    .expect("frame")
-                    .regs
-                    .clone();
+            let regs_now = |s: &State, t: u32, r: &mut Vec<Value>| {
+                r.clone_from(&s.threads[t as usize].frames.last().expect("frame").regs);
                 if let Some(x) = start.and_then(|k| r.get_mut(k as usize)) {
                     *x = 0;
                 }
-                r
             };
-            let mut last = regs_now(s, t);
+            regs_now(s, t, &mut last);
             let restart = |s: &mut State| {
                 let th = &mut s.threads[t as usize];
                 th.spin.blocked = false;
@@ -1388,11 +1389,11 @@ impl State {
             loop {
                 let th = &s.threads[t as usize];
                 if th.spin.blocked {
-                    let now = regs_now(s, t);
+                    regs_now(s, t, &mut now);
                     if now == last {
                         break;
                     }
-                    last = now;
+                    std::mem::swap(&mut last, &mut now);
                     steps += 1;
                     if steps > 10_000 {
                         return None;
