@@ -89,3 +89,24 @@ fn unroll_bounds_each_entry_of_a_loop() {
     assert_eq!(d.verdict, Verdict::Incomplete);
     assert!(d.stats.unroll_cut > 0);
 }
+
+#[test]
+fn a_loop_that_takes_a_mutex_and_gives_it_back_spins_no_more() {
+    let f = file("lock_loop.c");
+    // Each failed iteration is dropped: no bound needed, none reached.
+    let d = dpor(&f, &[], None);
+    assert_eq!(d.verdict, Verdict::Safe, "{:?}", d.stats);
+    assert_eq!(d.stats.executions, 2);
+    assert!(d.stats.assume_blocked > 0);
+    // The reference explorer runs the loop as written, up to a bound.
+    let p = load(&f, &CompileOptions::default(), ModelKind::Sc).unwrap();
+    let opts = fencer_reference::Options {
+        unroll: Some(3),
+        ..Default::default()
+    };
+    let r = fencer_reference::explore(&p, ModelKind::Sc, &opts).report;
+    assert_eq!(d.final_states, r.final_states);
+    // A trylock sees the mutex held during a failed iteration: kept, the violation found.
+    let d = dpor(&f, &["-DPROBE"], Some(3));
+    assert_eq!(d.verdict, Verdict::Violation, "{:?}", d.stats);
+}

@@ -529,8 +529,30 @@ pub struct SpinTrack {
     pure: bool,
     /// One past the index of the thread's last impure event (for [`Op::SpinBack`]).
     impure_upto: u32,
+    /// A mutex the thread took with its last impure event: the mutex, the lock's index,
+    /// and `impure_upto` before it.
+    lock_open: Option<(Loc, u32, u32)>,
+    /// The last lock and unlock of one mutex with nothing impure in between: the lock's
+    /// index, the unlock's, and `impure_upto` before the lock. An iteration whose only
+    /// impure events are such a pair is dropped like a pure one (see [`State::lock_pairs`]).
+    pair: Option<(u32, u32, u32)>,
     /// The thread repeated a pure iteration: it never runs again.
     pub blocked: bool,
+}
+
+impl SpinTrack {
+    /// Whether every event since the iteration that started at event count `start` was
+    /// pure, but for at most one lock and unlock of one mutex (when `pairs`).
+    fn pure_since(&self, start: Value, pairs: bool) -> bool {
+        if self.impure_upto as Value <= start {
+            return true;
+        }
+        pairs
+            && matches!(self.pair, Some((lock, unlock, before))
+                if self.impure_upto == unlock + 1
+                    && lock as Value >= start
+                    && before as Value <= start)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1000,6 +1022,7 @@ impl Clone for State {
             unroll,
             max_events,
             inputs,
+            lock_pairs,
         } = self;
         State {
             threads: threads.clone(),
@@ -1008,6 +1031,7 @@ impl Clone for State {
             unroll: *unroll,
             max_events: *max_events,
             inputs: inputs.clone(),
+            lock_pairs: *lock_pairs,
         }
     }
     fn clone_from(&mut self, src: &Self) {
@@ -1018,6 +1042,7 @@ impl Clone for State {
             unroll,
             max_events,
             inputs,
+            lock_pairs,
         } = src;
         self.threads.clone_from(threads);
         self.mem.clone_from(mem);
@@ -1025,6 +1050,7 @@ impl Clone for State {
         self.unroll = *unroll;
         self.max_events = *max_events;
         self.inputs.clone_from(inputs);
+        self.lock_pairs = *lock_pairs;
     }
 }
 
@@ -1042,6 +1068,15 @@ pub struct State {
     /// engine that chooses inputs (the symbolic one) replays a trace: without a value an
     /// input is refused, since the explicit engines do not enumerate input values.
     pub inputs: Vec<Vec<Value>>,
+    /// Whether an iteration of a rewritten spin loop that takes a mutex, only reads, and
+    /// gives the mutex back counts as pure (GenMC's lock zero-net-effect loops: `while (1)
+    /// { lock(m); if (done) break; unlock(m); }`). Memory is as before the iteration, and
+    /// the only thing another thread can have seen of it is the mutex held: a `lock`
+    /// then waits (the same execution without the iteration has it not wait), a fault on
+    /// the held mutex (destroy, another thread's unlock) is reported in the execution
+    /// that has it, but a `trylock` that fails goes on differently. So this holds only
+    /// for programs without `trylock`.
+    pub lock_pairs: bool,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -1125,6 +1160,10 @@ impl State {
             unroll,
             max_events,
             inputs,
+            lock_pairs: !prog
+                .functions
+                .iter()
+                .any(|f| f.body.iter().any(|i| matches!(i.op, Op::TryLock { .. }))),
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -1412,7 +1451,17 @@ impl State {
                     return None;
                 }
                 let (ev, status) = s.step::<M>(prog, Step::Thread(t));
-                if status != Status::Ok || !ev.kind.is_pure() {
+                // A mutex taken and given back in the iteration is judged at its end.
+                let paired = s.lock_pairs
+                    && matches!(
+                        ev.kind,
+                        EventKind::Lock {
+                            trylock: false,
+                            destroy: false,
+                            ..
+                        } | EventKind::Unlock { .. }
+                    );
+                if status != Status::Ok || !(ev.kind.is_pure() || paired) {
                     return None;
                 }
             }
@@ -2394,8 +2443,26 @@ impl State {
         };
         if !kind.is_pure() {
             let sp = &mut self.threads[t as usize].spin;
+            let before = sp.impure_upto;
             sp.pure = false;
             sp.impure_upto = id.index + 1;
+            let open = sp.lock_open.take();
+            match &kind {
+                EventKind::Lock {
+                    loc,
+                    trylock: false,
+                    destroy: false,
+                    ..
+                } if self.lock_pairs => sp.lock_open = Some((*loc, id.index, before)),
+                EventKind::Unlock { loc, .. } => {
+                    if let Some((l, at, prev)) = open {
+                        if l == *loc && before == at + 1 {
+                            sp.pair = Some((at, id.index, prev));
+                        }
+                    }
+                }
+                _ => {}
+            }
         }
         // An exit that freed a stack object stays where it is: it has more to free, or it
         // ends the thread when run again (in `run_locals`).
@@ -2435,6 +2502,7 @@ impl State {
     /// Runs thread `t`'s local instructions until a visible one or the end.
     fn run_locals(&mut self, prog: &Program, t: u32) -> Local {
         let unroll = self.unroll;
+        let lock_pairs = self.lock_pairs;
         let th = &mut self.threads[t as usize];
         let mut fuel = LOCAL_FUEL;
         while fuel > 0 {
@@ -2612,7 +2680,7 @@ impl State {
                     fr.pc += 1;
                 }
                 Op::SpinBack { to, start } => {
-                    if th.spin.impure_upto as Value <= fr.regs[*start as usize] {
+                    if th.spin.pure_since(fr.regs[*start as usize], lock_pairs) {
                         th.spin.blocked = true;
                         return Local::Ready;
                     }

@@ -132,7 +132,7 @@ pub fn program(seed: u64, shape: &Shape) -> String {
         let mut regs = 0u32;
         for _ in 0..n {
             let stmt = if shape.loops > 0 && r.chance(shape.loops) {
-                looped(&mut r, &locs, &mut regs)
+                looped(&mut r, &locs, &mut regs, mutex)
             } else {
                 instruction(&mut r, &locs, &mut regs, mutex, shape.faults, true)
             };
@@ -147,9 +147,22 @@ pub fn program(seed: u64, shape: &Shape) -> String {
 
 /// A loop: a spin loop (which the spin-loop pass turns into an assume), or one whose body
 /// has a side effect and so must stay a loop.
-fn looped(r: &mut Rng, locs: &[String], regs: &mut u32) -> String {
+fn looped(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool) -> String {
     let x = &locs[r.range(0, locs.len() as u64 - 1) as usize];
     let v = r.range(0, 2);
+    // Iterations that take the mutex and give it back: dropped when they do nothing
+    // else (a lock zero-net-effect loop), kept when they store.
+    if mutex && r.chance(50) {
+        let y = &locs[r.range(0, locs.len() as u64 - 1) as usize];
+        return match r.range(0, 2) {
+            0 => format!("while ({x} == {v}) {{ lock(m); unlock(m); }}"),
+            1 => format!("while ({x} == {v}) {{ lock(m); unlock(m); lock(m); unlock(m); }}"),
+            _ => format!(
+                "while ({x} == {v}) {{ lock(m); {y} = {}; unlock(m); }}",
+                r.range(1, 2)
+            ),
+        };
+    }
     let reg = format!("r{}", *regs);
     match r.range(0, 2) {
         0 => return format!("while ({x} == {v}) {{ }}"),
