@@ -717,6 +717,14 @@ impl Program {
         }
     }
 
+    /// Whether any function has a `trylock`: the one way a thread can see that another
+    /// holds a mutex and go on (a `lock` waits).
+    pub fn uses_trylock(&self) -> bool {
+        self.functions
+            .iter()
+            .any(|f| f.body.iter().any(|i| matches!(i.op, Op::TryLock { .. })))
+    }
+
     /// The variables final states are reported over: those of the condition and `observe`,
     /// or, without a condition, every shared cell and every named register of every static
     /// thread.

@@ -1160,10 +1160,7 @@ impl State {
             unroll,
             max_events,
             inputs,
-            lock_pairs: !prog
-                .functions
-                .iter()
-                .any(|f| f.body.iter().any(|i| matches!(i.op, Op::TryLock { .. }))),
+            lock_pairs: !prog.uses_trylock(),
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -2454,11 +2451,10 @@ impl State {
                     destroy: false,
                     ..
                 } if self.lock_pairs => sp.lock_open = Some((*loc, id.index, before)),
+                // `lock_open` lasts only while the lock is the last impure event.
                 EventKind::Unlock { loc, .. } => {
-                    if let Some((l, at, prev)) = open {
-                        if l == *loc && before == at + 1 {
-                            sp.pair = Some((at, id.index, prev));
-                        }
+                    if let Some((_, at, prev)) = open.filter(|&(l, ..)| l == *loc) {
+                        sp.pair = Some((at, id.index, prev));
                     }
                 }
                 _ => {}
