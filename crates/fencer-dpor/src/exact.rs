@@ -279,6 +279,7 @@ struct Replayed<'e, M> {
     scratch: &'e std::cell::RefCell<Option<State>>,
     /// A node's state, kept for the next insertion's allocations.
     spare: &'e std::cell::RefCell<Option<State>>,
+    judging: &'e std::cell::RefCell<crate::Judging>,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -301,7 +302,9 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
         let seq = self.seq;
         out.clear();
         out.resize(ps.len(), None);
-        let mut left = Vec::new();
+        let mut bufs = self.judging.borrow_mut();
+        let left = &mut bufs.left;
+        left.clear();
         for (n, &(p, acc)) in ps.iter().enumerate() {
             if self.weak == Weak::Simulate {
                 match w.iter().position(|&k| seq.steps[k] == p) {
@@ -351,7 +354,7 @@ impl<M: MemoryModel> Events for Replayed<'_, M> {
             w,
             |k| seq.steps[k],
             ps,
-            &mut left,
+            &mut bufs,
             false,
             out,
         );
@@ -551,16 +554,20 @@ impl<M: MemoryModel> Dpor<'_, M> {
                 base,
                 scratch: &scratch,
                 spare: &spare,
+                judging: &self.judging,
                 _m: std::marker::PhantomData,
             };
-            let mut ctx = Lazy::default();
+            self.ins.clear();
+            self.ins.extend(0..seq.len());
+            let mut ctx = Lazy::on(std::mem::take(&mut self.lazy_path));
             wut::insert(
                 &ev,
                 &mut ctx,
                 &mut self.pos[seq.i].wut,
-                &mut (0..seq.len()).collect(),
+                &mut self.ins,
+                &mut self.wut_spare,
             );
-            ctx.recycle(&spare);
+            self.lazy_path = ctx.recycle(&spare);
         }
     }
 

@@ -452,13 +452,25 @@ impl Hb {
     /// The clock of process `p`'s `idx`-th event before its other predecessors join in
     /// (a reused vector: the hot path allocates nothing).
     fn next_clock(&mut self, p: u32, idx: u32) -> Vec<u32> {
-        let mut c = self.spare.pop().unwrap_or_default();
-        c.clear();
+        let mut c = self.spare_clock();
         c.extend_from_slice(&self.pclock[p as usize]);
         if c.len() <= p as usize {
             c.resize(p as usize + 1, 0);
         }
         c[p as usize] = idx;
+        c
+    }
+
+    /// An empty clock vector, a spare one if there is one, with room for a clock of every
+    /// process so far: clocks lengthen as threads start, and a spare one that had to
+    /// grow was the commonest allocation of an execution.
+    fn spare_clock(&mut self) -> Vec<u32> {
+        let mut c = self.spare.pop().unwrap_or_default();
+        c.clear();
+        let want = self.pclock.len().max(8);
+        if c.capacity() < want {
+            c.reserve_exact(want.next_power_of_two());
+        }
         c
     }
 
@@ -915,8 +927,7 @@ impl Hb {
     /// Keeps `c` as the clock of the event at `pos` once it is moved before the event at
     /// `i`, with which it races (see [`Hb::before_reversed`]).
     fn keep_reversed_clock(&mut self, pos: usize, i: usize, c: &[u32]) {
-        let mut saved = self.spare.pop().unwrap_or_default();
-        saved.clear();
+        let mut saved = self.spare_clock();
         saved.extend_from_slice(c);
         self.lock_clock.push((pos, i, saved));
     }

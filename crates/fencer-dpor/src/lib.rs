@@ -140,13 +140,20 @@ struct Pos {
 }
 
 impl Pos {
-    /// Makes this the position after a new step (keeping the vectors' allocations).
-    fn reset(&mut self, sleep: &[(Step, Access)], wut: Vec<wut::Node>) {
+    /// Makes this the position after a new step (keeping the vectors' allocations, and
+    /// the old tree's in `spare`).
+    fn reset(&mut self, sleep: &[(Step, Access)], wut: Vec<wut::Node>, spare: &mut wut::Spare) {
         self.backtrack.clear();
         self.done.clear();
         self.sleep.clear();
         self.sleep.extend_from_slice(sleep);
-        self.wut = wut;
+        // A new tree that is empty and never held anything (a leaf's): the old one's
+        // list takes what insertion puts here.
+        if wut.capacity() == 0 {
+            self.wut.clear();
+        } else {
+            spare.give(std::mem::replace(&mut self.wut, wut));
+        }
     }
 
     fn asleep(&self, s: Step) -> bool {
@@ -180,6 +187,8 @@ struct Dpor<'a, M> {
     depth: usize,
     /// The next position's sleep set while it is computed.
     sleep_buf: Vec<(Step, Access)>,
+    /// The races an event's record finds, kept for the allocation.
+    found_buf: Vec<usize>,
     /// How weak initials are judged: by the current execution's kinds where every event's
     /// kind is the same wherever it runs (`kinds_stable`), else by simulation.
     weak: Weak,
@@ -306,6 +315,9 @@ struct Dpor<'a, M> {
     scratch: std::cell::RefCell<Option<State>>,
     /// A node state of an insertion that ended, kept for its allocations.
     spare: std::cell::RefCell<Option<State>>,
+    judging: std::cell::RefCell<Judging>,
+    /// The path of an insertion's [`Lazy`], kept for its allocation.
+    lazy_path: Vec<Step>,
     /// The machine state at some position of the current execution, moved forward as the
     /// races are reversed in order of their first event (see [`Cursor`]).
     cursor: std::cell::RefCell<Cursor>,
@@ -318,6 +330,8 @@ struct Dpor<'a, M> {
     seq: Vec<usize>,
     /// A copy of the sequence for `wut::insert`, which consumes it.
     ins: Vec<usize>,
+    /// Emptied wakeup-tree lists, for insertions to reuse.
+    wut_spare: wut::Spare,
     _m: std::marker::PhantomData<M>,
 }
 
@@ -445,6 +459,7 @@ struct Simulated<'e, M> {
     /// state into it reuses its allocations.
     scratch: &'e std::cell::RefCell<Option<State>>,
     spare: &'e std::cell::RefCell<Option<State>>,
+    judging: &'e std::cell::RefCell<Judging>,
     cursor: &'e std::cell::RefCell<Cursor>,
     snaps: &'e [Snapshot],
     schedule: &'e [Step],
@@ -496,11 +511,22 @@ impl Lazy {
         .ok()
     }
 
-    /// Keeps the state of the node in `spare`, for the next insertion's allocations.
-    fn recycle(self, spare: &std::cell::RefCell<Option<State>>) {
+    /// The tree's root, with `path` (emptied) for the steps down from it.
+    fn on(mut path: Vec<Step>) -> Lazy {
+        path.clear();
+        Lazy {
+            path,
+            state: Default::default(),
+        }
+    }
+
+    /// Keeps the state of the node in `spare`, for the next insertion's allocations, and
+    /// gives back the path's.
+    fn recycle(self, spare: &std::cell::RefCell<Option<State>>) -> Vec<Step> {
         if let Some((Some(st), _)) = self.state.into_inner() {
             *spare.borrow_mut() = Some(st);
         }
+        self.path
     }
 }
 
@@ -533,6 +559,7 @@ pub(crate) struct Kit {
     initial: Option<(State, Status)>,
     cursor: Cursor,
     rec_scratch: Box<exact::Scratch>,
+    wut_spare: wut::Spare,
 }
 
 /// The machine state before a position of the current execution, for simulations: moved
@@ -680,23 +707,33 @@ fn take<M: MemoryModel>(prog: &Program, state: &mut State, step: Step) {
     }
 }
 
-/// Runs `w` (whose events are processes `step_of(k)`) from `state` for the processes `left`
-/// of `ps`, judging weak initials as [`Simulated::judge`] says.
-#[allow(clippy::too_many_arguments)]
+/// What judging weak initials by running a sequence works in, kept across judgements for
+/// the allocations (an insertion judges at every node it passes).
+#[derive(Default)]
+pub(crate) struct Judging {
+    /// The processes of `ps` not yet judged.
+    left: Vec<usize>,
+    /// What each process's next event accesses, kept while the steps of `w` cannot
+    /// change it (see `keeps_access`): most of `w` are loads and other threads' buffered
+    /// stores, and working the access out again each step costs an address resolution.
+    accs: Vec<Option<Access>>,
+}
+
+/// Runs `w` (whose events are processes `step_of(k)`) from `state` for the processes
+/// `bufs.left` of `ps`, judging weak initials as [`Simulated::judge`] says.
 fn run_judged<M: MemoryModel>(
     prog: &Program,
     state: &mut State,
     w: &[usize],
     step_of: impl Fn(usize) -> Step,
     ps: &[(Step, Access)],
-    left: &mut Vec<usize>,
+    bufs: &mut Judging,
     any: bool,
     out: &mut [Option<wut::Start>],
 ) {
-    // What each process's next event accesses, kept while the steps of `w` cannot
-    // change it (see `keeps_access`): most of `w` are loads and other threads' buffered
-    // stores, and working the access out again each step costs an address resolution.
-    let mut accs: Vec<Option<Access>> = vec![None; ps.len()];
+    let Judging { left, accs } = bufs;
+    accs.clear();
+    accs.resize(ps.len(), None);
     for (at, &k) in w.iter().enumerate() {
         let s = step_of(k);
         let before = left.len();
@@ -756,7 +793,9 @@ impl<M: MemoryModel> Simulated<'_, M> {
     ) {
         out.clear();
         out.resize(ps.len(), None);
-        let mut left: Vec<usize> = Vec::new();
+        let mut bufs = self.judging.borrow_mut();
+        let left = &mut bufs.left;
+        left.clear();
         for (n, &(p, _)) in ps.iter().enumerate() {
             match w.iter().position(|&k| self.hb.step(k) == p) {
                 Some(at)
@@ -782,7 +821,7 @@ impl<M: MemoryModel> Simulated<'_, M> {
             cursor.seek::<M>(self.prog, self.opts, self.snaps, self.schedule, self.i);
             cursor.at = None;
             let state = cursor.state.as_mut().expect("a state");
-            self.run(state, w, ps, &mut left, any, out);
+            self.run(state, w, ps, &mut bufs, any, out);
             return;
         }
         let Some(src) = ctx.state::<M>(self.prog, || self.base()) else {
@@ -791,20 +830,21 @@ impl<M: MemoryModel> Simulated<'_, M> {
         let mut slot = self.scratch.borrow_mut();
         let state = copy_into(&mut slot, &src);
         drop(src);
-        self.run(state, w, ps, &mut left, any, out);
+        self.run(state, w, ps, &mut bufs, any, out);
     }
 
-    /// Runs `w` from `state` for the processes `left` of `ps` (see [`Simulated::judge`]).
+    /// Runs `w` from `state` for the processes `bufs.left` of `ps` (see
+    /// [`Simulated::judge`]).
     fn run(
         &self,
         state: &mut State,
         w: &[usize],
         ps: &[(Step, Access)],
-        left: &mut Vec<usize>,
+        bufs: &mut Judging,
         any: bool,
         out: &mut [Option<wut::Start>],
     ) {
-        run_judged::<M>(self.prog, state, w, |k| self.hb.step(k), ps, left, any, out);
+        run_judged::<M>(self.prog, state, w, |k| self.hb.step(k), ps, bufs, any, out);
     }
 
     /// The machine state before `i` (the cursor is left there).
@@ -865,6 +905,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             weak: weak_mode(prog, M::KIND),
             depth: 0,
             sleep_buf: Vec::new(),
+            found_buf: Vec::new(),
             pos: Vec::new(),
             vacant: Vec::new(),
             schedule: Vec::new(),
@@ -916,7 +957,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             order: Vec::new(),
             seq: Vec::new(),
             ins: Vec::new(),
+            wut_spare: wut::Spare::default(),
             spare: std::cell::RefCell::new(None),
+            judging: Default::default(),
+            lazy_path: Vec::new(),
             last: None,
             initial: None,
             cursor: std::cell::RefCell::new(Cursor::default()),
@@ -1149,6 +1193,20 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
     /// Runs the execution from `state`, which is at position `start`: replays the
     /// schedule up to `replay`, then explores.
     fn execute_from(&mut self, state: &mut State, start: usize, replay: usize, snaps: bool) {
+        let mut found = std::mem::take(&mut self.found_buf);
+        self.execute_with(state, start, replay, snaps, &mut found);
+        self.found_buf = found;
+    }
+
+    /// [`Dpor::execute_from`], with `found` for the races each event's record finds.
+    fn execute_with(
+        &mut self,
+        state: &mut State,
+        start: usize,
+        replay: usize,
+        snaps: bool,
+        found: &mut Vec<usize>,
+    ) {
         for d in start..replay.min(self.fresh) {
             let step = self.schedule[d];
             self.replayed_access(state, d, step);
@@ -1179,7 +1237,6 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         }
         // A unit's prefix steps that no earlier unit took: new, as in the exploration
         // without a frontier (their faults are reported).
-        let mut found = Vec::new();
         for d in self.fresh.min(replay)..replay {
             let step = self.schedule[d];
             self.replayed_access(state, d, step);
@@ -1190,7 +1247,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     step,
                     &ev,
                     || waited::<M>(self.prog, state, step),
-                    Some(&mut found),
+                    Some(&mut *found),
                 );
                 self.events.push(ev);
                 if self.prefix_races {
@@ -1204,7 +1261,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
                 // The top of a race-driven split took these steps for this unit: their
                 // races are reversed there, and this unit is the one to find them.
-                for &i in &found {
+                for &i in found.iter() {
                     self.races += 1;
                     self.race_above(i, d);
                 }
@@ -1349,12 +1406,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 step,
                 &ev,
                 || waited::<M>(self.prog, state, step),
-                Some(&mut found),
+                Some(&mut *found),
             );
             self.events.push(ev);
             self.accs.truncate(d);
             self.accs.push(acc);
-            for &i in &found {
+            for &i in found.iter() {
                 self.races += 1;
                 if i < self.root && self.record.is_none() {
                     // Above the root every process is explored or asleep: the reversal
@@ -1624,7 +1681,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             self.pos.push(Pos::default());
             self.vacant.push(false);
         }
-        self.pos[d].reset(sleep, wut);
+        self.pos[d].reset(sleep, wut, &mut self.wut_spare);
         self.vacant[d] = false;
     }
 
@@ -1656,6 +1713,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             initial,
             cursor,
             rec_scratch,
+            wut_spare,
         } = kit;
         self.last = last;
         self.initial = initial;
@@ -1677,6 +1735,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         *self.spare.get_mut() = spare;
         *self.cursor.get_mut() = Cursor { at: None, ..cursor };
         self.rec_scratch = rec_scratch;
+        self.wut_spare = wut_spare;
     }
 
     /// Leaves this engine's tables for the next one on the thread.
@@ -1700,6 +1759,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             initial: self.initial.take(),
             cursor: std::mem::take(self.cursor.get_mut()),
             rec_scratch: std::mem::take(&mut self.rec_scratch),
+            wut_spare: std::mem::take(&mut self.wut_spare),
         }
     }
 
@@ -1974,6 +2034,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 opts: self.opts,
                 scratch: &self.scratch,
                 spare: &self.spare,
+                judging: &self.judging,
                 cursor: &self.cursor,
                 snaps: &self.snaps,
                 schedule: &self.schedule,
@@ -1994,14 +2055,20 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     .filter(|&(q, _)| q != taken && !inherited.contains(&q)),
             );
             let mut starts = std::mem::take(&mut self.starts);
-            let mut ctx = Lazy::default();
+            let mut ctx = Lazy::on(std::mem::take(&mut self.lazy_path));
             ev.judge(&ctx, v, &ps, true, &mut starts);
             let start = starts.iter().find_map(|s| *s);
             if start.is_none() && !rec {
                 self.ins.clone_from(v);
-                wut::insert(&ev, &mut ctx, &mut p.wut, &mut self.ins);
+                wut::insert(
+                    &ev,
+                    &mut ctx,
+                    &mut p.wut,
+                    &mut self.ins,
+                    &mut self.wut_spare,
+                );
             }
-            ctx.recycle(&self.spare);
+            self.lazy_path = ctx.recycle(&self.spare);
             self.judged = ps;
             self.starts = starts;
             start
@@ -2031,7 +2098,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 });
             if start.is_none() && !rec {
                 self.ins.clone_from(v);
-                wut::insert(&ev, &mut (), &mut p.wut, &mut self.ins);
+                wut::insert(&ev, &mut (), &mut p.wut, &mut self.ins, &mut self.wut_spare);
             }
             start
         };

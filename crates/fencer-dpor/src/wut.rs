@@ -69,21 +69,62 @@ pub fn initial_by(
     }
 }
 
+/// How many emptied children lists [`Spare`] keeps: about as many as the trees of a deep
+/// execution hold at once; more would only hold memory.
+const SPARE_LISTS: usize = 4096;
+
+/// Children lists that were emptied (a position's tree once explored), kept for their
+/// allocations: nearly every node a reversal inserts is a new list of one child, and every
+/// execution inserts some, so without them the engine would allocate and free a few
+/// lists per execution (the commonest allocation left on its hot path).
+#[derive(Default)]
+pub struct Spare {
+    lists: Vec<Vec<Node>>,
+    starts: Vec<Option<Start>>,
+}
+
+impl Spare {
+    /// Keeps `list`'s allocation (what it still holds is dropped).
+    pub fn give(&mut self, mut list: Vec<Node>) {
+        if list.capacity() > 0 && self.lists.len() < SPARE_LISTS {
+            list.clear();
+            self.lists.push(list);
+        }
+    }
+
+    fn list_of(&mut self, node: Option<Node>) -> Vec<Node> {
+        match node {
+            Some(n) => {
+                let mut list = self.lists.pop().unwrap_or_default();
+                list.push(n);
+                list
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
 /// Inserts `w` (positions of the current execution) into the tree `roots`, unless the tree
 /// already holds a leaf whose sequence is compatible with it. `w` is used up (a buffer the
 /// caller keeps for its allocation); `ctx` is the tree's root, and is left at the node
-/// where insertion stopped.
-pub fn insert<E: Events>(ev: &E, ctx: &mut E::Ctx, roots: &mut Vec<Node>, w: &mut Vec<usize>) {
+/// where insertion stopped. New nodes' lists come from `spare`.
+pub fn insert<E: Events>(
+    ev: &E,
+    ctx: &mut E::Ctx,
+    roots: &mut Vec<Node>,
+    w: &mut Vec<usize>,
+    spare: &mut Spare,
+) {
     let mut children = roots;
     let mut at_root = true;
-    let mut starts = Vec::new();
+    let mut starts = std::mem::take(&mut spare.starts);
     loop {
         if w.is_empty() {
-            return;
+            break;
         }
         if children.is_empty() && !at_root {
             // A leaf compatible with `w`: exploring it covers `w`.
-            return;
+            break;
         }
         let mut next = None;
         for (ci, c) in children.iter().enumerate() {
@@ -116,12 +157,13 @@ pub fn insert<E: Events>(ev: &E, ctx: &mut E::Ctx, roots: &mut Vec<Node>, w: &mu
                     chain = Some(Node {
                         step: ev.step(k),
                         acc: ev.access(k),
-                        children: chain.into_iter().collect(),
+                        children: spare.list_of(chain),
                     });
                 }
                 children.extend(chain);
-                return;
+                break;
             }
         }
     }
+    spare.starts = starts;
 }

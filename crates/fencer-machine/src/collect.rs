@@ -62,7 +62,7 @@ pub struct Collector<'a> {
     pub start: Instant,
     /// The state `State::hang` runs waiting threads in, kept for its allocations: every
     /// execution an `assume` blocks is tried that way.
-    hang_scratch: Option<State>,
+    hang_scratch: crate::HangScratch,
     /// The final state's values, kept for their allocation.
     vals: Vec<i64>,
 }
@@ -77,7 +77,7 @@ impl<'a> Collector<'a> {
             cex: None,
             stopped: None,
             start: Instant::now(),
-            hang_scratch: None,
+            hang_scratch: Default::default(),
             vals: Vec::new(),
         }
     }

@@ -1054,6 +1054,16 @@ impl Clone for State {
     }
 }
 
+/// What [`State::hang`] works in, kept by its caller for the allocations: a copy of the
+/// final state, and a waiting thread's registers after its last iteration and after this
+/// one.
+#[derive(Default)]
+pub struct HangScratch {
+    state: Option<State>,
+    last: Vec<Value>,
+    now: Vec<Value>,
+}
+
 /// A machine state: threads, memory, and every thread's store buffers.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
@@ -1351,12 +1361,12 @@ impl State {
     /// alone, on the final memory: if it comes back to its loop having again done nothing
     /// but read, nothing can ever release it. Returns the thread and its loop's position.
     /// A thread stopped by a false `assume` the user wrote means the execution is
-    /// discarded instead. The threads run in `scratch`, a state kept for its allocations
-    /// (every execution an `assume` blocks comes here).
+    /// discarded instead. The threads run in `scratch`, kept for its allocations (every
+    /// execution an `assume` blocks comes here).
     pub fn hang<M: MemoryModel>(
         &self,
         prog: &Program,
-        scratch: &mut Option<State>,
+        scratch: &mut HangScratch,
     ) -> Option<(u32, SrcLoc)> {
         if self
             .threads
@@ -1377,16 +1387,15 @@ impl State {
             let th = &self.threads[t as usize];
             !th.finished && th.spin.blocked
         });
-        let s = match scratch {
+        let HangScratch { state, last, now } = scratch;
+        let s = match state {
             Some(s) => {
                 s.clone_from(self);
                 s
             }
-            None => scratch.insert(self.clone()),
+            None => state.insert(self.clone()),
         };
         let mut first = None;
-        // A waiting thread's registers after its last iteration, and after this one.
-        let (mut last, mut now) = (Vec::new(), Vec::new());
         for t in waiting {
             let (fr, ins) = s.current(prog, t);
             let (at, to, start) = match ins.op {
@@ -1408,7 +1417,7 @@ impl State {
                     *x = 0;
                 }
             };
-            regs_now(s, t, &mut last);
+            regs_now(s, t, last);
             let restart = |s: &mut State| {
                 let th = &mut s.threads[t as usize];
                 th.spin.blocked = false;
@@ -1425,11 +1434,11 @@ impl State {
             loop {
                 let th = &s.threads[t as usize];
                 if th.spin.blocked {
-                    regs_now(s, t, &mut now);
+                    regs_now(s, t, now);
                     if now == last {
                         break;
                     }
-                    std::mem::swap(&mut last, &mut now);
+                    std::mem::swap(last, now);
                     steps += 1;
                     if steps > 10_000 {
                         return None;

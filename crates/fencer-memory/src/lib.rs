@@ -173,27 +173,70 @@ pub struct Entry<E> {
 /// pending epoch is always 0 (when its last store leaves, every epoch moves down by one),
 /// pending epochs are contiguous (updates leave oldest epochs first, fences open at most
 /// one epoch past the newest pending store), and empty buffers have `epoch` 0.
-#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Buffers<E> {
     chans: Vec<(Chan, VecDeque<Entry<E>>)>,
     /// The epoch of the next store issued.
     epoch: u32,
+    /// Queues of channels that emptied, kept for their allocations (not part of the
+    /// value): under TSO nearly every store fills an empty buffer and its update empties
+    /// it again, and a queue allocated and freed each time was the commonest allocation
+    /// of an execution.
+    spare: Vec<VecDeque<Entry<E>>>,
+}
+
+/// At most this many queues are kept per thread: one per channel a thread uses at once
+/// is all that is reused.
+const SPARE_QUEUES: usize = 4;
+
+impl<E: PartialEq> PartialEq for Buffers<E> {
+    fn eq(&self, o: &Self) -> bool {
+        self.epoch == o.epoch && self.chans == o.chans
+    }
+}
+
+impl<E: Eq> Eq for Buffers<E> {}
+
+impl<E: std::hash::Hash> std::hash::Hash for Buffers<E> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.chans.hash(h);
+        self.epoch.hash(h);
+    }
+}
+
+impl<E: std::fmt::Debug> std::fmt::Debug for Buffers<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffers")
+            .field("chans", &self.chans)
+            .field("epoch", &self.epoch)
+            .finish()
+    }
 }
 
 // Clone by hand, for `clone_from`: it keeps the queues' allocations (engines clone
-// states into scratch ones).
-impl<E: Clone> Clone for Buffers<E> {
+// states into scratch ones; a tuple's `clone_from` would clone its queue afresh).
+impl<E: Copy> Clone for Buffers<E> {
     fn clone(&self) -> Self {
-        let Buffers { chans, epoch } = self;
         Buffers {
-            chans: chans.clone(),
-            epoch: *epoch,
+            chans: self.chans.clone(),
+            epoch: self.epoch,
+            spare: Vec::new(),
         }
     }
     fn clone_from(&mut self, src: &Self) {
-        let Buffers { chans, epoch } = src;
-        self.chans.clone_from(chans);
-        self.epoch = *epoch;
+        while self.chans.len() > src.chans.len() {
+            let (_, q) = self.chans.pop().expect("longer");
+            self.keep(q);
+        }
+        for ((c, q), (sc, sq)) in self.chans.iter_mut().zip(&src.chans) {
+            *c = *sc;
+            q.clone_from(sq);
+        }
+        for (c, sq) in &src.chans[self.chans.len()..] {
+            let mut q = self.spare.pop().unwrap_or_default();
+            q.extend(sq.iter().copied());
+            self.chans.push((*c, q));
+        }
+        self.epoch = src.epoch;
     }
 }
 
@@ -202,11 +245,20 @@ impl<E> Default for Buffers<E> {
         Buffers {
             chans: Vec::new(),
             epoch: 0,
+            spare: Vec::new(),
         }
     }
 }
 
 impl<E: Copy> Buffers<E> {
+    /// Keeps an emptied queue for the next channel that fills.
+    fn keep(&mut self, mut q: VecDeque<Entry<E>>) {
+        if self.spare.len() < SPARE_QUEUES {
+            q.clear();
+            self.spare.push(q);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.chans.is_empty()
     }
@@ -228,7 +280,11 @@ impl<E: Copy> Buffers<E> {
         entry.epoch = self.epoch;
         match self.chans.binary_search_by(|(c, _)| c.cmp(&chan)) {
             Ok(i) => self.chans[i].1.push_back(entry),
-            Err(i) => self.chans.insert(i, (chan, VecDeque::from([entry]))),
+            Err(i) => {
+                let mut q = self.spare.pop().unwrap_or_default();
+                q.push_back(entry);
+                self.chans.insert(i, (chan, q));
+            }
         }
     }
 
@@ -258,7 +314,8 @@ impl<E: Copy> Buffers<E> {
         let i = self.chans.iter().position(|(c, _)| *c == chan)?;
         let e = self.chans[i].1.pop_front();
         if self.chans[i].1.is_empty() {
-            self.chans.remove(i);
+            let (_, q) = self.chans.remove(i);
+            self.keep(q);
         }
         if self.chans.is_empty() {
             self.epoch = 0;
