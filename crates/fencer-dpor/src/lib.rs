@@ -721,6 +721,7 @@ pub(crate) struct Judging {
 
 /// Runs `w` (whose events are processes `step_of(k)`) from `state` for the processes
 /// `bufs.left` of `ps`, judging weak initials as [`Simulated::judge`] says.
+#[allow(clippy::too_many_arguments)]
 fn run_judged<M: MemoryModel>(
     prog: &Program,
     state: &mut State,
