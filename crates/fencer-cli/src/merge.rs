@@ -66,6 +66,8 @@ pub fn split_json(
         "jobs": jobs,
         "units": s.units,
         "frontier_depth": s.depth,
+        // The exact split moves its depth up while units prove small: its last unit's.
+        "last_depth": s.last_depth,
         // "exact": one worker's exploration, its subtrees below the depth explored ahead
         // by the other workers (--jobs, Optimal-DPOR); "races": the top of the tree is
         // Source-DPOR fed by the units' races (--jobs, Source-DPOR); "frontier": a
@@ -114,6 +116,9 @@ pub fn split_text(info: &Value) -> String {
         info["jobs"],
         plural(&info["jobs"])
     );
+    if let Some(l) = info["last_depth"].as_u64() {
+        s += &format!(", moved up to {l} as units proved small");
+    }
     if let Some(sh) = info["shard"].as_object() {
         s += &format!("; shard {}/{}", sh["index"], sh["count"]);
         // Shard I takes the units of index I-1 modulo N: none when I exceeds them.

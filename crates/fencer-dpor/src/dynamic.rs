@@ -454,6 +454,15 @@ impl Sink for Coord {
 /// gave 1,918 and 219), since every unit costs about one more execution than exploring
 /// its subtree in place would.
 pub(crate) fn depth<M: MemoryModel>(prog: &Program, opts: &Options, start: Instant) -> usize {
+    races_span::<M>(prog, opts, start).0
+}
+
+/// [`depth`], and the position of the first event of the first execution's first race.
+pub(crate) fn races_span<M: MemoryModel>(
+    prog: &Program,
+    opts: &Options,
+    start: Instant,
+) -> (usize, usize) {
     let eopts = Options {
         algo: Algo::Optimal,
         ..probing(opts)
@@ -465,8 +474,8 @@ pub(crate) fn depth<M: MemoryModel>(prog: &Program, opts: &Options, start: Insta
     let first = d.pending.iter().map(|&(i, _)| i).min();
     let last = d.pending.iter().map(|&(i, _)| i).max();
     match (first, last) {
-        (Some(a), Some(b)) => a + (b - a) / 2 + 1,
-        _ => 1,
+        (Some(a), Some(b)) => (a + (b - a) / 2 + 1, a),
+        _ => (1, 0),
     }
 }
 

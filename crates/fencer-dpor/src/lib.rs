@@ -269,6 +269,10 @@ struct Dpor<'a, M> {
     lead: Option<usize>,
     /// The leader's execution stopped at its depth (not where it ended).
     reached: bool,
+    /// The exact split's leader: moves its depth up while units prove small.
+    shallower: Option<exact::Shallower>,
+    /// The exact split's leader: the depth of the last unit it took.
+    lead_last: usize,
     /// Where the leader gets the units below its depth explored.
     lead_src: Option<&'a dyn exact::Units>,
     /// An exact split's unit: the reversals that go above the root (not redundant there)
@@ -940,6 +944,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             sent: Vec::new(),
             lead: None,
             reached: false,
+            shallower: None,
+            lead_last: 0,
             lead_src: None,
             record: None,
             rec_scratch: Box::default(),
@@ -1059,6 +1065,14 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 Some(d) => {
                     if let Some(v) = self.inserted.get_mut(d..) {
                         v.iter_mut().for_each(Vec::clear);
+                    }
+                    if self.lead.is_some() {
+                        if let Some(n) = self.shallower.as_mut().and_then(|s| s.moved(d)) {
+                            self.lead = Some(n);
+                            if let Some(src) = self.lead_src {
+                                src.redepth();
+                            }
+                        }
                     }
                     self.depth = d + 1;
                     self.schedule.truncate(d);

@@ -120,6 +120,9 @@ pub struct SplitResult {
     pub units: usize,
     /// The frontier depth (with `race_driven`, the depth of the top).
     pub depth: usize,
+    /// The exact split: the depth of the last unit, if units that proved small moved it
+    /// up from `depth`.
+    pub last_depth: Option<usize>,
     /// How the tree was split.
     pub method: Method,
     /// The exact split: how many of its units a worker had explored before the leader
@@ -487,6 +490,7 @@ fn split_run<M: MemoryModel>(
             traces: r.traces,
             units: r.units,
             depth: r.depth,
+            last_depth: Some(r.last_depth).filter(|&l| l != r.depth && r.units > 0),
             method: Method::Exact,
             ahead: r.ahead,
             fell_back: r.fell_back,
@@ -505,6 +509,7 @@ fn split_run<M: MemoryModel>(
             traces,
             units,
             depth,
+            last_depth: None,
             method: Method::Races,
             ahead: 0,
             fell_back: None,
@@ -573,6 +578,7 @@ fn split_run<M: MemoryModel>(
         traces: all_traces,
         units: units.len(),
         depth,
+        last_depth: None,
         method: Method::Frontier,
         ahead: 0,
         fell_back: None,
