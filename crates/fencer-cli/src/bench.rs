@@ -17,6 +17,9 @@ pub struct BenchOptions {
     pub robust: bool,
     /// DVE models: threads for reachability.
     pub jobs: usize,
+    /// Scaling mode: this many rounds of `--jobs 1`, `--jobs N` and N independent
+    /// `--jobs 1` runs side by side.
+    pub scaling: Option<usize>,
 }
 
 fn is_program(f: &Path) -> bool {
@@ -298,6 +301,9 @@ pub fn bench(o: BenchOptions) -> ExitCode {
     if o.robust {
         return bench_robust(&exe, &files, &o);
     }
+    if let Some(rounds) = o.scaling {
+        return bench_scaling(&exe, &files, &o, rounds);
+    }
     let mut rows = Vec::new();
     let mut mismatches = 0;
     if !o.json {
@@ -361,4 +367,167 @@ pub fn bench(o: BenchOptions) -> ExitCode {
         ));
     }
     ExitCode::from(if mismatches > 0 { 1 } else { 0 })
+}
+
+/// A `check --all --json` run with `jobs` workers, started (see [`timed`]).
+fn start_check(
+    exe: &Path,
+    file: &Path,
+    model: &str,
+    jobs: usize,
+    o: &BenchOptions,
+) -> std::io::Result<std::process::Child> {
+    let mut c = Command::new(exe);
+    c.arg("check").arg(file);
+    if model != "dve" {
+        c.args(["--model", model, "--algo", o.algo, "--all"]);
+    }
+    c.arg("--json")
+        .args(["--jobs", &jobs.to_string()])
+        .args(["--timeout", &o.timeout.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+}
+
+/// A finished run's exploration time in ms (the engine's, which leaves a C front-end's
+/// clang out) and complete executions (a DVE model's states); `Err` says why there is
+/// none (a limit stopped it, or it failed).
+fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64), String> {
+    let out = child
+        .and_then(|c| c.wait_with_output())
+        .map_err(|e| e.to_string())?;
+    let r: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|_| String::from_utf8_lossy(&out.stderr).trim().to_string())?;
+    if r["verdict"] == "incomplete" {
+        return Err("stopped by --timeout".into());
+    }
+    let st = &r["stats"];
+    match (
+        st["elapsed_ms"].as_f64(),
+        st["states"].as_u64().or(st["executions"].as_u64()),
+    ) {
+        (Some(ms), Some(n)) => Ok((ms, n)),
+        _ => Err("no statistics in the result".into()),
+    }
+}
+
+fn min_median(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[0], v[(v.len() - 1) / 2])
+}
+
+/// Scaling mode: per program and model, `rounds` rounds of one `--jobs 1` run alone, one
+/// `--jobs N` run alone, and N independent `--jobs 1` runs side by side, whose slowest
+/// says what N cores give N processes on this machine (the *ceiling* of the speedup:
+/// N times one run's time over it). Rounds interleave the three, so that a machine whose
+/// speed drifts slows them alike; medians and minima of each are reported, and every
+/// `--jobs N` run must explore `--jobs 1`'s executions.
+fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize) -> ExitCode {
+    let n = o.jobs.max(2);
+    let mut rows = Vec::new();
+    let mut failures = 0;
+    if !o.json {
+        super::out(&format!(
+            "{:<20} {:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8}\n",
+            "program",
+            "model",
+            "execs",
+            "jobs 1 ms",
+            format!("jobs {n} ms"),
+            "speedup",
+            "(min)",
+            "ceiling"
+        ));
+    }
+    for f in files {
+        let dve = f.extension().is_some_and(|x| x == "dve");
+        let models: &[&str] = if dve { &["dve"] } else { &o.models };
+        for &m in models {
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (mut one, mut many, mut side) = (Vec::new(), Vec::new(), Vec::new());
+            let mut error = None;
+            let mut execs = None;
+            for _ in 0..rounds {
+                let a = timed(start_check(exe, f, m, 1, o));
+                let b = timed(start_check(exe, f, m, n, o));
+                let pair: Vec<_> = (0..n).map(|_| start_check(exe, f, m, 1, o)).collect();
+                let pair: Result<Vec<_>, String> = pair.into_iter().map(timed).collect();
+                match (a, b, pair) {
+                    (Ok((ta, ea)), Ok((tb, eb)), Ok(p)) => {
+                        if ea != eb {
+                            let what = if dve { "states" } else { "executions" };
+                            error = Some(format!("--jobs {n} explored {eb} {what}, --jobs 1 {ea}"));
+                            break;
+                        }
+                        execs = Some(ea);
+                        one.push(ta);
+                        many.push(tb);
+                        side.push(p.iter().map(|x| x.0).fold(0.0, f64::max));
+                    }
+                    (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            let row = match error {
+                Some(e) => {
+                    failures += 1;
+                    if !o.json {
+                        super::out(&format!("{name:<20} {m:<5} error: {e}\n"));
+                    }
+                    json!({ "program": name, "file": f.display().to_string(), "model": m,
+                            "error": e })
+                }
+                None => {
+                    let (a_min, a_med) = min_median(&mut one);
+                    let (b_min, b_med) = min_median(&mut many);
+                    let (_, s_med) = min_median(&mut side);
+                    // Runs of a few milliseconds measure nothing but start-up.
+                    let ratio = |a: f64, b: f64| (a >= 1.0 && b >= 1.0).then(|| a / b);
+                    let speedup = ratio(a_med, b_med);
+                    let speedup_min = ratio(a_min, b_min);
+                    let ceiling = ratio(n as f64 * a_med, s_med);
+                    if !o.json {
+                        let x = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
+                        super::out(&format!(
+                            "{name:<20} {m:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8}\n",
+                            execs.unwrap_or(0),
+                            format!("{a_med:.0} ({a_min:.0})"),
+                            format!("{b_med:.0} ({b_min:.0})"),
+                            x(speedup),
+                            x(speedup_min),
+                            x(ceiling)
+                        ));
+                    }
+                    json!({
+                        "program": name, "file": f.display().to_string(), "model": m,
+                        "algo": o.algo, "jobs": n, "rounds": rounds, "executions": execs,
+                        "jobs1_ms": one, "jobsn_ms": many, "side_by_side_ms": side,
+                        "jobs1_median_ms": a_med, "jobsn_median_ms": b_med,
+                        "speedup": speedup, "speedup_of_minima": speedup_min,
+                        "ceiling": ceiling,
+                    })
+                }
+            };
+            rows.push(row);
+        }
+    }
+    if o.json {
+        super::out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({ "scaling": rows, "failures": failures }))
+                .expect("json")
+        ));
+    } else {
+        super::out(&format!(
+            "\nmedians of {rounds} rounds (minima in parentheses); speedup: jobs 1 over jobs {n}; \
+             ceiling: {n} x jobs 1 over the slowest of {n} jobs-1 runs side by side\n"
+        ));
+    }
+    ExitCode::from(if failures > 0 { 1 } else { 0 })
 }

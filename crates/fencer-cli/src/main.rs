@@ -164,6 +164,13 @@ struct BenchArgs {
     /// (benchmarks are one core unless said).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
     jobs: usize,
+    /// Measure how `--jobs N` (N from --jobs, at least 2) scales instead: ROUNDS rounds,
+    /// each of one `check --all` run with one worker, one with N, and N one-worker runs
+    /// side by side (what N cores give N processes: the ceiling); medians and minima of
+    /// the engine's time, and the speedup. Every N-worker run must explore the
+    /// one-worker run's executions. Programs only; run it on an idle machine.
+    #[arg(long, value_name = "ROUNDS", conflicts_with = "robust", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    scaling: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -514,6 +521,7 @@ fn main() -> ExitCode {
             json: args.json,
             robust: args.robust,
             jobs: args.jobs,
+            scaling: args.scaling.map(|r| r as usize),
         }),
     }
 }

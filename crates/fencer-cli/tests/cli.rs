@@ -262,6 +262,42 @@ fn bench_runs_every_benchmark_program_with_its_documented_verdicts() {
 }
 
 #[test]
+fn bench_scaling_times_one_worker_against_several_on_the_same_executions() {
+    let file = root().join("bench/fen/fib4_true.fen");
+    let out = fencer(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--scaling",
+        "2",
+        "--models",
+        "sc,tso",
+        "--jobs",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["scaling"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert_eq!(r["jobs"], 3, "{r}");
+        assert!(r["executions"].as_u64().unwrap() > 100, "{r}");
+        for k in ["jobs1_ms", "jobsn_ms", "side_by_side_ms"] {
+            assert_eq!(r[k].as_array().unwrap().len(), 2, "{k}: {r}");
+        }
+    }
+    assert_eq!(v["failures"], 0);
+    // Rounds are counted from one.
+    let out = fencer(&["bench", file.to_str().unwrap(), "--scaling", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn bench_rejects_a_missing_path() {
     let out = fencer(&["bench", "no/such/dir"]);
     assert_eq!(out.status.code(), Some(2));
