@@ -479,7 +479,13 @@ impl Shallower {
     /// The depth to move to now that the leader backtracks to position `b`: positions
     /// from `b + 1` on are about to be made afresh, so a unit may start at any of them.
     pub(crate) fn moved(&mut self, b: usize) -> Option<usize> {
-        self.next.filter(|&n| b < n).inspect(|_| self.next = None)
+        match self.next {
+            Some(n) if b < n => {
+                self.next = None;
+                Some(n)
+            }
+            _ => None,
+        }
     }
 }
 
