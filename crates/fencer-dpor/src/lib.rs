@@ -1066,8 +1066,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     if let Some(v) = self.inserted.get_mut(d..) {
                         v.iter_mut().for_each(Vec::clear);
                     }
-                    if self.lead.is_some() {
-                        if let Some(n) = self.shallower.as_mut().and_then(|s| s.moved(d)) {
+                    if let Some(lead) = self.lead {
+                        if let Some(n) = self.shallower.as_mut().and_then(|s| s.moved(lead, d)) {
                             self.lead = Some(n);
                             if let Some(src) = self.lead_src {
                                 src.redepth();
