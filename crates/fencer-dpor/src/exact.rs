@@ -440,11 +440,12 @@ pub(crate) trait Units {
 /// Every move drops what the workers explored ahead at the old depth past the leader's
 /// backtrack point, so a move goes as far as the subtrees just finished say in one go:
 /// to the deepest whose subtree had [`UNIT_EVENTS`] events, at most [`MAX_JUMP`] up
-/// (the subtree sizes grow unevenly with height: fib_bench under TSO has about 1,000
-/// events below position 9 and 20,000 below 8, and units of that size leave too few for
-/// the balance), else one up. Moving one up at a time took five to seven moves on the
-/// Treiber stack and fib_bench, and the workers explored 9-23% more events than the
-/// leader took (measured as the mean of 6 runs); moving this way, 1-7%.
+/// (the subtree sizes grow unevenly with height: fib_bench under TSO has fewer than
+/// 20,000 events below position 9 and jumped from 21 to 8, where its 12 units of
+/// 130,000 events on average are too few for the balance), else one up. Moving one up
+/// at a time took five to seven moves on the Treiber stack and fib_bench, and the
+/// workers explored 9-23% more events than the leader took (the mean of 6 runs); moving
+/// this way, 2-6%.
 pub(crate) struct Shallower {
     /// Not above this depth: the first race of the first execution is one above it.
     min: usize,
