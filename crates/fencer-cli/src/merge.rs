@@ -74,6 +74,11 @@ pub fn split_json(
         // static, fully expanded top (--shard).
         "method": s.method.name(),
         "ahead": (s.method == fencer_dpor::Method::Exact).then_some(s.ahead),
+        // The exact split: events workers explored in units the leader did not take
+        // (mispredicted, or dropped by a depth move or by going on alone), and those of
+        // the units it took; the first over the second is what the split threw away.
+        "dropped_events": s.dropped.map(|d| d.0),
+        "unit_events": s.dropped.map(|d| d.1),
         // The exact split's leader went on alone after this many units: too little of
         // the units' work was done before it needed them for the split to pay.
         "alone_after": s.fell_back,
@@ -133,10 +138,19 @@ pub fn split_text(info: &Value) -> String {
     }
     if info["method"] == "exact" {
         if info["jobs"] != 1 {
-            s += &format!(
-                " ({} explored ahead of the one-worker order)",
-                info["ahead"]
-            );
+            s += &format!(" ({} explored ahead of the one-worker order", info["ahead"]);
+            if let (Some(d), Some(u)) = (
+                info["dropped_events"].as_u64(),
+                info["unit_events"].as_u64(),
+            ) {
+                if u > 0 {
+                    s += &format!(
+                        "; {:.1}% more events explored than taken",
+                        100.0 * d as f64 / u as f64
+                    );
+                }
+            }
+            s.push(')');
             if let Some(n) = info["alone_after"].as_u64() {
                 s += &format!(
                     "; one worker after unit {n}: units came one after another, the split did not pay"

@@ -97,6 +97,12 @@ fn jobs_give_one_workers_answer() {
             }
             assert_eq!(v["split"]["jobs"], jobs.parse::<u64>().unwrap());
             assert!(v["split"]["units"].as_u64().unwrap() > 1);
+            // The units the leader took hold all but its own events above the depth;
+            // what was thrown away is not counted in `events`.
+            let taken = v["split"]["unit_events"].as_u64().expect("an exact split");
+            let events = v["stats"]["events"].as_u64().unwrap();
+            assert!(taken > 0 && taken < events, "{taken} of {events}");
+            assert!(v["split"]["dropped_events"].is_u64());
         }
     }
 }

@@ -48,7 +48,7 @@ use fencer_memory::MemoryModel;
 use fencer_report::Report;
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -519,6 +519,9 @@ pub(crate) trait RecSink: Sync {
     /// Called by a unit between its executions: if the leader waits for a unit that no
     /// worker has started and none is free, the caller explores that one first.
     fn serve(&self, unit: usize);
+    /// Called by a unit once it stops, with the events it explored (taken by the leader
+    /// or not).
+    fn explored(&self, events: u64);
 }
 
 impl<M: MemoryModel> Dpor<'_, M> {
@@ -753,6 +756,9 @@ fn explore_unit<M: MemoryModel>(
     d.depth = root + 1;
     d.explore(root);
     d.send_above();
+    if let Some((sink, ..)) = sink {
+        sink.explored(d.col.stats.events);
+    }
     let recs = d.record.take().unwrap_or_default();
     if let Some(k) = kit {
         *k = d.take_kit();
@@ -824,6 +830,11 @@ struct Coord<'p, M> {
     /// leader needed them.
     taken: AtomicUsize,
     ahead: AtomicUsize,
+    /// The events workers explored in units, and those of the units the leader took:
+    /// the difference is work thrown away (mispredicted units, and those a depth move
+    /// or going on alone dropped).
+    explored: AtomicU64,
+    taken_events: AtomicU64,
     /// When the leader started.
     began: Instant,
     /// The leader waits for a unit that no worker has started and none is free to take.
@@ -1016,6 +1027,10 @@ impl<M: MemoryModel> RecSink for Coord<'_, M> {
             .push(kit);
     }
 
+    fn explored(&self, events: u64) {
+        self.explored.fetch_add(events, Ordering::Relaxed);
+    }
+
     fn recs(&self, unit: usize, recs: &mut Vec<Arc<RecSeq>>) {
         let mut w = self.lock();
         if let Some(run) = w.runs.iter_mut().find(|r| r.id == unit) {
@@ -1142,6 +1157,10 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 run.needed.get_or_insert_with(Instant::now);
                 if run.out.is_some() {
                     let run = w.runs.swap_remove(at);
+                    if let Some(Some(out)) = &run.out {
+                        self.taken_events
+                            .fetch_add(out.stats.events, Ordering::Relaxed);
+                    }
                     w.useful += run.took;
                     // The part of it explored before the leader needed it.
                     let needed = run.needed.unwrap_or(run.began);
@@ -1230,6 +1249,10 @@ pub(crate) struct ExactRun {
     pub last_depth: usize,
     /// How many units the leader had taken when it went on alone, if it did.
     pub fell_back: Option<usize>,
+    /// The events of the units the leader took, and those workers explored in units it
+    /// did not take.
+    pub unit_events: u64,
+    pub dropped_events: u64,
 }
 
 /// Explores `prog` with the exact split: the leader here, `jobs` workers beside it.
@@ -1268,6 +1291,8 @@ pub(crate) fn explore<M: MemoryModel>(
         news: Condvar::new(),
         taken: AtomicUsize::new(0),
         ahead: AtomicUsize::new(0),
+        explored: AtomicU64::new(0),
+        taken_events: AtomicU64::new(0),
         began: Instant::now(),
         urgent: AtomicBool::new(false),
         kits: Mutex::new(Vec::new()),
@@ -1301,6 +1326,11 @@ pub(crate) fn explore<M: MemoryModel>(
         depth,
         last_depth: last,
         fell_back: Some(coord.fell_back.load(Ordering::Relaxed)).filter(|&n| n > 0),
+        unit_events: coord.taken_events.load(Ordering::Relaxed),
+        dropped_events: coord
+            .explored
+            .load(Ordering::Relaxed)
+            .saturating_sub(coord.taken_events.load(Ordering::Relaxed)),
     }
 }
 

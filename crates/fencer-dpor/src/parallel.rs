@@ -136,6 +136,9 @@ pub struct SplitResult {
     /// Events executed in each unit this run explored (in unit order; 0 for the others):
     /// how the work is spread over the units.
     pub unit_events: Vec<u64>,
+    /// The exact split: the events workers explored in units the leader did not take
+    /// (thrown away), and those of the units it took.
+    pub dropped: Option<(u64, u64)>,
 }
 
 /// The speedup `jobs` workers would get on idle cores if a unit's time were proportional
@@ -497,6 +500,7 @@ fn split_run<M: MemoryModel>(
             // The leader reports the counterexample one worker does, whatever the unit.
             violation_unit: None,
             unit_events: Vec::new(),
+            dropped: Some((r.dropped_events, r.unit_events)),
         };
     }
     if let (None, Some(top)) = (split.shard, split.race_driven) {
@@ -515,6 +519,7 @@ fn split_run<M: MemoryModel>(
             fell_back: None,
             violation_unit: violation,
             unit_events,
+            dropped: None,
         };
     }
     let (units, depth) = frontier::<M>(prog, opts, shared.start, split.min_units.max(1));
@@ -584,6 +589,7 @@ fn split_run<M: MemoryModel>(
         fell_back: None,
         violation_unit,
         unit_events,
+        dropped: None,
     }
 }
 
