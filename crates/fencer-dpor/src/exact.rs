@@ -439,13 +439,14 @@ pub(crate) trait Units {
 ///
 /// Every move drops what the workers explored ahead at the old depth past the leader's
 /// backtrack point, so a move goes as far as the subtrees just finished say in one go:
-/// to the deepest whose subtree had [`UNIT_EVENTS`] events, at most [`MAX_JUMP`] up
+/// to the deepest whose subtree had [`UNIT_EVENTS`] events, or four times the units'
+/// average if that is less, at most [`MAX_JUMP`] up
 /// (the subtree sizes grow unevenly with height: fib_bench under TSO has fewer than
 /// 20,000 events below position 9 and jumped from 21 to 8, where its 12 units of
 /// 130,000 events on average are too few for the balance), else one up. Moving one up
 /// at a time took five to seven moves on the Treiber stack and fib_bench, and the
 /// workers explored 9-23% more events than the leader took (the mean of 6 runs); moving
-/// this way, 2-6%.
+/// this way, 1-8%.
 pub(crate) struct Shallower {
     /// Not above this depth: the first race of the first execution is one above it.
     min: usize,
@@ -491,13 +492,16 @@ impl Shallower {
     /// at any of them, since they are made afresh from here.
     pub(crate) fn moved(&mut self, d: usize, b: usize) -> Option<usize> {
         let small = self.units >= JUDGE_UNITS && self.events < UNIT_EVENTS * self.units;
+        // Four times the units' size is worth a move even short of `UNIT_EVENTS`: small
+        // units grow that way in fewer moves.
+        let enough = UNIT_EVENTS.min(4 * self.events / self.units.max(1));
         let done = (b + 1).min(self.below.len())..self.below.len().min(d);
         let to = if !small {
             None
         } else if let Some(p) = done
             .clone()
             .rev()
-            .find(|&p| p >= self.min && self.below[p] >= UNIT_EVENTS)
+            .find(|&p| p >= self.min && self.below[p] >= enough)
         {
             // Positions from `b + 1` on are all made afresh, so any between is a depth.
             Some(p.max(d - MAX_JUMP.min(d)))
@@ -1378,6 +1382,18 @@ mod tests {
             s.note(11, 100);
         }
         assert_eq!(s.moved(11, 0), Some(11 - MAX_JUMP));
+    }
+
+    #[test]
+    fn a_subtree_four_times_the_units_is_worth_a_move_short_of_unit_events() {
+        let mut s = Shallower::new(0);
+        s.note(12, 1_000);
+        assert_eq!(s.moved(12, 8), None);
+        for _ in 0..JUDGE_UNITS - 1 {
+            s.note(12, 1_000);
+        }
+        // 3,000 events below positions 9 to 11 since position 8 took a step, 4,000 above.
+        assert_eq!(s.moved(12, 2), Some(8));
     }
 
     #[test]
