@@ -391,9 +391,10 @@ fn start_check(
 }
 
 /// A finished run's exploration time in ms (the engine's, which leaves a C front-end's
-/// clang out) and complete executions (a DVE model's states); `Err` says why there is
-/// none (a limit stopped it, or it failed).
-fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64), String> {
+/// clang out), complete executions (a DVE model's states), and, for an exact split, the
+/// part of the units' events thrown away; `Err` says why there is none (a limit stopped
+/// it, or it failed).
+fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64, Option<f64>), String> {
     let out = child
         .and_then(|c| c.wait_with_output())
         .map_err(|e| e.to_string())?;
@@ -403,11 +404,19 @@ fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64), Stri
         return Err("stopped by --timeout".into());
     }
     let st = &r["stats"];
+    let split = &r["split"];
+    let thrown = match (
+        split["dropped_events"].as_f64(),
+        split["unit_events"].as_f64(),
+    ) {
+        (Some(d), Some(u)) if u > 0.0 => Some(d / u),
+        _ => None,
+    };
     match (
         st["elapsed_ms"].as_f64(),
         st["states"].as_u64().or(st["executions"].as_u64()),
     ) {
-        (Some(ms), Some(n)) => Ok((ms, n)),
+        (Some(ms), Some(n)) => Ok((ms, n, thrown)),
         _ => Err("no statistics in the result".into()),
     }
 }
@@ -429,7 +438,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
     let mut failures = 0;
     if !o.json {
         super::out(&format!(
-            "{:<20} {:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8}\n",
+            "{:<20} {:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8} {:>7}\n",
             "program",
             "model",
             "execs",
@@ -437,7 +446,8 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
             format!("jobs {n} ms"),
             "speedup",
             "(min)",
-            "ceiling"
+            "ceiling",
+            "thrown"
         ));
     }
     for f in files {
@@ -449,6 +459,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let (mut one, mut many, mut side) = (Vec::new(), Vec::new(), Vec::new());
+            let mut thrown = Vec::new();
             let mut error = None;
             let mut execs = None;
             for _ in 0..rounds {
@@ -457,7 +468,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                 let pair: Vec<_> = (0..n).map(|_| start_check(exe, f, m, 1, o)).collect();
                 let pair: Result<Vec<_>, String> = pair.into_iter().map(timed).collect();
                 match (a, b, pair) {
-                    (Ok((ta, ea)), Ok((tb, eb)), Ok(p)) => {
+                    (Ok((ta, ea, _)), Ok((tb, eb, tw)), Ok(p)) => {
                         if ea != eb {
                             let what = if dve { "states" } else { "executions" };
                             error = Some(format!("--jobs {n} explored {eb} {what}, --jobs 1 {ea}"));
@@ -466,6 +477,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                         execs = Some(ea);
                         one.push(ta);
                         many.push(tb);
+                        thrown.extend(tw);
                         side.push(p.iter().map(|x| x.0).fold(0.0, f64::max));
                     }
                     (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
@@ -492,16 +504,23 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                     let speedup = ratio(a_med, b_med);
                     let speedup_min = ratio(a_min, b_min);
                     let ceiling = ratio(n as f64 * a_med, s_med);
+                    // What the exact split explored and did not keep, which unlike the
+                    // times does not depend on how busy the machine is.
+                    let thrown_med = (!thrown.is_empty()).then(|| {
+                        let mut t = thrown.clone();
+                        min_median(&mut t).1
+                    });
                     if !o.json {
                         let x = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
                         super::out(&format!(
-                            "{name:<20} {m:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8}\n",
+                            "{name:<20} {m:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8} {:>7}\n",
                             execs.unwrap_or(0),
                             format!("{a_med:.0} ({a_min:.0})"),
                             format!("{b_med:.0} ({b_min:.0})"),
                             x(speedup),
                             x(speedup_min),
-                            x(ceiling)
+                            x(ceiling),
+                            thrown_med.map_or("-".into(), |t| format!("{:.1}%", 100.0 * t))
                         ));
                     }
                     json!({
@@ -511,6 +530,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                         "jobs1_median_ms": a_med, "jobsn_median_ms": b_med,
                         "speedup": speedup, "speedup_of_minima": speedup_min,
                         "ceiling": ceiling,
+                        "thrown_away": thrown, "thrown_away_median": thrown_med,
                     })
                 }
             };
@@ -526,7 +546,9 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
     } else {
         super::out(&format!(
             "\nmedians of {rounds} rounds (minima in parentheses); speedup: jobs 1 over jobs {n}; \
-             ceiling: {n} x jobs 1 over the slowest of {n} jobs-1 runs side by side\n"
+             ceiling: {n} x jobs 1 over the slowest of {n} jobs-1 runs side by side; \
+             thrown: events the exact split explored in units it did not take, over those of \
+             the units it took (median)\n"
         ));
     }
     ExitCode::from(if failures > 0 { 1 } else { 0 })

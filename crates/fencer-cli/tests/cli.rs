@@ -287,9 +287,11 @@ fn bench_scaling_times_one_worker_against_several_on_the_same_executions() {
     for r in rows {
         assert_eq!(r["jobs"], 3, "{r}");
         assert!(r["executions"].as_u64().unwrap() > 100, "{r}");
-        for k in ["jobs1_ms", "jobsn_ms", "side_by_side_ms"] {
+        for k in ["jobs1_ms", "jobsn_ms", "side_by_side_ms", "thrown_away"] {
             assert_eq!(r[k].as_array().unwrap().len(), 2, "{k}: {r}");
         }
+        // Optimal-DPOR splits exactly, and says what it threw away.
+        assert!(r["thrown_away_median"].as_f64().unwrap() >= 0.0, "{r}");
     }
     assert_eq!(v["failures"], 0);
     // Rounds are counted from one.
