@@ -404,14 +404,7 @@ fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64, Optio
         return Err("stopped by --timeout".into());
     }
     let st = &r["stats"];
-    let split = &r["split"];
-    let thrown = match (
-        split["dropped_events"].as_f64(),
-        split["unit_events"].as_f64(),
-    ) {
-        (Some(d), Some(u)) if u > 0.0 => Some(d / u),
-        _ => None,
-    };
+    let thrown = crate::merge::thrown_share(&r["split"]);
     match (
         st["elapsed_ms"].as_f64(),
         st["states"].as_u64().or(st["executions"].as_u64()),
@@ -506,10 +499,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                     let ceiling = ratio(n as f64 * a_med, s_med);
                     // What the exact split explored and did not keep, which unlike the
                     // times does not depend on how busy the machine is.
-                    let thrown_med = (!thrown.is_empty()).then(|| {
-                        let mut t = thrown.clone();
-                        min_median(&mut t).1
-                    });
+                    let thrown_med = (!thrown.is_empty()).then(|| min_median(&mut thrown).1);
                     if !o.json {
                         let x = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
                         super::out(&format!(

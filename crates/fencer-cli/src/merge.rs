@@ -104,6 +104,18 @@ pub fn with_split(report: &Report, info: &Value) -> String {
     serde_json::to_string_pretty(&v).expect("json")
 }
 
+/// The part of an exact split's work thrown away: events explored in units the leader
+/// did not take, over those of the units it took.
+pub fn thrown_share(info: &Value) -> Option<f64> {
+    match (
+        info["dropped_events"].as_f64(),
+        info["unit_events"].as_f64(),
+    ) {
+        (Some(d), Some(u)) if u > 0.0 => Some(d / u),
+        _ => None,
+    }
+}
+
 pub fn split_text(info: &Value) -> String {
     let at = if info["method"] == "races" {
         "below a race-driven top of depth"
@@ -139,16 +151,8 @@ pub fn split_text(info: &Value) -> String {
     if info["method"] == "exact" {
         if info["jobs"] != 1 {
             s += &format!(" ({} explored ahead of the one-worker order", info["ahead"]);
-            if let (Some(d), Some(u)) = (
-                info["dropped_events"].as_u64(),
-                info["unit_events"].as_u64(),
-            ) {
-                if u > 0 {
-                    s += &format!(
-                        "; {:.1}% more events explored than taken",
-                        100.0 * d as f64 / u as f64
-                    );
-                }
+            if let Some(t) = thrown_share(info) {
+                s += &format!("; {:.1}% more events explored than taken", 100.0 * t);
             }
             s.push(')');
             if let Some(n) = info["alone_after"].as_u64() {
