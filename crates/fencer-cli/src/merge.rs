@@ -79,6 +79,9 @@ pub fn split_json(
         // the units it took; the first over the second is what the split threw away.
         "dropped_events": s.dropped.map(|d| d.0),
         "unit_events": s.dropped.map(|d| d.1),
+        // The exact split: units a depth move left finished, which units at the new depth
+        // took where they reached them instead of exploring them again.
+        "kept_units": (s.method == fencer_dpor::Method::Exact).then_some(s.kept),
         // The exact split's leader went on alone after this many units: too little of
         // the units' work was done before it needed them for the split to pay.
         "alone_after": s.fell_back,
@@ -151,6 +154,9 @@ pub fn split_text(info: &Value) -> String {
     if info["method"] == "exact" {
         if info["jobs"] != 1 {
             s += &format!(" ({} explored ahead of the one-worker order", info["ahead"]);
+            if let Some(k) = info["kept_units"].as_u64().filter(|&k| k > 0) {
+                s += &format!(", {k} kept across depth moves");
+            }
             if let Some(t) = thrown_share(info) {
                 s += &format!("; {:.1}% more events explored than taken", 100.0 * t);
             }

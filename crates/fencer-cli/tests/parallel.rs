@@ -103,6 +103,8 @@ fn jobs_give_one_workers_answer() {
             let events = v["stats"]["events"].as_u64().unwrap();
             assert!(taken > 0 && taken < events, "{taken} of {events}");
             assert!(v["split"]["dropped_events"].is_u64());
+            // How many finished units a depth move left the new depth's units took.
+            assert!(v["split"]["kept_units"].is_u64());
         }
     }
 }

@@ -271,6 +271,14 @@ struct Dpor<'a, M> {
     reached: bool,
     /// The exact split's leader: moves its depth up while units prove small.
     shallower: Option<exact::Shallower>,
+    /// An exact split's unit: units finished at a deeper depth before the leader moved
+    /// up, taken where this unit's executions reach them (see [`exact::Kept`]); the one
+    /// the current execution reached, and the events taken so.
+    kept: Option<Arc<exact::Kept>>,
+    kept_at: Option<Arc<exact::KeptUnit>>,
+    kept_events: u64,
+    /// How many kept units it took (with those they took in turn).
+    kept_units: u64,
     /// The exact split's leader: the depth of the last unit it took.
     lead_last: usize,
     /// Where the leader gets the units below its depth explored.
@@ -947,6 +955,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             shallower: None,
             lead_last: 0,
             lead_src: None,
+            kept: None,
+            kept_at: None,
+            kept_events: 0,
+            kept_units: 0,
             record: None,
             rec_scratch: Box::default(),
             scout_kit: std::cell::Cell::new(None),
@@ -1041,7 +1053,11 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
             // explored elsewhere, and it reverses this execution's races too.
             let adopted = std::mem::take(&mut self.reached);
             if adopted {
-                self.adopt();
+                if self.kept_at.is_some() {
+                    self.adopt_kept();
+                } else {
+                    self.adopt();
+                }
             }
             self.send_above();
             if let Some(sink) = self.rec_sink {
@@ -1334,7 +1350,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 self.record_unit(d, sleep, replay, true);
                 return;
             }
-            if self.lead == Some(d) {
+            if self.lead == Some(d) || self.finds_kept(d) {
                 self.reached = true;
                 return;
             }
@@ -1343,6 +1359,9 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     && d != declined
                     && self.frontier.is_none()
                     && self.lead.is_none()
+                    // Kept units were found by a leader that never runs alone above its
+                    // depth: its positions there are what their keys hold.
+                    && self.kept.as_ref().is_none_or(|k| d >= k.depth)
                     && self.runs_alone(state, t, d)
                 {
                     self.alone = Some(t);

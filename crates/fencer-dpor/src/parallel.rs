@@ -69,6 +69,10 @@ pub struct Split {
     /// The exact split's leader goes on alone after this many units whatever the timing
     /// (tests); `None`: when the split is measured to cost more than it gains.
     pub give_up: Option<usize>,
+    /// The exact split's leader, before it moves its depth, waits for the units workers
+    /// have started to finish, so that they are kept for the units at the new depth
+    /// (tests: kept units are then taken whatever the timing).
+    pub settle: bool,
 }
 
 impl Split {
@@ -80,6 +84,7 @@ impl Split {
             race_driven: Some(None),
             exact: true,
             give_up: None,
+            settle: false,
         }
     }
 }
@@ -139,6 +144,9 @@ pub struct SplitResult {
     /// The exact split: the events workers explored in units the leader did not take
     /// (thrown away), and those of the units it took.
     pub dropped: Option<(u64, u64)>,
+    /// The exact split: units finished at a depth the leader then moved up from, taken
+    /// by units at the new depth instead of being explored again.
+    pub kept: u64,
 }
 
 /// The speedup `jobs` workers would get on idle cores if a unit's time were proportional
@@ -342,15 +350,18 @@ fn frontier<M: MemoryModel>(
 }
 
 /// What exploring one unit found, kept apart until the units are summed in order.
+#[derive(Clone)]
 pub(crate) struct UnitOut {
     pub stats: fencer_report::Stats,
     final_states: BTreeMap<Vec<i64>, FinalState>,
     pub cex: Option<Counterexample>,
-    stopped: Option<Limit>,
+    pub stopped: Option<Limit>,
     sleep_blocked: u64,
     races: u64,
     reversed: u64,
     traces: Vec<u128>,
+    /// An exact split's unit: the kept units it took (see `exact::Kept`).
+    pub kept: u64,
 }
 
 /// Explores one unit; with `sink`, the races above its root go there (the race-driven
@@ -410,6 +421,7 @@ pub(crate) fn unit_out<M: MemoryModel>(mut d: Dpor<'_, M>) -> Option<UnitOut> {
         races,
         reversed,
         traces,
+        kept_units,
         ..
     } = d;
     Some(UnitOut {
@@ -421,6 +433,7 @@ pub(crate) fn unit_out<M: MemoryModel>(mut d: Dpor<'_, M>) -> Option<UnitOut> {
         races,
         reversed,
         traces: traces.unwrap_or_default(),
+        kept: kept_units,
     })
 }
 
@@ -479,15 +492,7 @@ fn split_run<M: MemoryModel>(
     if let (None, Some(top), true, crate::Algo::Optimal) =
         (split.shard, split.race_driven, split.exact, opts.algo)
     {
-        let r = crate::exact::explore::<M>(
-            prog,
-            opts,
-            split.jobs.max(1),
-            top,
-            split.give_up,
-            &shared,
-            traces,
-        );
+        let r = crate::exact::explore::<M>(prog, opts, split, top, &shared, traces);
         return SplitResult {
             report: r.report,
             traces: r.traces,
@@ -501,6 +506,7 @@ fn split_run<M: MemoryModel>(
             violation_unit: None,
             unit_events: Vec::new(),
             dropped: Some((r.dropped_events, r.unit_events)),
+            kept: r.kept_units,
         };
     }
     if let (None, Some(top)) = (split.shard, split.race_driven) {
@@ -520,6 +526,7 @@ fn split_run<M: MemoryModel>(
             violation_unit: violation,
             unit_events,
             dropped: None,
+            kept: 0,
         };
     }
     let (units, depth) = frontier::<M>(prog, opts, shared.start, split.min_units.max(1));
@@ -590,6 +597,7 @@ fn split_run<M: MemoryModel>(
         violation_unit,
         unit_events,
         dropped: None,
+        kept: 0,
     }
 }
 

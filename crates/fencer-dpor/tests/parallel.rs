@@ -58,6 +58,7 @@ fn split(jobs: usize, shard: Option<(u32, u32)>, how: How) -> Split {
         },
         exact: matches!(how, How::Exact(_)),
         give_up: None,
+        settle: false,
     }
 }
 
@@ -215,26 +216,40 @@ fn check_stable(
 /// The exact split (Optimal-DPOR) is one worker's exploration: against the plain engine,
 /// the same traces in the same order, the same statistics (no execution blocked by a sleep
 /// set), final states and counterexample, for every number of workers; with and without
-/// stop-on-violation.
+/// stop-on-violation. Returns how many units left by depth moves were taken by units at
+/// the new depth.
 fn check_exact(
     prog: &Program,
     model: ModelKind,
     unroll: Option<u32>,
     depth: Option<usize>,
-) -> Result<(), String> {
+) -> Result<u64, String> {
+    let mut kept = 0;
     for stop in [false, true] {
         let o = opts(Algo::Optimal, unroll, stop);
         let (plain, traces) = explore_traces(prog, model, &o);
         // The leader going on alone after its first unit, or its third, explores on as
-        // one worker does, whatever the units did meanwhile.
-        let runs = [(1, None), (2, None), (3, None), (2, Some(1)), (2, Some(3))];
-        for (jobs, give_up) in runs {
+        // one worker does, whatever the units did meanwhile. With three workers, every
+        // unit started before a depth move finishes and is kept, to be taken by the
+        // units at the new depth.
+        let runs = [
+            (1, None, false),
+            (2, None, false),
+            (3, None, true),
+            (2, Some(1), false),
+            (2, Some(3), false),
+        ];
+        for (jobs, give_up, settle) in runs {
             let s = Split {
                 give_up,
+                settle,
                 ..split(jobs, None, How::Exact(depth))
             };
             let r = explore_split(prog, model, &o, &s, true);
-            let what = format!("exact split, stop {stop}, --jobs {jobs}, alone after {give_up:?}");
+            kept += r.kept;
+            let what = format!(
+                "exact split, stop {stop}, --jobs {jobs}, alone after {give_up:?}, settle {settle}"
+            );
             same_outcome(&what, &plain, &r.report)?;
             if r.traces != traces {
                 return Err(format!("{what}: other traces or another order"));
@@ -297,7 +312,7 @@ fn check_exact(
             ));
         }
     }
-    Ok(())
+    Ok(kept)
 }
 
 fn random_program(seed: u64, kind: u64) -> (Program, Option<u32>) {
@@ -351,7 +366,7 @@ fn random(kind: u64) {
                 }
                 if algo == Algo::Optimal {
                     let depth = [Some(1), Some(2), Some(4), Some(8), None][(seed % 5) as usize];
-                    if let Err(e) = check_exact(&prog, model, unroll, depth) {
+                    if let Err(e) = check_exact(&prog, model, unroll, depth).map(drop) {
                         failures.push(format!(
                             "seed {seed} kind {kind} {model} exact {depth:?}: {e}"
                         ));
@@ -439,6 +454,7 @@ fn bench(dir: &Path, ext: &str) {
     let started = Instant::now();
     let mut skipped = Vec::new();
     let mut failures = Vec::new();
+    let mut kept = 0;
     for (name, mut prog) in bench_programs(dir, ext) {
         fencer_ir::spin::spin_assume(&mut prog);
         for model in MODELS {
@@ -467,8 +483,9 @@ fn bench(dir: &Path, ext: &str) {
                 }
                 if algo == Algo::Optimal {
                     for depth in [None, Some(4)] {
-                        if let Err(e) = check_exact(&prog, model, None, depth) {
-                            failures.push(format!("{name} {model} exact {depth:?}: {e}"));
+                        match check_exact(&prog, model, None, depth) {
+                            Ok(k) => kept += k,
+                            Err(e) => failures.push(format!("{name} {model} exact {depth:?}: {e}")),
                         }
                     }
                 }
@@ -483,6 +500,13 @@ fn bench(dir: &Path, ext: &str) {
         started.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{}: {kept} kept units taken", dir.display());
+    // Settled runs keep every unit started before a depth move: the programs' units
+    // must have reached some of them, or the exactness above tested nothing of them.
+    assert!(
+        kept > 0,
+        "no exact split took a unit kept across a depth move"
+    );
 }
 
 #[test]
