@@ -603,9 +603,14 @@ impl<M: MemoryModel> Dpor<'_, M> {
         self.insert_recorded(d, &here);
         self.kept_events += out.stats.events;
         self.kept_units += 1 + out.kept;
+        self.add_unit(out.clone());
+    }
+
+    /// Adds a unit's result to this exploration's, in the one-worker order.
+    fn add_unit(&mut self, out: UnitOut) {
         let mut traces = self.traces.take();
         let mut none = Vec::new();
-        out.clone().add_to(Totals {
+        out.add_to(Totals {
             col: &mut self.col,
             sleep_blocked: &mut self.sleep_blocked,
             races: &mut self.races,
@@ -613,6 +618,7 @@ impl<M: MemoryModel> Dpor<'_, M> {
             traces: traces.as_mut().unwrap_or(&mut none),
         });
         self.traces = traces;
+        // The memos of reversals were made before the unit's insertions.
         self.settled.clear();
     }
 
@@ -692,18 +698,7 @@ impl<M: MemoryModel> Dpor<'_, M> {
         if let Some(sh) = &mut self.shallower {
             sh.note(d, out.stats.events);
         }
-        let mut traces = self.traces.take();
-        let mut none = Vec::new();
-        out.add_to(Totals {
-            col: &mut self.col,
-            sleep_blocked: &mut self.sleep_blocked,
-            races: &mut self.races,
-            reversed: &mut self.reversed,
-            traces: traces.as_mut().unwrap_or(&mut none),
-        });
-        self.traces = traces;
-        // The memos of reversals were made before the unit's insertions.
-        self.settled.clear();
+        self.add_unit(out);
         // The leader's state is now one worker's after this unit's subtree: from here it
         // can go on below its depth itself, as one worker does.
         if src.fall_back() {
@@ -953,6 +948,21 @@ impl<M: MemoryModel> Coord<'_, M> {
         self.work.lock().expect("no worker panics holding it")
     }
 
+    /// The leader waits for news from the workers, or `LOOK_EVERY` at most.
+    fn await_news<'w>(
+        &self,
+        mut w: std::sync::MutexGuard<'w, Work>,
+    ) -> std::sync::MutexGuard<'w, Work> {
+        w.leader_waits = true;
+        w = self
+            .news
+            .wait_timeout(w, LOOK_EVERY)
+            .expect("no worker panics holding it")
+            .0;
+        w.leader_waits = false;
+        w
+    }
+
     /// A worker: explores predicted units until the leader is done.
     fn work(&self) {
         let _guard = QuitOnPanic(self);
@@ -1181,13 +1191,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
         let mut w = self.lock();
         w.queue.clear();
         while self.settle && !w.quit && w.runs.iter().any(|r| r.out.is_none()) {
-            w.leader_waits = true;
-            w = self
-                .news
-                .wait_timeout(w, LOOK_EVERY)
-                .expect("no worker panics holding it")
-                .0;
-            w.leader_waits = false;
+            w = self.await_news(w);
         }
         let mut kept = Kept {
             depth: 0,
@@ -1315,13 +1319,7 @@ impl<M: MemoryModel> Units for Coord<'_, M> {
                 // A worker panicked: the scope passes its panic on.
                 return Got::Halted;
             }
-            w.leader_waits = true;
-            w = self
-                .news
-                .wait_timeout(w, LOOK_EVERY)
-                .expect("no worker panics holding it")
-                .0;
-            w.leader_waits = false;
+            w = self.await_news(w);
             self.throttle(&mut w);
         }
     }
