@@ -1133,17 +1133,50 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
             }
         }
+        // Casts of a slot's address to a pointer to a value of the same width (clang's
+        // `__atomic` builtins at -O0 reach their temporaries as `i64*`): loads and stores
+        // through them are the slot's, and a cast of a cast is the same slot. Each maps to
+        // the slot it names.
+        let width = |t: &Type| match t {
+            Type::IntegerType { bits } => Some(*bits),
+            Type::PointerType { .. } => Some(64),
+            _ => None,
+        };
+        let mut casts: HashMap<Name, Name> = HashMap::new();
+        for bb in &self.f.basic_blocks {
+            for i in &bb.instrs {
+                let Instruction::BitCast(b) = i else { continue };
+                let Operand::LocalOperand { name, .. } = &b.operand else {
+                    continue;
+                };
+                let slot = casts.get(name).unwrap_or(name).clone();
+                let Some(ty) = candidates.get(&slot) else {
+                    continue;
+                };
+                let same = match b.to_type.as_ref() {
+                    Type::PointerType { pointee_type, .. } => {
+                        width(pointee_type).is_some() && width(pointee_type) == width(ty)
+                    }
+                    _ => false,
+                };
+                if same {
+                    casts.insert(b.dest.clone(), slot);
+                }
+            }
+        }
         let mut escaped = Vec::new();
         let mut check = |op: &Operand, ok: bool| {
             if let Operand::LocalOperand { name, .. } = op {
-                if !ok && candidates.contains_key(name) {
-                    escaped.push(name.clone());
+                let slot = casts.get(name).unwrap_or(name);
+                if !ok && candidates.contains_key(slot) {
+                    escaped.push(slot.clone());
                 }
             }
         };
         for bb in &self.f.basic_blocks {
             for i in &bb.instrs {
                 match i {
+                    Instruction::BitCast(b) if casts.contains_key(&b.dest) => {}
                     Instruction::Load(l) => check(&l.address, true),
                     Instruction::Store(s) => {
                         check(&s.address, true);
@@ -1185,6 +1218,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
             let var = s.strip_suffix(".addr").unwrap_or(&s).to_string();
             let r = self.new_reg(var);
             self.promoted.insert(n, r);
+        }
+        for (cast, slot) in casts {
+            if let Some(&r) = self.promoted.get(&slot) {
+                self.promoted.insert(cast, r);
+            }
         }
     }
 
@@ -1587,6 +1625,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.local(&x.dest, e);
             }
             I::BitCast(x) => {
+                if self.promoted.contains_key(&x.dest) {
+                    return Ok(());
+                }
                 let e = self.operand(&x.operand)?;
                 self.local(&x.dest, e);
             }

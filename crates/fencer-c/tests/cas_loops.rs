@@ -31,6 +31,12 @@ fn cas_retry_loops_keep_the_reference_outcomes() {
             .trim()
             .parse()
             .unwrap();
+        // Where the file says how many executions the rewrite leaves under SC, the
+        // reduction is held to it (the oracle below only says nothing was lost).
+        let sc_executions: Option<u64> = src
+            .lines()
+            .find_map(|l| l.strip_prefix("// sc-executions: "))
+            .map(|n| n.trim().parse().unwrap());
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         for model in ModelKind::ALL {
             let original = load(f, &CompileOptions::default(), model).unwrap();
@@ -70,6 +76,16 @@ fn cas_retry_loops_keep_the_reference_outcomes() {
                     d.final_states, r.final_states,
                     "{name} {model} {algo:?}: final states"
                 );
+                if let (Some(n), ModelKind::Sc) = (sc_executions, model) {
+                    assert_eq!(d.stats.executions, n, "{name} {algo:?}: executions");
+                }
+                if algo == Algo::Optimal {
+                    assert_eq!(
+                        d.stats.sleep_blocked.unwrap_or(0),
+                        0,
+                        "{name} {model}: sleep-set blocked"
+                    );
+                }
             }
         }
     }

@@ -9,7 +9,7 @@
 
 use fencer_dpor::{explore_traces, Algo, Options};
 use fencer_memory::ModelKind;
-use fencer_report::Verdict;
+use fencer_report::{Limit, Verdict};
 use fencer_testgen::{program, Shape};
 use std::collections::HashSet;
 
@@ -22,6 +22,23 @@ const WORDS_REGRESSIONS: &[u64] = &[];
 
 /// Loop bound for programs with loops: enough for a spin loop to see a change.
 const UNROLL: u32 = 2;
+
+thread_local! {
+    /// Programs of this test thread whose reference ran out of states (see
+    /// [`reference_too_small`]).
+    static SKIPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the reference stopped at its state limit: it then has explored only part of
+/// the program (a few looping programs that spin into their bound on every path), and
+/// is no oracle for it. Counted, so that the test fails should that become common.
+fn reference_too_small(r: &fencer_report::Report) -> bool {
+    let stopped = r.stopped_by == Some(Limit::MaxStates);
+    if stopped {
+        SKIPPED.with(|s| s.set(s.get() + 1));
+    }
+    stopped
+}
 
 fn cases() -> u64 {
     std::env::var("FENCER_CASES")
@@ -133,6 +150,9 @@ fn against_original(
         },
     )
     .report;
+    if reference_too_small(&r) {
+        return Ok(());
+    }
     let (d, _) = explore_traces(rewritten, c.model, &dpor_opts(c, unroll));
     let violation = |v: Verdict| v == Verdict::Violation;
     if violation(d.verdict) != violation(r.verdict)
@@ -170,6 +190,9 @@ fn against_reference(
         },
     );
     let r = reference.report;
+    if reference_too_small(&r) {
+        return Ok(());
+    }
     let (d, dtraces) = explore_traces(prog, c.model, &dpor_opts(c, unroll));
     let fail = |what: String| {
         Err(format!(
@@ -288,6 +311,11 @@ fn run(model: ModelKind, algo: Algo, loops: bool, kind: Kind) {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let skipped = SKIPPED.with(|s| s.get());
+    assert!(
+        skipped * 50 <= n.max(50),
+        "{skipped} of {n} programs too large for the reference"
+    );
 }
 
 macro_rules! oracle_tests {

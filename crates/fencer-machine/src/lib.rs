@@ -538,9 +538,108 @@ pub struct SpinTrack {
     pair: Option<(u32, u32, u32)>,
     /// The thread repeated a pure iteration: it never runs again.
     pub blocked: bool,
+    /// The cells stored since the last loop head, while every impure event since was a
+    /// store that went straight to memory (see [`Stored`]).
+    stored: Stored,
+    /// The thread's event count at the last loop head.
+    stored_from: u32,
+    /// What an iteration that ended at its back edge stored, its other events all pure:
+    /// until the thread stores to each of these cells again, with nobody (the thread
+    /// included) reading it in between. Then that iteration changed nothing a later one
+    /// did not redo, and the thread blocks as after a pure iteration (see
+    /// [`State::watch_stores`]).
+    dead: Stored,
+    /// Blocked because an earlier iteration turned out to have changed nothing: the
+    /// thread is not waiting, and an execution without that iteration goes on.
+    pub dropped: bool,
+}
+
+/// A few cells, or a mark that there were too many (or something other than stores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Stored {
+    locs: [Loc; STORED],
+    /// How many of `locs` hold cells; [`Stored::SPOILT`] when they cannot say.
+    len: u8,
+}
+
+/// Cells an iteration may store to and still be dropped: a CAS retry loop that prepares
+/// its node (`n->next = top`) stores one or two.
+const STORED: usize = 4;
+
+impl Default for Stored {
+    fn default() -> Self {
+        Stored {
+            locs: [Loc { obj: 0, index: 0 }; STORED],
+            len: 0,
+        }
+    }
+}
+
+impl Stored {
+    const SPOILT: u8 = u8::MAX;
+
+    fn cells(&self) -> &[Loc] {
+        if self.len == Self::SPOILT {
+            &[]
+        } else {
+            &self.locs[..self.len as usize]
+        }
+    }
+
+    fn add(&mut self, loc: Loc) {
+        if self.len == Self::SPOILT || self.cells().contains(&loc) {
+            return;
+        }
+        if self.len as usize == STORED {
+            self.len = Self::SPOILT;
+        } else {
+            self.locs[self.len as usize] = loc;
+            self.len += 1;
+        }
+    }
+
+    /// Removes `loc`; whether it was there.
+    fn remove(&mut self, loc: Loc) -> bool {
+        let Some(i) = self.cells().iter().position(|&l| l == loc) else {
+            return false;
+        };
+        self.len -= 1;
+        self.locs[i] = self.locs[self.len as usize];
+        true
+    }
+
+    fn is_empty(&self) -> bool {
+        self.cells().is_empty()
+    }
 }
 
 impl SpinTrack {
+    /// Notes an impure event for the iteration under way (see [`SpinTrack::dead`]).
+    fn note_impure(&mut self, kind: &EventKind) {
+        match kind {
+            EventKind::Store {
+                loc,
+                buffered: false,
+                ..
+            } => self.stored.add(*loc),
+            _ => self.stored.len = Stored::SPOILT,
+        }
+    }
+
+    /// At the back edge of an iteration that started at event count `start` and was not
+    /// pure: if its only impure events were stores to memory, none of them read since,
+    /// the thread watches those cells from now on.
+    fn end_iteration(&mut self, start: Value) {
+        if self.stored_from as Value == start && !self.stored.is_empty() {
+            self.dead = self.stored;
+        }
+    }
+
+    /// Whether some cell of the thread's is watched for reads ([`State::watch_stores`]).
+    fn watching(&self) -> bool {
+        !self.stored.is_empty() || !self.dead.is_empty()
+    }
+
     /// Whether every event since the iteration that started at event count `start` was
     /// pure, but for at most one lock and unlock of one mutex (when `pairs`).
     fn pure_since(&self, start: Value, pairs: bool) -> bool {
@@ -1023,6 +1122,7 @@ impl Clone for State {
             max_events,
             inputs,
             lock_pairs,
+            watching,
         } = self;
         State {
             threads: threads.clone(),
@@ -1032,6 +1132,7 @@ impl Clone for State {
             max_events: *max_events,
             inputs: inputs.clone(),
             lock_pairs: *lock_pairs,
+            watching: *watching,
         }
     }
     fn clone_from(&mut self, src: &Self) {
@@ -1043,6 +1144,7 @@ impl Clone for State {
             max_events,
             inputs,
             lock_pairs,
+            watching,
         } = src;
         self.threads.clone_from(threads);
         self.mem.clone_from(mem);
@@ -1051,6 +1153,7 @@ impl Clone for State {
         self.max_events = *max_events;
         self.inputs.clone_from(inputs);
         self.lock_pairs = *lock_pairs;
+        self.watching = *watching;
     }
 }
 
@@ -1087,6 +1190,9 @@ pub struct State {
     /// that has it, but a `trylock` that fails goes on differently. So this holds only
     /// for programs without `trylock`.
     pub lock_pairs: bool,
+    /// How many threads watch cells they stored for reads ([`State::watch_stores`]):
+    /// while none does, events need not look.
+    watching: u32,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -1171,6 +1277,7 @@ impl State {
             max_events,
             inputs,
             lock_pairs: !prog.uses_trylock(),
+            watching: 0,
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -1368,10 +1475,13 @@ impl State {
         prog: &Program,
         scratch: &mut HangScratch,
     ) -> Option<(u32, SrcLoc)> {
+        // A thread cut by a bound may not be waiting at all; one blocked after an
+        // iteration that changed nothing is not: the execution without that iteration
+        // is explored, and shows any hang of the others.
         if self
             .threads
             .iter()
-            .any(|th| !th.finished && th.cut.is_some())
+            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped)
         {
             return None;
         }
@@ -2061,6 +2171,55 @@ impl State {
         write_reg(&mut fr.regs[r as usize], v, &mut th.spin, depth);
     }
 
+    /// Watches the cells stored by iterations of rewritten loops, after thread `t`'s event
+    /// `kind`. An iteration whose impure events were all stores straight to memory, of
+    /// cells its thread stores to again later with nobody (the thread included) reading
+    /// them in between, changed nothing a later iteration did not redo. Every execution
+    /// from there has an equivalent one without that iteration (its loads and failed
+    /// compare-and-swaps only read; its registers are dead at the loop's head, as the
+    /// rewrite checked), one event shorter, so this one is discarded: the thread blocks
+    /// at the last overwrite. A CAS retry loop that prepares its node (`n->next = top`)
+    /// is the case: GenMC drops its failed tries too.
+    ///
+    /// A read spoils a cell from the store on: from [`SpinTrack::stored`] while the
+    /// iteration runs, then from [`SpinTrack::dead`]. That is what makes blocking depend
+    /// on the trace alone (the order of the cell's accesses, which DPOR reverses like
+    /// any race), as an `assume` on values read does: a read watched only from the back
+    /// edge on could move before it, unseen, in an equivalent execution. And only stores
+    /// that went straight to memory count: a buffered one's update could be read by
+    /// another thread after the overwrite was issued, which the events so far cannot tell.
+    fn watch_stores(&mut self, t: u32, kind: &EventKind) {
+        if let Some((loc, _)) = kind.read_loc() {
+            for (u, th) in self.threads.iter_mut().enumerate() {
+                let sp = &mut th.spin;
+                let before = sp.watching();
+                if sp.stored.cells().contains(&loc) {
+                    sp.stored.len = Stored::SPOILT;
+                }
+                if sp.dead.cells().contains(&loc) {
+                    sp.dead = Stored::default();
+                }
+                // `t`'s own count is settled at the end of its step.
+                if before && !sp.watching() && u != t as usize {
+                    self.watching -= 1;
+                }
+            }
+            return;
+        }
+        if let EventKind::Store {
+            loc,
+            buffered: false,
+            ..
+        } = kind
+        {
+            let sp = &mut self.threads[t as usize].spin;
+            if sp.dead.remove(*loc) && sp.dead.is_empty() {
+                sp.blocked = true;
+                sp.dropped = true;
+            }
+        }
+    }
+
     fn thread_step<M: MemoryModel>(&mut self, prog: &Program, t: u32) -> (Event, Status) {
         let id = EventId {
             thread: t,
@@ -2447,8 +2606,13 @@ impl State {
             | Op::Nondet { .. }
             | Op::Unsupported { .. } => unreachable!("local instructions run inside run_locals"),
         };
+        let watched = self.threads[t as usize].spin.watching();
+        if self.watching > 0 {
+            self.watch_stores(t, &kind);
+        }
         if !kind.is_pure() {
             let sp = &mut self.threads[t as usize].spin;
+            sp.note_impure(&kind);
             let before = sp.impure_upto;
             sp.pure = false;
             sp.impure_upto = id.index + 1;
@@ -2490,6 +2654,15 @@ impl State {
         if th.events >= self.max_events && !th.finished && th.cut.is_none() {
             th.cut = Some(CutKind::Depth);
         }
+        match (watched, th.spin.watching()) {
+            (false, true) => self.watching += 1,
+            (true, false) => self.watching -= 1,
+            _ => {}
+        }
+        debug_assert_eq!(
+            self.watching as usize,
+            self.threads.iter().filter(|th| th.spin.watching()).count()
+        );
         // The spawning thread went on to its next visible instruction, as after any
         // spawn (had it stayed at the spawn, it would spawn again, for ever, when
         // exploring on after violations). The child's fault came first and is the one
@@ -2682,13 +2855,18 @@ impl State {
                 Op::LoopHead { dst } => {
                     let n = th.events as Value;
                     write_reg(&mut fr.regs[*dst as usize], n, &mut th.spin, depth);
+                    th.spin.stored = Stored::default();
+                    th.spin.stored_from = th.events;
                     fr.pc += 1;
                 }
                 Op::SpinBack { to, start } => {
-                    if th.spin.pure_since(fr.regs[*start as usize], lock_pairs) {
+                    let start = fr.regs[*start as usize];
+                    if th.spin.pure_since(start, lock_pairs) {
                         th.spin.blocked = true;
                         return Local::Ready;
                     }
+                    // Counted by the step that ran this (`State::thread_step`).
+                    th.spin.end_iteration(start);
                     let to = *to;
                     if !take_back_edge(&mut th.back_edges, fr.func, fr.pc, to, depth, unroll) {
                         return Local::Cut(CutKind::Unroll);

@@ -163,6 +163,23 @@ fn looped(r: &mut Rng, locs: &[String], regs: &mut u32, mutex: bool) -> String {
             ),
         };
     }
+    // Iterations that store: one the next iteration stores again over, unread, is dropped
+    // (a CAS retry loop preparing its node); the others' reads of those cells, in the
+    // window or not, decide it.
+    if r.chance(30) {
+        // A copy stores what the iteration read, as `n->next = top` does: a store seen in
+        // the window then shows a value no execution without the iteration has.
+        let y = r.pick(locs).clone();
+        let w = r.pick(locs).clone();
+        if r.chance(50) {
+            return format!("while ({x} == {v}) {{ {y} = {w}; }}");
+        }
+        let z = r.pick(locs);
+        return format!(
+            "while ({x} == {v}) {{ {y} = {w}; {z} = {}; }}",
+            r.range(1, 3)
+        );
+    }
     let reg = format!("r{}", *regs);
     match r.range(0, 2) {
         0 => return format!("while ({x} == {v}) {{ }}"),

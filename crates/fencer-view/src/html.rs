@@ -36,6 +36,8 @@ fn states_json(x: &Execution) -> Value {
                         "faulted"
                     } else if th.cut.is_some() {
                         "cut by a bound"
+                    } else if th.spin.dropped {
+                        "blocked after an iteration that changed nothing"
                     } else if th.spin.blocked {
                         "blocked in a waiting loop"
                     } else if !x.can_move(st, t as u32) {

@@ -214,6 +214,12 @@ fn why_disabled(prog: &Program, state: &State, t: u32) -> String {
     if let Some(c) = th.cut {
         return format!("{name} was stopped by a bound ({c:?})");
     }
+    if th.spin.dropped {
+        return format!(
+            "{name} is blocked: an iteration of its loop changed nothing the next one did \
+             not redo"
+        );
+    }
     if th.spin.blocked {
         return format!("{name} is blocked in a waiting loop that read nothing new");
     }
