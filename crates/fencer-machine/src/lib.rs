@@ -567,16 +567,24 @@ struct Stored {
 const STORED: usize = 4;
 
 impl Default for Stored {
+    /// No cells, and none collected: a thread collects its stores only from a rewritten
+    /// loop's head on, so that one outside such loops is never watched.
     fn default() -> Self {
         Stored {
             locs: [Loc { obj: 0, index: 0 }; STORED],
-            len: 0,
+            len: Self::SPOILT,
         }
     }
 }
 
 impl Stored {
     const SPOILT: u8 = u8::MAX;
+
+    /// No cells yet, collecting.
+    const EMPTY: Stored = Stored {
+        locs: [Loc { obj: 0, index: 0 }; STORED],
+        len: 0,
+    };
 
     fn cells(&self) -> &[Loc] {
         if self.len == Self::SPOILT {
@@ -2855,7 +2863,7 @@ impl State {
                 Op::LoopHead { dst } => {
                     let n = th.events as Value;
                     write_reg(&mut fr.regs[*dst as usize], n, &mut th.spin, depth);
-                    th.spin.stored = Stored::default();
+                    th.spin.stored = Stored::EMPTY;
                     th.spin.stored_from = th.events;
                     fr.pc += 1;
                 }
