@@ -20,6 +20,8 @@ pub struct BenchOptions {
     /// Scaling mode: this many rounds of `--jobs 1`, `--jobs N` and N independent
     /// `--jobs 1` runs side by side.
     pub scaling: Option<usize>,
+    /// Pass `--no-spin-assume` to every DPOR run: the programs as written.
+    pub no_spin_assume: bool,
 }
 
 fn is_program(f: &Path) -> bool {
@@ -94,6 +96,7 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
             .to_vec()
         })
         .args(["--timeout", &o.timeout.to_string()])
+        .args(spin_flag(model, o))
         .output();
     let wall_ms = start.elapsed().as_secs_f64() * 1000.0;
     let name = file
@@ -127,6 +130,7 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         "file": file.display().to_string(),
         "model": model,
         "algo": o.algo,
+        "no_spin_assume": o.no_spin_assume,
         "verdict": verdict,
         "expected": expect,
         "executions": st["executions"],
@@ -370,6 +374,14 @@ pub fn bench(o: BenchOptions) -> ExitCode {
 }
 
 /// A `check --all --json` run with `jobs` workers, started (see [`timed`]).
+fn spin_flag(model: &str, o: &BenchOptions) -> &'static [&'static str] {
+    if o.no_spin_assume && model != "dve" {
+        &["--no-spin-assume"]
+    } else {
+        &[]
+    }
+}
+
 fn start_check(
     exe: &Path,
     file: &Path,
@@ -385,6 +397,7 @@ fn start_check(
     c.arg("--json")
         .args(["--jobs", &jobs.to_string()])
         .args(["--timeout", &o.timeout.to_string()])
+        .args(spin_flag(model, o))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -431,7 +444,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
     let mut failures = 0;
     if !o.json {
         super::out(&format!(
-            "{:<20} {:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8} {:>7}\n",
+            "{:<20} {:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8} {:>15} {:>7}\n",
             "program",
             "model",
             "execs",
@@ -440,6 +453,7 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
             "speedup",
             "(min)",
             "ceiling",
+            "per round",
             "thrown"
         ));
     }
@@ -489,6 +503,24 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                             "error": e })
                 }
                 None => {
+                    // Each round's own speedup and ceiling, its runs minutes apart at most:
+                    // on a machine whose speed drifts, the median of these is steadier
+                    // than the ratio of the medians.
+                    let mut per_round: Vec<f64> = one
+                        .iter()
+                        .zip(&many)
+                        .filter(|(a, b)| **a >= 1.0 && **b >= 1.0)
+                        .map(|(a, b)| a / b)
+                        .collect();
+                    let mut ceil_round: Vec<f64> = one
+                        .iter()
+                        .zip(&side)
+                        .filter(|(a, s)| **a >= 1.0 && **s >= 1.0)
+                        .map(|(a, s)| n as f64 * a / s)
+                        .collect();
+                    let round = (!per_round.is_empty()).then(|| min_median(&mut per_round).1);
+                    let round_ceiling =
+                        (!ceil_round.is_empty()).then(|| min_median(&mut ceil_round).1);
                     let (a_min, a_med) = min_median(&mut one);
                     let (b_min, b_med) = min_median(&mut many);
                     let (_, s_med) = min_median(&mut side);
@@ -503,23 +535,26 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                     if !o.json {
                         let x = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
                         super::out(&format!(
-                            "{name:<20} {m:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8} {:>7}\n",
+                            "{name:<20} {m:<5} {:>9} {:>14} {:>14} {:>8} {:>8} {:>8} {:>15} {:>7}\n",
                             execs.unwrap_or(0),
                             format!("{a_med:.0} ({a_min:.0})"),
                             format!("{b_med:.0} ({b_min:.0})"),
                             x(speedup),
                             x(speedup_min),
                             x(ceiling),
+                            format!("{} ({})", x(round), x(round_ceiling)),
                             thrown_med.map_or("-".into(), |t| format!("{:.1}%", 100.0 * t))
                         ));
                     }
                     json!({
                         "program": name, "file": f.display().to_string(), "model": m,
                         "algo": o.algo, "jobs": n, "rounds": rounds, "executions": execs,
+                        "no_spin_assume": o.no_spin_assume,
                         "jobs1_ms": one, "jobsn_ms": many, "side_by_side_ms": side,
                         "jobs1_median_ms": a_med, "jobsn_median_ms": b_med,
                         "speedup": speedup, "speedup_of_minima": speedup_min,
                         "ceiling": ceiling,
+                        "speedup_per_round_median": round, "ceiling_per_round_median": round_ceiling,
                         "thrown_away": thrown, "thrown_away_median": thrown_med,
                     })
                 }
@@ -537,7 +572,8 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
         super::out(&format!(
             "\nmedians of {rounds} rounds (minima in parentheses); speedup: jobs 1 over jobs {n}; \
              ceiling: {n} x jobs 1 over the slowest of {n} jobs-1 runs side by side; \
-             thrown: events the exact split explored in units it did not take, over those of \
+             per round: the median of each round's own speedup (and ceiling), steadier where \
+             the machine's speed drifts between rounds; thrown: events the exact split explored in units it did not take, over those of \
              the units it took (median)\n"
         ));
     }

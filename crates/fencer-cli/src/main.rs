@@ -171,6 +171,10 @@ struct BenchArgs {
     /// one-worker run's executions. Programs only; run it on an idle machine.
     #[arg(long, value_name = "ROUNDS", conflicts_with = "robust", value_parser = clap::value_parser!(u64).range(1..=1000))]
     scaling: Option<u64>,
+    /// Keep spin loops as written in every DPOR run (`check --no-spin-assume`): to measure
+    /// a program's whole tree, or the engine on a program the rewrite makes small.
+    #[arg(long, conflicts_with = "robust")]
+    no_spin_assume: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -522,6 +526,7 @@ fn main() -> ExitCode {
             robust: args.robust,
             jobs: args.jobs,
             scaling: args.scaling.map(|r| r as usize),
+            no_spin_assume: args.no_spin_assume,
         }),
     }
 }

@@ -292,11 +292,40 @@ fn bench_scaling_times_one_worker_against_several_on_the_same_executions() {
         }
         // Optimal-DPOR splits exactly, and says what it threw away.
         assert!(r["thrown_away_median"].as_f64().unwrap() >= 0.0, "{r}");
+        // Of two rounds' own speedups, the lower is the median.
+        let one = r["jobs1_ms"].as_array().unwrap();
+        let many = r["jobsn_ms"].as_array().unwrap();
+        let per_round: Vec<f64> = (0..2)
+            .map(|i| one[i].as_f64().unwrap() / many[i].as_f64().unwrap())
+            .collect();
+        let got = r["speedup_per_round_median"].as_f64().unwrap();
+        assert!((got - per_round[0].min(per_round[1])).abs() < 1e-9, "{r}");
+        assert!(r["ceiling_per_round_median"].as_f64().unwrap() > 0.0, "{r}");
     }
     assert_eq!(v["failures"], 0);
     // Rounds are counted from one.
     let out = fencer(&["bench", file.to_str().unwrap(), "--scaling", "0"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bench_no_spin_assume_explores_the_loops_as_written() {
+    // Peterson's waiting loops: 6 executions under SC with the rewrite, 16 without.
+    let file = root().join("bench/fen/peterson_fenced.fen");
+    let execs = |extra: &[&str]| {
+        let mut args = vec!["bench", file.to_str().unwrap(), "--models", "sc", "--json"];
+        args.extend_from_slice(extra);
+        let out = fencer(&args);
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let row = &v["runs"][0];
+        (
+            row["executions"].as_u64().unwrap(),
+            row["no_spin_assume"].clone(),
+        )
+    };
+    assert_eq!(execs(&[]), (6, serde_json::json!(false)));
+    assert_eq!(execs(&["--no-spin-assume"]), (16, serde_json::json!(true)));
 }
 
 #[test]
