@@ -521,9 +521,10 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                     let round = (!per_round.is_empty()).then(|| min_median(&mut per_round).1);
                     let round_ceiling =
                         (!ceil_round.is_empty()).then(|| min_median(&mut ceil_round).1);
-                    let (a_min, a_med) = min_median(&mut one);
-                    let (b_min, b_med) = min_median(&mut many);
-                    let (_, s_med) = min_median(&mut side);
+                    // Sorted copies: the JSON keeps every round's times in round order.
+                    let (a_min, a_med) = min_median(&mut one.clone());
+                    let (b_min, b_med) = min_median(&mut many.clone());
+                    let (_, s_med) = min_median(&mut side.clone());
                     // Runs of a few milliseconds measure nothing but start-up.
                     let ratio = |a: f64, b: f64| (a >= 1.0 && b >= 1.0).then(|| a / b);
                     let speedup = ratio(a_med, b_med);

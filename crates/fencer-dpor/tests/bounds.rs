@@ -44,12 +44,13 @@ fn a_spin_loop_becomes_one_load_and_an_assume() {
 
 #[test]
 fn loops_with_side_effects_keep_their_behaviour() {
-    // t's loop carries r, so it is left alone; u's loop is guarded (a back edge that blocks
-    // only after a pure iteration), and its stores keep every behaviour.
+    // t's loop carries r, so its back edge also compares r with what it was at the head;
+    // u's loop is guarded (a back edge that blocks only after a pure iteration), and its
+    // stores keep every behaviour.
     let src = "shared x = 0; thread t { r = 0; while (r == 0) { r = cas(x, 0, 1); } }
          thread u { while (x == 0) { x = 2; } }";
     let mut p = parse(src);
-    assert_eq!(fencer_ir::spin::spin_assume(&mut p), 1);
+    assert_eq!(fencer_ir::spin::spin_assume(&mut p), 2);
     for m in [ModelKind::Sc, ModelKind::Tso, ModelKind::Pso] {
         let with = run(&p, m, Some(3));
         let without = run(&parse(src), m, Some(3));

@@ -5,15 +5,21 @@
 //! The loops taken are regions `head..=back` whose only backward jump is `back: jump head`,
 //! entered only at the head (calls and returns inside are allowed: a callee's steps are the
 //! thread's events, judged like the loop's own, and its frame is gone when control comes
-//! back; a return leaves the loop like a jump out), where no register the loop writes
-//! is live at the head: read before being written on some path from the head, around the
-//! loop *or after it* (registers that final states report count as read when the thread
-//! ends). The back edge becomes [`Op::SpinBack`], which blocks the thread for good when
-//! the iteration just run was pure (loads, fences, failed compare-and-swaps; see the
-//! machine), and the head gets an [`Op::LoopHead`] that notes where the iteration started.
+//! back; a return leaves the loop like a jump out). The back edge becomes
+//! [`Op::SpinBack`], which blocks the thread for good when the iteration just run was
+//! pure (loads, fences, failed compare-and-swaps; see the machine), and the head gets an
+//! [`Op::LoopHead`] that notes where the iteration started. A register the loop writes
+//! that is live at the head (read before being written on some path from the head,
+//! around the loop *or after it*; registers that final states report count as read when
+//! the thread ends) must be proved the same after a dropped iteration as before: by the
+//! analysis below (a constant, or a compare-and-swap retry loop's expected value), or at
+//! run time: it is copied at the head and compared at the back edge, and the marked back
+//! edge is taken only if all such registers are as they were (the `guard`). A register
+//! that surely differs at every back edge of a pure iteration (a counter, a failed
+//! CAS's expected value) leaves the loop alone.
 //!
-//! Why this is sound: a pure iteration leaves memory and buffers as they were and writes
-//! only registers that are dead at the head, so the execution without it reaches the same
+//! Why this is sound: a pure iteration leaves memory and buffers as they were, and the
+//! registers live at the head as they were, so the execution without it reaches the same
 //! states from there on; an execution that spins k times and then leaves is equivalent to
 //! one that runs only the last iteration. Executions in which a thread stays blocked so
 //! are discarded, unless the engines find that the loop can never leave (a hang, judged on
@@ -127,55 +133,89 @@ fn liveness_with(f: &Function, exit_live: &[crate::Reg], call_kills: bool) -> Ve
     live
 }
 
-/// Loops the rewrite above cannot take (branches inside, as `while (a == 1 && b == 1) {}`
-/// compiles to; read-modify-writes, as in a compare-and-swap retry loop; stores on some
-/// paths): a region `head..=back` whose only backward jump is `back: jump head`, entered only
-/// at the head, that carries no register from one iteration to
-/// the next. Such an iteration in which every event was pure (loads, fences, failed
-/// compare-and-swaps; see the machine) can be dropped from any execution, leaving a valid
-/// one with the same outcome. So the back edge becomes [`Op::SpinBack`], which blocks the
-/// thread when the iteration was pure, and the head gets an [`Op::LoopHead`] that notes
-/// where the iteration started.
+/// Rewrites the loops `stateless_loop` takes: a region `head..=back` whose only backward
+/// jump is `back: jump head`, entered only at the head. An iteration in which every event
+/// was pure (loads, fences, failed compare-and-swaps; see the machine) and which left the
+/// registers live at the head as they were can be dropped from any execution, leaving a
+/// valid one with the same outcome. So the back edge becomes [`Op::SpinBack`], which
+/// blocks the thread when the iteration was pure, and the head gets an [`Op::LoopHead`]
+/// that notes where the iteration started; with a guard, the head copies the guarded
+/// registers and the back edge reaches `SpinBack` only where they compare equal (else it
+/// jumps back as before).
 fn rewrite_loops(f: &mut Function, exit_live: &[crate::Reg]) -> usize {
     let mut count = 0;
     let mut j = 0;
     while j < f.body.len() {
-        if let Some(h) = stateless_loop(f, j, exit_live) {
+        if let Some((h, guard)) = stateless_loop(f, j, exit_live) {
             let start = f.reg_names.len() as crate::Reg;
             f.reg_names.push(format!("%iter{count}"));
-            // Insert the head marker at h; jumps to h land on it, later targets shift.
-            for i in f.body.iter_mut() {
-                let shift = |t: &mut u32| {
-                    if *t as usize > h {
-                        *t += 1
-                    }
-                };
-                match &mut i.op {
-                    Op::Jump(t) | Op::SpinBack { to: t, .. } => shift(t),
-                    Op::Branch {
-                        then_to, else_to, ..
-                    } => {
-                        shift(then_to);
-                        shift(else_to);
-                    }
-                    _ => {}
-                }
-            }
             let loc = f.body[h].loc;
-            f.body.insert(
-                h,
-                crate::Instr {
-                    op: Op::LoopHead { dst: start },
+            // Each guarded register is copied at the head, and compared at the back edge.
+            let mut copies = vec![crate::Instr {
+                op: Op::LoopHead { dst: start },
+                loc,
+            }];
+            let mut same: Option<Expr> = None;
+            for &g in &guard {
+                let copy = f.reg_names.len() as crate::Reg;
+                f.reg_names
+                    .push(format!("%was{count}.{}", f.reg_names[g as usize]));
+                copies.push(crate::Instr {
+                    op: Op::Local {
+                        dst: copy,
+                        expr: Expr::Reg(g),
+                    },
                     loc,
-                },
-            );
-            let back = j + 1;
-            f.body[back].op = Op::SpinBack {
+                });
+                let eq = Expr::Bin(
+                    crate::BinOp::Eq,
+                    Box::new(Expr::Reg(g)),
+                    Box::new(Expr::Reg(copy)),
+                );
+                same = Some(match same {
+                    None => eq,
+                    Some(e) => Expr::Bin(crate::BinOp::And, Box::new(e), Box::new(eq)),
+                });
+            }
+            // Jumps to the head land on the marker; to the back edge, on the comparison.
+            insert(f, h, copies, true);
+            let back = j + guard.len() + 1;
+            let back_loc = f.body[back].loc;
+            let spin = Op::SpinBack {
                 to: h as u32,
                 start,
             };
+            match same {
+                None => f.body[back].op = spin,
+                Some(same) => {
+                    let flag = f.reg_names.len() as crate::Reg;
+                    f.reg_names.push(format!("%same{count}"));
+                    let at = |op| crate::Instr { op, loc: back_loc };
+                    let b = back as u32;
+                    // `then_to`: the marked back edge; `else_to`: the original back edge,
+                    // a plain jump, when the iteration changed a guarded register.
+                    insert(
+                        f,
+                        back,
+                        vec![
+                            at(Op::Local {
+                                dst: flag,
+                                expr: same,
+                            }),
+                            at(Op::Branch {
+                                cond: Expr::Reg(flag),
+                                then_to: b + 2,
+                                else_to: b + 3,
+                            }),
+                            at(spin),
+                        ],
+                        true,
+                    );
+                    j = back + 3;
+                }
+            }
             count += 1;
-            j = back + 1;
+            j = j.max(back) + 1;
             continue;
         }
         j += 1;
@@ -183,8 +223,41 @@ fn rewrite_loops(f: &mut Function, exit_live: &[crate::Reg]) -> usize {
     count
 }
 
+/// Inserts `new` before instruction `at`. Jumps to `at` land on the first inserted
+/// instruction if `onto`, else on `at`'s own, now after them; jumps inside `new` are
+/// absolute and left alone.
+fn insert(f: &mut Function, at: usize, new: Vec<crate::Instr>, onto: bool) {
+    let k = new.len() as u32;
+    let at = at as u32;
+    for i in f.body.iter_mut() {
+        let shift = |t: &mut u32| {
+            if *t > at || (*t == at && !onto) {
+                *t += k
+            }
+        };
+        match &mut i.op {
+            Op::Jump(t) | Op::SpinBack { to: t, .. } => shift(t),
+            Op::Branch {
+                then_to, else_to, ..
+            } => {
+                shift(then_to);
+                shift(else_to);
+            }
+            _ => {}
+        }
+    }
+    let at = at as usize;
+    f.body.splice(at..at, new);
+}
+
 /// The head of the loop whose back edge is `j`, if the loop qualifies (see above).
-fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<usize> {
+/// With it, the registers to compare at the back edge (`guard`): live at the head, they
+/// do not qualify statically, so an iteration is dropped only if it left them as they were.
+fn stateless_loop(
+    f: &Function,
+    j: usize,
+    exit_live: &[crate::Reg],
+) -> Option<(usize, Vec<crate::Reg>)> {
     let Op::Jump(h) = f.body[j].op else {
         return None;
     };
@@ -277,27 +350,39 @@ fn stateless_loop(f: &Function, j: usize, exit_live: &[crate::Reg]) -> Option<us
     // what the dropped iteration wrote.)
     let live = liveness(f, exit_live);
     let is_live = |r: crate::Reg| live[h][r as usize / 64] & (1 << (r % 64)) != 0;
+    // Registers that neither kind below covers are compared at run time: an iteration
+    // that leaves them as they were (`while (!ok) ok = x;` that read 0 again) leaves the
+    // whole state as it was, and is dropped like any other; one that changed them is not.
+    let mut guard = Vec::new();
+    let mut reloaded = false;
     for &r in &carried {
-        match carried_ok(f, h, j, r, &carried)? {
-            Carried::Same => {}
+        match carried_ok(f, h, j, r, &carried) {
+            Some(Carried::Same) => {}
+            Some(Carried::Never) => return None,
             // The registers the moved load fed must not remember the earlier value.
             // Its argument moves a load to just before the successful compare-and-swap
             // past the rest of the iteration, which a callee could make visible.
-            Carried::Reloaded { .. } if calls => return None,
-            Carried::Reloaded { between } => {
+            Some(Carried::Reloaded { .. }) if calls => return None,
+            Some(Carried::Reloaded { between }) => {
                 if between.iter().any(|&x| x != r && is_live(x)) {
                     return None;
                 }
+                reloaded = true;
             }
+            None => guard.push(r),
         }
     }
-    if written_in_loop
-        .iter()
-        .any(|&r| !carried.contains(&r) && is_live(r))
-    {
+    for &r in &written_in_loop {
+        if !carried.contains(&r) && is_live(r) && !guard.contains(&r) {
+            guard.push(r);
+        }
+    }
+    // The moved load's argument drops the failed iterations that changed the carried
+    // register too, so it cannot be combined with a comparison at the back edge.
+    if reloaded && !guard.is_empty() {
         return None;
     }
-    Some(h)
+    Some((h, guard))
 }
 
 /// What a register carried around a loop holds, abstractly, at a point of one iteration.
@@ -311,6 +396,12 @@ enum Abs {
     /// 1 if the compare-and-swap at this instruction (whose expected value is the carried
     /// register's entry value) succeeded, else 0.
     Succeeded(usize),
+    /// What one of the compare-and-swaps whose expected value was the carried register's
+    /// entry value read, at sites of different cells.
+    ReadByCas,
+    /// The carried register's entry value plus this constant (never 0, and small enough
+    /// not to wrap around to the entry value).
+    Offset(crate::Value),
     Unknown,
 }
 
@@ -331,6 +422,9 @@ enum Carried {
     /// written from the load to the loop). This is how GenMC's spin-assume treats such
     /// loops.
     Reloaded { between: Vec<crate::Reg> },
+    /// It differs at every back edge from what it was at the head (a loop counter): no
+    /// iteration could ever be dropped, so the loop is left alone.
+    Never,
 }
 
 /// Whether carried register `r` of the loop `h..=j` is one of the kinds above.
@@ -347,6 +441,25 @@ fn carried_ok(
     at[0] = Some(carried.iter().map(|&c| (c, Abs::Entry(c))).collect());
     let get = |m: &[(crate::Reg, Abs)], x: crate::Reg| {
         m.iter().find(|p| p.0 == x).map_or(Abs::Unknown, |p| p.1)
+    };
+    // `r`'s entry value plus a constant other than 0 (`i + 1`).
+    let offset = |e: &Expr, m: &[(crate::Reg, Abs)]| -> Option<crate::Value> {
+        let Expr::Bin(op, a, b) = e else {
+            return None;
+        };
+        let c = match (op, &**a, &**b) {
+            (crate::BinOp::Add, Expr::Reg(x), Expr::Const(c))
+            | (crate::BinOp::Add, Expr::Const(c), Expr::Reg(x))
+                if get(m, *x) == Abs::Entry(r) =>
+            {
+                *c
+            }
+            (crate::BinOp::Sub, Expr::Reg(x), Expr::Const(c)) if get(m, *x) == Abs::Entry(r) => {
+                c.checked_neg()?
+            }
+            _ => return None,
+        };
+        (c != 0).then_some(c)
     };
     // For each CAS in the loop, whether its expected value is `r`'s entry value.
     let mut cas_of_r: Vec<usize> = Vec::new();
@@ -371,6 +484,18 @@ fn carried_ok(
                     },
                     _ => Abs::Unknown,
                 },
+                Expr::Un(crate::UnOp::Sext(b) | crate::UnOp::Zext(b), e) => {
+                    // Brought back to b bits, an offset smaller than 2^(b-1) stays one.
+                    match offset(e, &m) {
+                        Some(c) if *b >= 2 && c.unsigned_abs() < 1u64 << (*b - 1).min(62) => {
+                            Abs::Offset(c)
+                        }
+                        _ => Abs::Unknown,
+                    }
+                }
+                Expr::Bin(crate::BinOp::Add | crate::BinOp::Sub, ..) => {
+                    offset(expr, &m).map_or(Abs::Unknown, Abs::Offset)
+                }
                 _ => Abs::Unknown,
             },
             Op::Rmw {
@@ -422,18 +547,28 @@ fn carried_ok(
                 None => m.clone(),
                 Some(prev) => prev
                     .into_iter()
-                    .map(|(x, a)| (x, if get(&m, x) == a { a } else { Abs::Unknown }))
+                    .map(|(x, a)| (x, join(f, &cas_of_r, a, get(&m, x))))
                     .collect(),
             });
         }
     }
     let back = get(at[n - 1].as_ref()?, r);
-    let (entry, between) = entry_value(f, h, r)?;
+    // A counter, or the value a compare-and-swap whose expected value was the register
+    // read: where the CAS failed (a pure iteration), what it read is not what was
+    // expected. Either way the register differs at every back edge of a pure iteration.
+    let never = match back {
+        Abs::Offset(_) | Abs::ReadByCas => true,
+        Abs::Old(pc) => cas_of_r.contains(&pc),
+        _ => false,
+    };
+    let Some((entry, between)) = entry_value(f, h, r) else {
+        return never.then_some(Carried::Never);
+    };
     match (back, entry) {
         (Abs::Const(c), Entry::Const(e)) if c == e => Some(Carried::Same),
         (Abs::Old(pc), Entry::Load(addr)) if cas_of_r.contains(&pc) => {
             let Op::Rmw { addr: cas_addr, .. } = &f.body[pc].op else {
-                return None;
+                return Some(Carried::Never);
             };
             // The same cell: the same address, computed from nothing the loop or the
             // steps after the load change.
@@ -446,11 +581,38 @@ fn carried_ok(
                     .iter()
                     .any(|x| region_writes.contains(x) || between.contains(x))
             {
-                return None;
+                return Some(Carried::Never);
             }
             Some(Carried::Reloaded { between })
         }
+        _ => never.then_some(Carried::Never),
+    }
+}
+
+/// Two paths' abstract values of a register where they meet. Where each holds what a
+/// compare-and-swap of the carried register read, at two sites with the same address
+/// (`if (r == 42) CAS(&x, &r, 42); else CAS(&x, &r, 17);`), it holds what was read from
+/// that one cell, which is all `Reloaded` needs: the moved load runs where the CAS that
+/// set it did. The lower site stands for both (same address, so the same checks).
+fn join(f: &Function, cas_of_r: &[usize], a: Abs, b: Abs) -> Abs {
+    let addr = |pc: usize| match &f.body[pc].op {
+        Op::Rmw { addr, .. } => Some(addr),
         _ => None,
+    };
+    match (a, b) {
+        _ if a == b => a,
+        (Abs::Old(p), Abs::Old(q))
+            if cas_of_r.contains(&p) && cas_of_r.contains(&q) && addr(p) == addr(q) =>
+        {
+            Abs::Old(p.min(q))
+        }
+        (Abs::Old(p), Abs::Old(q)) if cas_of_r.contains(&p) && cas_of_r.contains(&q) => {
+            Abs::ReadByCas
+        }
+        (Abs::Old(p), Abs::ReadByCas) | (Abs::ReadByCas, Abs::Old(p)) if cas_of_r.contains(&p) => {
+            Abs::ReadByCas
+        }
+        _ => Abs::Unknown,
     }
 }
 
