@@ -506,21 +506,17 @@ fn bench_scaling(exe: &Path, files: &[PathBuf], o: &BenchOptions, rounds: usize)
                     // Each round's own speedup and ceiling, its runs minutes apart at most:
                     // on a machine whose speed drifts, the median of these is steadier
                     // than the ratio of the medians.
-                    let mut per_round: Vec<f64> = one
-                        .iter()
-                        .zip(&many)
-                        .filter(|(a, b)| **a >= 1.0 && **b >= 1.0)
-                        .map(|(a, b)| a / b)
-                        .collect();
-                    let mut ceil_round: Vec<f64> = one
-                        .iter()
-                        .zip(&side)
-                        .filter(|(a, s)| **a >= 1.0 && **s >= 1.0)
-                        .map(|(a, s)| n as f64 * a / s)
-                        .collect();
-                    let round = (!per_round.is_empty()).then(|| min_median(&mut per_round).1);
-                    let round_ceiling =
-                        (!ceil_round.is_empty()).then(|| min_median(&mut ceil_round).1);
+                    let per_round = |over: &[f64], times: f64| {
+                        let mut v: Vec<f64> = one
+                            .iter()
+                            .zip(over)
+                            .filter(|(a, b)| **a >= 1.0 && **b >= 1.0)
+                            .map(|(a, b)| times * a / b)
+                            .collect();
+                        (!v.is_empty()).then(|| min_median(&mut v).1)
+                    };
+                    let round = per_round(&many, 1.0);
+                    let round_ceiling = per_round(&side, n as f64);
                     // Sorted copies: the JSON keeps every round's times in round order.
                     let (a_min, a_med) = min_median(&mut one.clone());
                     let (b_min, b_med) = min_median(&mut many.clone());

@@ -88,7 +88,7 @@ fn exprs_mut(op: &mut Op, f: &mut impl FnMut(&mut Expr)) {
     }
 }
 
-fn targets_mut(op: &mut Op, f: &mut impl FnMut(&mut u32)) {
+pub(crate) fn targets_mut(op: &mut Op, f: &mut impl FnMut(&mut u32)) {
     match op {
         Op::Jump(t) | Op::SpinBack { to: t, .. } => f(t),
         Op::Branch {

@@ -185,8 +185,12 @@ fn rewrite_loops(f: &mut Function, exit_live: &[crate::Reg]) -> usize {
                 to: h as u32,
                 start,
             };
-            match same {
-                None => f.body[back].op = spin,
+            // The last instruction of the rewritten loop.
+            let last = match same {
+                None => {
+                    f.body[back].op = spin;
+                    back
+                }
                 Some(same) => {
                     let flag = f.reg_names.len() as crate::Reg;
                     f.reg_names.push(format!("%same{count}"));
@@ -211,11 +215,11 @@ fn rewrite_loops(f: &mut Function, exit_live: &[crate::Reg]) -> usize {
                         ],
                         true,
                     );
-                    j = back + 3;
+                    back + 3
                 }
-            }
+            };
             count += 1;
-            j = j.max(back) + 1;
+            j = last + 1;
             continue;
         }
         j += 1;
@@ -230,21 +234,11 @@ fn insert(f: &mut Function, at: usize, new: Vec<crate::Instr>, onto: bool) {
     let k = new.len() as u32;
     let at = at as u32;
     for i in f.body.iter_mut() {
-        let shift = |t: &mut u32| {
+        crate::simplify::targets_mut(&mut i.op, &mut |t| {
             if *t > at || (*t == at && !onto) {
                 *t += k
             }
-        };
-        match &mut i.op {
-            Op::Jump(t) | Op::SpinBack { to: t, .. } => shift(t),
-            Op::Branch {
-                then_to, else_to, ..
-            } => {
-                shift(then_to);
-                shift(else_to);
-            }
-            _ => {}
-        }
+        });
     }
     let at = at as usize;
     f.body.splice(at..at, new);
