@@ -15,6 +15,7 @@
  * State lives in the first bytes of the caller's object (sem_t, pthread_rwlock_t, ...):
  * fencer's memory is byte cells, and a scalar lives in the cell of its first byte. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stddef.h>
@@ -188,23 +189,63 @@ int pthread_detach(pthread_t t) {
 
 int pthread_equal(pthread_t a, pthread_t b) { return a == b; }
 
-/* Thread-specific data: keys are handed out in order; values are thread-local. Destructors
- * are not run at thread exit. */
+/* Thread-specific data: keys are handed out in order; values are thread-local. A key's
+ * destructor runs when a thread returns from its start function or calls pthread_exit
+ * (not when the process exits, nor for the thread that ends it): for each key in order
+ * whose value is not NULL, the value is set to NULL and the destructor called with it,
+ * and the pass is repeated while values remain, PTHREAD_DESTRUCTOR_ITERATIONS (4) times
+ * at most, as POSIX allows and glibc does. (POSIX leaves the order of keys unspecified;
+ * this is glibc's.) The front-end calls __fencer_tls_exit at those points when the
+ * program creates keys. */
 #define FENCER_KEYS 8
+#ifndef PTHREAD_DESTRUCTOR_ITERATIONS
+#define PTHREAD_DESTRUCTOR_ITERATIONS 4
+#endif
 static int fencer_next_key;
+static void (*fencer_destructors[FENCER_KEYS])(void *);
 static __thread void *fencer_specific[FENCER_KEYS];
 
+void __fencer_tls_exit(void) {
+  int n = __atomic_load_n(&fencer_next_key, __ATOMIC_SEQ_CST);
+  if (n > FENCER_KEYS)
+    n = FENCER_KEYS;
+  for (int pass = 0; pass < PTHREAD_DESTRUCTOR_ITERATIONS; pass++) {
+    int called = 0;
+    for (int k = 0; k < n; k++) {
+      void *v = fencer_specific[k];
+      if (v == NULL)
+        continue;
+      void (*d)(void *) = __atomic_load_n(&fencer_destructors[k], __ATOMIC_SEQ_CST);
+      if (d == NULL)
+        continue;
+      fencer_specific[k] = NULL;
+      d(v);
+      called = 1;
+    }
+    if (!called)
+      return;
+  }
+}
+
 int pthread_key_create(pthread_key_t *key, void (*destructor)(void *)) {
-  (void)destructor;
+  /* Never true: it names __fencer_tls_exit, so that linking the library for this
+   * function brings it along (the front-end calls it at thread exit). */
+  if ((void *)destructor == (void *)__fencer_tls_exit)
+    return EINVAL;
   int k = __sync_fetch_and_add(&fencer_next_key, 1);
   if (k >= FENCER_KEYS)
     return EAGAIN;
+  __atomic_store_n(&fencer_destructors[k], destructor, __ATOMIC_SEQ_CST);
   *key = (pthread_key_t)k;
   return 0;
 }
 
+/* The key's destructor no longer runs; its values stay (POSIX: the application frees
+ * them). */
 int pthread_key_delete(pthread_key_t key) {
-  (void)key;
+  if (key >= FENCER_KEYS)
+    return EINVAL;
+  __atomic_store_n(&fencer_destructors[key], NULL, __ATOMIC_SEQ_CST);
   return 0;
 }
 

@@ -34,6 +34,39 @@ pub struct CompileOptions {
     pub clang: Option<PathBuf>,
     /// Extra compiler flags (`-DN=3`, `-Iinclude`, `-std=c11`, ...), passed as they are.
     pub flags: Vec<String>,
+    /// `pthread_cond_wait` returns only after a signal or broadcast. POSIX allows it to
+    /// return without one (a spurious wake-up), and by default fencer explores that too;
+    /// this narrows the semantics, and a report says so.
+    pub no_spurious_wakeups: bool,
+}
+
+/// What the lowering models beyond the instructions (see [`lower::lower_with`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Semantics {
+    /// `__VERIFIER_nondet_*()` calls become inputs ([`fencer_ir::Op::Nondet`]) instead of
+    /// refusing the program (for the symbolic engine).
+    pub inputs: bool,
+    /// `pthread_cond_wait` may return without a signal, as POSIX allows.
+    pub spurious_wakeups: bool,
+}
+
+impl Default for Semantics {
+    fn default() -> Self {
+        Semantics {
+            inputs: false,
+            spurious_wakeups: true,
+        }
+    }
+}
+
+impl CompileOptions {
+    /// The semantics these options ask for, with or without inputs.
+    pub fn semantics(&self, inputs: bool) -> Semantics {
+        Semantics {
+            inputs,
+            spurious_wakeups: !self.no_spurious_wakeups,
+        }
+    }
 }
 
 /// Why a C program could not be loaded. `line` is 0 when no source position is known.
@@ -204,7 +237,7 @@ pub fn llvm_text(path: &Path, opts: &CompileOptions) -> Result<String, Error> {
 pub fn load(path: &Path, opts: &CompileOptions, model: ModelKind) -> Result<Program, Error> {
     let text = llvm_text(path, opts)?;
     let text = link_runtime(path, &text, opts)?;
-    load_llvm_text(path, &text, model)
+    load_llvm_text_with(path, &text, model, opts.semantics(false))
 }
 
 /// [`load`] for the symbolic engine: `__VERIFIER_nondet_*()` calls become inputs
@@ -216,7 +249,7 @@ pub fn load_with_inputs(
 ) -> Result<Program, Error> {
     let text = llvm_text(path, opts)?;
     let text = link_runtime(path, &text, opts)?;
-    load_llvm_text_with(path, &text, model, true)
+    load_llvm_text_with(path, &text, model, opts.semantics(true))
 }
 
 /// fencer's C library: POSIX synchronisation (semaphores, read-write locks, barriers,
@@ -251,6 +284,8 @@ pub const RUNTIME_FUNCTIONS: &[&str] = &[
     "pthread_key_delete",
     "pthread_getspecific",
     "pthread_setspecific",
+    // Not for programs to call: the front-end calls it at thread exit when keys exist.
+    "__fencer_tls_exit",
     "strlen",
     "strnlen",
     "strcpy",
@@ -416,15 +451,15 @@ fn temp_name(path: &Path) -> String {
 
 /// Lowers textual LLVM 14 IR; `path` names the program in reports and errors.
 pub fn load_llvm_text(path: &Path, text: &str, model: ModelKind) -> Result<Program, Error> {
-    load_llvm_text_with(path, text, model, false)
+    load_llvm_text_with(path, text, model, Semantics::default())
 }
 
-/// [`load_llvm_text`]; `inputs` as in [`load_with_inputs`].
+/// [`load_llvm_text`] with the given [`Semantics`].
 pub fn load_llvm_text_with(
     path: &Path,
     text: &str,
     model: ModelKind,
-    inputs: bool,
+    semantics: Semantics,
 ) -> Result<Program, Error> {
     let file = path.display().to_string();
     // llvm-ir reads from a file; a private temporary one keeps concurrent runs apart.
@@ -443,7 +478,7 @@ pub fn load_llvm_text_with(
             Some("fencer reads LLVM 14 IR (typed pointers), as clang-14 writes it".into()),
         )
     })?;
-    let mut prog = lower::lower_with(&module, text, &file, model, inputs)?;
+    let mut prog = lower::lower_with(&module, text, &file, model, semantics)?;
     // `-O0` code computes through chains of temporaries that every execution would
     // interpret again (see `fencer_ir::simplify`).
     fencer_ir::simplify::forward_substitute(&mut prog);

@@ -83,9 +83,17 @@ struct Ctx<'m> {
     /// `__VERIFIER_nondet_*()` becomes [`Op::Nondet`] (for the symbolic engine) instead of
     /// refusing the program.
     inputs: bool,
+    /// `pthread_cond_wait` may return without a signal (see [`crate::Semantics`]).
+    spurious_wakeups: bool,
+    /// Some `pthread_cond_wait` was lowered without spurious wake-ups: the report says so.
+    cond_waits_exact: bool,
     /// Some `pthread_join` asks for the thread's result: threads then start in a wrapper
     /// that keeps what their function returns (see [`Ctx::thread_entry`]).
     join_results: bool,
+    /// The library's `__fencer_tls_exit`, linked in when the program creates TLS keys:
+    /// threads then start in a wrapper that runs the keys' destructors when the thread
+    /// function returns, and `pthread_exit` runs them first.
+    tls_exit: Option<FuncId>,
     /// The results of threads, one pointer-sized slot per thread id.
     results: Option<ObjId>,
     /// Functions the lowering makes (thread wrappers), numbered from `extra_base`.
@@ -93,6 +101,11 @@ struct Ctx<'m> {
     extra_base: FuncId,
     entries: HashMap<Option<FuncId>, FuncId>,
 }
+
+/// What a report says when `pthread_cond_wait` was lowered without spurious wake-ups.
+pub const NO_SPURIOUS_WAKEUPS: &str =
+    "pthread_cond_wait returns only when signalled: spurious wake-ups, which POSIX allows, \
+     are not explored (--no-spurious-wakeups)";
 
 /// Thread-local storage: a `__thread`/`_Thread_local` global is an object holding one copy
 /// per thread, copy `t` for the thread with id `t` at offset `t * size`, each initialised
@@ -229,17 +242,18 @@ fn unescape(s: &str) -> String {
 }
 
 pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Program, Error> {
-    lower_with(m, text, file, model, false)
+    lower_with(m, text, file, model, crate::Semantics::default())
 }
 
-/// [`lower`], with `__VERIFIER_nondet_*()` lowered to [`Op::Nondet`] when `inputs` holds.
+/// [`lower`], with the given [`crate::Semantics`].
 pub fn lower_with(
     m: &Module,
     text: &str,
     file: &str,
     model: ModelKind,
-    inputs: bool,
+    semantics: crate::Semantics,
 ) -> Result<Program, Error> {
+    let inputs = semantics.inputs;
     let wrappers: Vec<llvm_ir::Function> = m
         .func_declarations
         .iter()
@@ -259,16 +273,12 @@ pub fn lower_with(
         atomic_mutex: None,
         stubs: HashMap::new(),
         tls: HashMap::new(),
-        // For the symbolic engine, older SV-COMP programs (which call `__VERIFIER_error`)
-        // follow the same conventions: `abort()` discards an execution there too.
-        svcomp: m.functions.iter().any(|f| f.name == "reach_error")
-            || m.func_declarations.iter().any(|f| f.name == "reach_error")
-            || (inputs
-                && m.func_declarations
-                    .iter()
-                    .any(|f| f.name == "__VERIFIER_error")),
+        svcomp: svcomp_conventions(m),
         inputs,
+        spurious_wakeups: semantics.spurious_wakeups,
+        cond_waits_exact: false,
         join_results: joins_with_results(m),
+        tls_exit: None,
         results: None,
         extra: Vec::new(),
         extra_base: 0,
@@ -351,6 +361,7 @@ pub fn lower_with(
     for (i, f) in defined.iter().enumerate() {
         cx.funcs.insert(f.name.clone(), i as FuncId);
     }
+    cx.tls_exit = cx.funcs.get("__fencer_tls_exit").copied();
     for (k, w) in wrappers.iter().enumerate() {
         cx.stubs
             .insert(w.name.clone(), (defined.len() + k) as FuncId);
@@ -438,7 +449,25 @@ pub fn lower_with(
         observe_explicit: true,
         source_trace: true,
         hang_is_violation: !cx.svcomp,
+        assumptions: if cx.cond_waits_exact {
+            vec![NO_SPURIOUS_WAKEUPS.into()]
+        } else {
+            Vec::new()
+        },
     })
+}
+
+/// Whether the program follows SV-COMP's conventions, one rule for every engine: it names
+/// SV-COMP's error function (`reach_error`, or `__VERIFIER_error` in older tasks) or its
+/// `assume_abort_if_not`. Then calling the error function is the violation, `abort()`
+/// discards the execution (it is how `assume_abort_if_not` assumes), and a hang is no
+/// violation (the property is reachability of the error call).
+fn svcomp_conventions(m: &Module) -> bool {
+    const NAMES: [&str; 3] = ["reach_error", "__VERIFIER_error", "assume_abort_if_not"];
+    m.functions.iter().any(|f| NAMES.contains(&f.name.as_str()))
+        || m.func_declarations
+            .iter()
+            .any(|f| NAMES.contains(&f.name.as_str()))
 }
 
 /// A function the program declares and does not define, reached through a pointer (a
@@ -581,14 +610,21 @@ fn start_main(cx: &mut Ctx, functions: &mut Vec<Function>, main: FuncId, file: &
         name: "main".into(),
         params: 0,
         reg_names: vec!["%unused".into()],
-        body: vec![Instr {
-            op: Op::Call {
-                dst: None,
-                func: main,
-                args,
+        body: vec![
+            Instr {
+                op: Op::Call {
+                    dst: None,
+                    func: main,
+                    args,
+                },
+                loc,
             },
-            loc,
-        }],
+            // C: returning from `main` calls `exit`.
+            Instr {
+                op: Op::ExitProcess,
+                loc,
+            },
+        ],
         loc,
     });
     (functions.len() - 1) as FuncId
@@ -791,21 +827,25 @@ impl<'m> Ctx<'m> {
         id
     }
 
-    /// The function a thread starts in when results are kept: it calls the thread function
-    /// (`func`, or for `None` the function whose address the first cell of the argument
-    /// holds, with the second cell as its argument) and stores the result in the thread's
-    /// slot. Named as the thread function, so that threads keep their names.
+    /// Whether threads start in a wrapper ([`Ctx::thread_entry`]).
+    fn wraps_threads(&self) -> bool {
+        self.join_results || self.tls_exit.is_some()
+    }
+
+    /// The function a thread starts in when results are kept or TLS destructors run: it
+    /// calls the thread function (`func`, or for `None` the function whose address the
+    /// first cell of the argument holds, with the second cell as its argument), runs the
+    /// destructors, and stores the result in the thread's slot. Named as the thread
+    /// function, so that threads keep their names.
     fn thread_entry(&mut self, func: Option<FuncId>, name: &str, loc: SrcLoc) -> FuncId {
         if let Some(&f) = self.entries.get(&func) {
             return f;
         }
-        let results = self.results_obj();
         let (arg, tid, result, target) = (0, 1, 2, 3);
         let mut body = Vec::new();
         let mut emit = |op| body.push(Instr { op, loc });
         match func {
             Some(f) => {
-                emit(Op::ThreadId { dst: tid });
                 // Through its address, which passes only the parameters it takes.
                 emit(Op::CallIndirect {
                     dst: Some(result),
@@ -825,7 +865,6 @@ impl<'m> Ctx<'m> {
                     copy: false,
                 });
                 emit(Op::Free(Expr::Reg(arg)));
-                emit(Op::ThreadId { dst: tid });
                 emit(Op::CallIndirect {
                     dst: Some(result),
                     target: Expr::Reg(target),
@@ -833,24 +872,51 @@ impl<'m> Ctx<'m> {
                 });
             }
         }
-        // The call's part above is 2 instructions, or 5 through a pointer.
-        let pc = if func.is_some() { 2 } else { 5 };
-        emit(Op::Branch {
-            cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
-            then_to: pc + 1,
-            else_to: pc + 3,
-        });
-        emit(Op::Store {
-            addr: Addr::Global {
-                obj: results,
-                index: mul(Expr::Reg(tid), 8),
-            },
-            value: Expr::Reg(result),
-        });
-        emit(Op::Return(None));
-        emit(Op::Unsupported {
-            message: too_many_results(),
-        });
+        if let Some(d) = self.tls_exit {
+            emit(Op::Call {
+                dst: None,
+                func: d,
+                args: Vec::new(),
+            });
+        }
+        if self.join_results {
+            let results = self.results_obj();
+            emit(Op::ThreadId { dst: tid });
+            let pc = body.len() as u32;
+            body.push(Instr {
+                op: Op::Branch {
+                    cond: Expr::bin(BinOp::Lt, Expr::Reg(tid), Expr::Const(TLS_THREADS as i64)),
+                    then_to: pc + 1,
+                    else_to: pc + 3,
+                },
+                loc,
+            });
+            body.push(Instr {
+                op: Op::Store {
+                    addr: Addr::Global {
+                        obj: results,
+                        index: mul(Expr::Reg(tid), 8),
+                    },
+                    value: Expr::Reg(result),
+                },
+                loc,
+            });
+            body.push(Instr {
+                op: Op::Return(None),
+                loc,
+            });
+            body.push(Instr {
+                op: Op::Unsupported {
+                    message: too_many_results(),
+                },
+                loc,
+            });
+        } else {
+            body.push(Instr {
+                op: Op::Return(None),
+                loc,
+            });
+        }
         let id = self.extra_base + self.extra.len() as FuncId;
         self.extra.push(Function {
             name: name.to_string(),
@@ -1410,8 +1476,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     Some(o) => Some(self.operand(o)?),
                     None => None,
                 };
-                for s in self.stack.clone().into_iter().rev() {
-                    self.emit(Op::Free(Expr::Reg(s)));
+                // Returning from `main` ends the process (the wrapper that called it
+                // exits): its locals live on for the threads still running until then.
+                if self.f.name != "main" {
+                    for s in self.stack.clone().into_iter().rev() {
+                        self.emit(Op::Free(Expr::Reg(s)));
+                    }
                 }
                 self.emit(Op::Return(v));
             }
@@ -2225,6 +2295,18 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Ok(())
     }
 
+    /// Runs the TLS keys' destructors of the thread, when the program has keys (before
+    /// `pthread_exit` ends the thread).
+    fn tls_destructors(&mut self) {
+        if let Some(d) = self.cx.tls_exit {
+            self.emit(Op::Call {
+                dst: None,
+                func: d,
+                args: Vec::new(),
+            });
+        }
+    }
+
     fn external(&mut self, c: &'m llvm_ir::instruction::Call, name: &str) -> Result<(), Error> {
         match name {
             "pthread_create" => {
@@ -2232,7 +2314,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let arg = self.arg(c, 3)?;
                 let tid = self.new_reg("%tid".into());
                 match named.as_ref().and_then(|f| self.cx.funcs.get(f).copied()) {
-                    Some(fid) if self.cx.join_results => {
+                    Some(fid) if self.cx.wraps_threads() => {
                         let name = named.clone().unwrap_or_default();
                         let entry = self.cx.thread_entry(Some(fid), &name, self.loc);
                         self.emit(Op::Spawn {
@@ -2246,7 +2328,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                         func: fid,
                         arg,
                     }),
-                    None if self.cx.join_results => {
+                    None if self.cx.wraps_threads() => {
                         // The function and its argument travel in a heap pair.
                         let target = self.arg(c, 2)?;
                         let pair = self.new_reg("%start".into());
@@ -2340,6 +2422,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             "pthread_exit" if self.cx.join_results => {
                 let v = self.arg(c, 0)?;
+                self.tls_destructors();
                 let results = self.cx.results_obj();
                 let tid = self.new_reg("%tid".into());
                 self.thread_id_below_copies(tid, too_many_results());
@@ -2352,12 +2435,16 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 });
                 self.emit(Op::Exit);
             }
-            "pthread_exit" => self.emit(Op::Exit),
-            // SV-COMP: the program ends, and that is no violation. The thread stops for good
-            // and the execution is discarded; what other threads could do before the end is
-            // explored in the executions where this thread is slower.
-            "exit" | "_exit" | "abort" if self.cx.svcomp => self.emit(Op::Assume(Expr::Const(0))),
-            "exit" | "_exit" => self.emit(Op::Exit),
+            "pthread_exit" => {
+                self.tls_destructors();
+                self.emit(Op::Exit);
+            }
+            "exit" | "_exit" => self.emit(Op::ExitProcess),
+            // SV-COMP: `abort()` is how `assume_abort_if_not` discards an execution, no
+            // violation. The thread stops for good and the execution is discarded; what
+            // other threads could do before it is explored in the executions where this
+            // thread is slower.
+            "abort" if self.cx.svcomp => self.emit(Op::Assume(Expr::Const(0))),
             "pthread_self" => {
                 if let Some(d) = &c.dest {
                     let dst = self.reg(d);
@@ -2411,6 +2498,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
             | "putchar"
             | "fprintf"
             | "fflush" => self.set_result(c, Expr::Const(0)),
+            // With spurious wake-ups a waiter may return at any time, whether signalled or
+            // not, so a signal changes nothing a waiter can tell; it still synchronises
+            // memory, as POSIX requires of it.
+            "pthread_cond_signal" | "pthread_cond_broadcast" if self.cx.spurious_wakeups => {
+                self.full_fence();
+                self.set_result(c, Expr::Const(0));
+            }
             "pthread_cond_signal" | "pthread_cond_broadcast" => {
                 // The condition variable's first cell counts signals; waiters wait for it to
                 // change (a signal may wake every waiter, which POSIX allows).
@@ -2428,7 +2522,21 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 });
                 self.set_result(c, Expr::Const(0));
             }
+            // POSIX lets the wait return without a signal, at any time: what a waiter can do
+            // is give the mutex back and take it again, after any steps of the others. (A
+            // signal only lets it go on sooner, which a scheduler could do anyway.) In the
+            // usual `while (!ready) pthread_cond_wait(&c, &m);` the back-and-forth is a
+            // spin-loop iteration that changes nothing unless another thread took the mutex
+            // in between, and is dropped (see `fencer_machine::State::lock_pairs`); a
+            // waiter that nothing can release is a hang.
+            "pthread_cond_wait" if self.cx.spurious_wakeups => {
+                let m = self.addr(&c.arguments[1].0)?;
+                self.emit(Op::Unlock(m.clone()));
+                self.emit(Op::Lock(m));
+                self.set_result(c, Expr::Const(0));
+            }
             "pthread_cond_wait" => {
+                self.cx.cond_waits_exact = true;
                 let cv = self.addr(&c.arguments[0].0)?;
                 let m = self.addr(&c.arguments[1].0)?;
                 let before = self.new_reg("%signals.before".into());
@@ -2439,16 +2547,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     copy: false,
                 });
                 self.emit(Op::Unlock(m.clone()));
+                // A waiting loop, so that a wait no signal can end is a hang (the spin-loop
+                // rewrite drops the iterations that read the same count).
+                let head = self.body.len() as u32;
                 self.emit(Op::Load {
                     dst: after,
                     addr: cv,
                     copy: false,
                 });
-                self.emit(Op::Assume(Expr::bin(
-                    BinOp::Ne,
-                    Expr::Reg(after),
-                    Expr::Reg(before),
-                )));
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::Ne, Expr::Reg(after), Expr::Reg(before)),
+                    then_to: head + 3,
+                    else_to: head + 2,
+                });
+                self.emit(Op::Jump(head));
                 self.emit(Op::Lock(m));
                 self.set_result(c, Expr::Const(0));
             }

@@ -130,6 +130,8 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         final_state_executions: None,
         counterexample,
         stopped_by,
+        assumptions: Vec::new(),
+        hangs: None,
     };
     if args.json {
         let mut v = serde_json::to_value(&report).expect("json");

@@ -432,6 +432,8 @@ fn check_one(
             "timeout" => fencer_report::Limit::Timeout,
             _ => fencer_report::Limit::MaxStates,
         }),
+        assumptions: Vec::new(),
+        hangs: None,
     };
     let text = {
         let what = match (ltl, args.deadlock, args.reach.is_some()) {

@@ -405,6 +405,59 @@ struct CheckArgs {
     /// later.
     #[arg(long)]
     no_spin_assume: bool,
+    /// C: `pthread_cond_wait` returns only when signalled. By default it may also return
+    /// without a signal, as POSIX allows (a program that waits with `if` instead of
+    /// `while` is then found wrong); with this the verdict says that it assumed otherwise.
+    #[arg(long)]
+    no_spurious_wakeups: bool,
+    /// Programs: what an execution that ends with a thread waiting forever (in a loop no
+    /// one can release, or at a lock, join or wait no one can end) counts as. `violation`
+    /// reports it (fencer's default); `ignore` counts it as a blocked execution, as
+    /// Nidhugg and GenMC do (to compare verdicts with them). Programs that follow
+    /// SV-COMP's conventions (they name `reach_error`) default to `ignore`: their property
+    /// is that the error function is never called.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    hangs: Option<HangsArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum HangsArg {
+    /// A thread that waits forever is a violation.
+    Violation,
+    /// An execution that ends so is discarded as blocked.
+    Ignore,
+}
+
+/// The program-level options that change what counts as a violation, applied to a loaded
+/// program (`--hangs`).
+fn apply_conventions(args: &CheckArgs, prog: &mut fencer_ir::Program) {
+    match args.hangs {
+        Some(HangsArg::Violation) => prog.hang_is_violation = true,
+        Some(HangsArg::Ignore) => prog.hang_is_violation = false,
+        None => {}
+    }
+}
+
+/// Options that belong to another kind of input are refused, never ignored: a verdict
+/// must not answer a question other than the one asked.
+fn refuse_foreign_options(args: &CheckArgs) -> Result<(), ExitCode> {
+    let is_c = input_kind(&args.file) == Some(Input::C);
+    let is_model = args
+        .file
+        .extension()
+        .is_some_and(|e| e == "dve" || e == "cub");
+    let refuse = |msg: &str| Err(usage_error(args.json, &format!("error: {msg}"), None));
+    if args.no_spurious_wakeups && !is_c {
+        return refuse(
+            "--no-spurious-wakeups is about pthread_cond_wait: it applies to C programs              (.c, .i, .ll, .bc) only",
+        );
+    }
+    if args.hangs.is_some() && is_model {
+        return refuse(
+            "--hangs applies to programs (.fen, .litmus, C); a DVE model's deadlocks are              asked for with --deadlock",
+        );
+    }
+    Ok(())
 }
 
 /// `check`'s arguments, and the views of its counterexample.
@@ -644,6 +697,7 @@ fn c_options(args: &CheckArgs) -> fencer_c::CompileOptions {
     fencer_c::CompileOptions {
         clang: args.clang.clone(),
         flags,
+        no_spurious_wakeups: args.no_spurious_wakeups,
     }
 }
 
@@ -796,6 +850,9 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
         Ok(s) => s,
         Err(msg) => return usage_error(args.json, &msg, None),
     };
+    if let Err(code) = refuse_foreign_options(&args) {
+        return code;
+    }
     if args.jobs == Some(0) {
         return usage_error(args.json, "error: --jobs expects at least 1 worker", None);
     }
@@ -951,7 +1008,10 @@ fn load_program(
         }
     };
     match loaded {
-        Some(Ok(p)) => Ok(p),
+        Some(Ok(mut p)) => {
+            apply_conventions(args, &mut p);
+            Ok(p)
+        }
         Some(Err(code)) => Err(Some(code)),
         None => Err(None),
     }
@@ -1025,6 +1085,8 @@ fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -
         final_state_executions: None,
         counterexample: None,
         stopped_by: Some(fencer_report::Limit::Timeout),
+        assumptions: Vec::new(),
+        hangs: None,
     };
     if args.json {
         out(&format!("{}\n", report.to_json()));

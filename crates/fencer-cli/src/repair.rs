@@ -70,6 +70,12 @@ pub(crate) struct RepairArgs {
     /// Keep spin loops as they are (see `fencer check --help`).
     #[arg(long)]
     no_spin_assume: bool,
+    /// C: `pthread_cond_wait` returns only when signalled (see `fencer check --help`).
+    #[arg(long)]
+    no_spurious_wakeups: bool,
+    /// Programs: what a thread that waits forever counts as (see `fencer check --help`).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    hangs: Option<super::HangsArg>,
     /// C: define a macro (passed to clang as -D).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     define: Vec<String>,
@@ -152,6 +158,8 @@ impl RepairArgs {
             brab: None,
             forward_depth: None,
             jobs: None,
+            no_spurious_wakeups: self.no_spurious_wakeups,
+            hangs: self.hangs,
         }
     }
 }
@@ -162,6 +170,7 @@ fn load(args: &CheckArgs, kind: Input, model: ModelKind) -> Result<Program, Exit
         Input::Litmus => super::load_litmus(args)?,
         Input::Text => super::load_text(args)?,
     };
+    super::apply_conventions(args, &mut prog);
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }
@@ -465,6 +474,11 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
+    if let Err(code) =
+        super::refuse_foreign_options(&args.check_args(&args.file, ModelArg::Tso, None))
+    {
+        return code;
+    }
     if args.file.extension().is_some_and(|e| e == "dve") {
         let model = match args.model {
             RepairModel::Tso => ModelArg::Tso,
@@ -1226,6 +1240,7 @@ fn load_quiet(args: &CheckArgs, kind: Input, model: ModelKind) -> Result<Program
         }
         Input::C => load_c_quiet(args, model)?,
     };
+    super::apply_conventions(args, &mut prog);
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }

@@ -88,6 +88,9 @@ pub struct RobustArgs {
     /// Keep spin loops as they are (see `fencer check --help`).
     #[arg(long)]
     no_spin_assume: bool,
+    /// C: `pthread_cond_wait` returns only when signalled (see `fencer check --help`).
+    #[arg(long)]
+    no_spurious_wakeups: bool,
     #[command(flatten)]
     views: views::ViewArgs,
 }
@@ -147,7 +150,12 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         brab: None,
         forward_depth: None,
         jobs: None,
+        no_spurious_wakeups: a.no_spurious_wakeups,
+        hangs: None,
     });
+    if let Err(code) = super::refuse_foreign_options(&args) {
+        return code;
+    }
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,
         Err(Some(code)) => return code,

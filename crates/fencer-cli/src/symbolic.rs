@@ -22,8 +22,10 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
         ));
     }
     let opts = c_options(args);
-    fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
-        .map_err(|e| usage_error(args.json, &e.to_string(), None))
+    let mut prog = fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
+        .map_err(|e| usage_error(args.json, &e.to_string(), None))?;
+    super::apply_conventions(args, &mut prog);
+    Ok(prog)
 }
 
 #[cfg(not(feature = "c"))]
@@ -72,6 +74,21 @@ pub fn take_dropped_back_edge(prog: &Program, s: &mut State, t: u32) {
 
 /// Runs the trace on the concrete machine; the counterexample if it ends in the same
 /// fault, else why not.
+/// What an `abpress` verdict takes for granted: the program's own assumptions, and, where
+/// the program's conventions make a deadlock or a hang a violation, that this engine does
+/// not look for them.
+fn symbolic_assumptions(prog: &Program) -> Vec<String> {
+    let mut a = prog.assumptions.clone();
+    if prog.hang_is_violation {
+        a.push(
+            "deadlocks and hangs are not looked for by this engine (it looks for failed \
+             assertions and memory errors; --engine dpor finds them)"
+                .into(),
+        );
+    }
+    a
+}
+
 pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexample, String> {
     let (mut s, status) = State::initial_with_inputs(prog, trace.inputs.clone());
     let mut coll = Collector::new(prog);
@@ -203,6 +220,8 @@ pub fn check_with(
         final_state_executions: None,
         counterexample,
         stopped_by,
+        assumptions: symbolic_assumptions(&prog),
+        hangs: Some(fencer_report::HangPolicy::Blocked),
     };
     let solver_ms = stats.solver_time.as_secs_f64() * 1000.0;
     if args.json {

@@ -169,6 +169,7 @@ fn trace_file(args: &CheckArgs, x: &Execution, c: &Counterexample, robust: bool)
         max_depth: args.max_depth.min(u32::MAX as usize) as u32,
         spin_assume: !args.no_spin_assume,
         ignore_condition: robust,
+        spurious_wakeups: !args.no_spurious_wakeups,
         cflags: c_flags(args),
         violation: Some(match (&c.file, c.line, c.column) {
             (Some(f), Some(l), Some(col)) => format!("{} {f}:{l}:{col}", c.kind),
@@ -416,6 +417,8 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         brab: None,
         forward_depth: None,
         jobs: None,
+        no_spurious_wakeups: false,
+        hangs: None,
     }
 }
 
@@ -484,6 +487,7 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
     args.max_depth = t.max_depth as usize;
     args.unroll = t.unroll;
     args.no_spin_assume = !t.spin_assume;
+    args.no_spurious_wakeups = !t.spurious_wakeups;
     let args = Arc::new(args);
     let mut prog = match load_program(&args, model, None) {
         Ok(p) => p,

@@ -467,6 +467,13 @@ pub enum Op {
     Free(Expr),
     /// Ends the thread at once, from any call depth (`pthread_exit`).
     Exit,
+    /// Ends the process (`exit()`, `main` returning, as C defines it): no thread takes a
+    /// step after it. The thread stops here for good, its stack objects alive; an execution
+    /// in which some thread did this ends normally once no other thread can move, whatever
+    /// the others wait for (a wait the exit cut short is no deadlock or hang). That the
+    /// others may go on after the call is no over-approximation: the same steps could all
+    /// have come before it, had this thread been slower to call it.
+    ExitProcess,
     /// Writes the running thread's id (`pthread_self`).
     ThreadId {
         dst: Reg,
@@ -523,6 +530,7 @@ impl Op {
                 | Op::Return(_)
                 | Op::Assert { .. }
                 | Op::Exit
+                | Op::ExitProcess
                 | Op::ThreadId { .. }
                 | Op::LoopHead { .. }
                 | Op::SpinBack { .. }
@@ -676,6 +684,11 @@ pub struct Program {
     /// SV-COMP's conventions the property is that `reach_error` is unreachable, and an
     /// execution that hangs is no counterexample to it.
     pub hang_is_violation: bool,
+    /// What a verdict on this program takes for granted beyond the language's semantics,
+    /// in words for the report: an option that narrowed the semantics (`pthread_cond_wait`
+    /// without spurious wake-ups), an approximation the front-end made. Reports repeat
+    /// these, so that no verdict hides them.
+    pub assumptions: Vec<String>,
 }
 
 impl Program {

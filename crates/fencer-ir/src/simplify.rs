@@ -166,6 +166,7 @@ fn substitute_function(f: &mut Function) -> usize {
                         | Op::Branch { .. }
                         | Op::Return(_)
                         | Op::Exit
+                        | Op::ExitProcess
                         | Op::Call { .. }
                         | Op::CallIndirect { .. }
                         | Op::SpinBack { .. }

@@ -70,7 +70,7 @@ fn successors(f: &Function, pc: usize, out: &mut Vec<Option<usize>>) {
             out.push(at(*then_to).then_some(*then_to as usize));
             out.push(at(*else_to).then_some(*else_to as usize));
         }
-        Op::Return(_) | Op::Exit => out.push(None),
+        Op::Return(_) | Op::Exit | Op::ExitProcess => out.push(None),
         _ => out.push((pc + 1 < f.body.len()).then_some(pc + 1)),
     }
 }
@@ -323,7 +323,7 @@ fn stateless_loop(
             Op::Branch {
                 then_to, else_to, ..
             } => vec![*then_to as usize, *else_to as usize],
-            Op::Return(_) | Op::Exit => Vec::new(),
+            Op::Return(_) | Op::Exit | Op::ExitProcess => Vec::new(),
             _ => vec![h + k + 1],
         };
         for t in succs {
@@ -514,7 +514,7 @@ fn carried_ok(
             Op::Branch {
                 then_to, else_to, ..
             } => vec![(*then_to as usize, true), (*else_to as usize, false)],
-            Op::Return(_) | Op::Exit => Vec::new(),
+            Op::Return(_) | Op::Exit | Op::ExitProcess => Vec::new(),
             _ => vec![(pc + 1, false)],
         };
         for (t, then) in succs {

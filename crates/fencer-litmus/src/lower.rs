@@ -252,6 +252,7 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
         observe_explicit: false,
         source_trace: false,
         hang_is_violation: true,
+        assumptions: Vec::new(),
     };
     Ok(Litmus {
         test,

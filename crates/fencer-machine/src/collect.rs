@@ -6,7 +6,8 @@ use crate::{CutKind, Event, Fault, State, Step};
 use fencer_ir::{CondVar, Op, Program, Quantifier, SrcLoc};
 use fencer_memory::{Chan, Loc, MemoryModel};
 use fencer_report::{
-    Counterexample, Limit, PackedSchedule, Report, ScheduleStep, Stats, TraceLine, Verdict,
+    Counterexample, HangPolicy, Limit, PackedSchedule, Report, ScheduleStep, Stats, TraceLine,
+    Verdict,
 };
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -350,6 +351,12 @@ impl<'a> Collector<'a> {
             counterexample: self.cex,
             stopped_by: self.stopped,
             stats: self.stats,
+            assumptions: self.prog.assumptions.clone(),
+            hangs: Some(if self.prog.hang_is_violation {
+                HangPolicy::Violation
+            } else {
+                HangPolicy::Blocked
+            }),
         }
     }
 }

@@ -193,6 +193,21 @@ impl EventKind {
         }
     }
 
+    /// The cell the event touches (reads, writes, or faulted on), if any.
+    pub fn loc(&self) -> Option<Loc> {
+        match self {
+            EventKind::Load { loc, .. }
+            | EventKind::Store { loc, .. }
+            | EventKind::Update { loc, .. }
+            | EventKind::Rmw { loc, .. }
+            | EventKind::Lock { loc, .. }
+            | EventKind::Unlock { loc, .. }
+            | EventKind::TryLockFailed { loc, .. }
+            | EventKind::FaultedAccess { loc, .. } => Some(*loc),
+            _ => None,
+        }
+    }
+
     /// The location the event reads, if it reads memory (or a buffer).
     pub fn read_loc(&self) -> Option<(Loc, ReadFrom)> {
         match self {
@@ -340,6 +355,8 @@ pub struct ThreadState {
     /// The thread faulted (a violation, already reported); when an engine explores on
     /// after a violation, the other threads go on so that their races are still seen.
     pub faulted: bool,
+    /// The thread ended the process ([`Op::ExitProcess`]): it stands there for good.
+    pub exited: bool,
 }
 
 /// Runs thread `t`'s assignments and jumps inside its current frame, the bulk of local
@@ -529,12 +546,17 @@ pub struct SpinTrack {
     pure: bool,
     /// One past the index of the thread's last impure event (for [`Op::SpinBack`]).
     impure_upto: u32,
-    /// A mutex the thread took with its last impure event: the mutex, the lock's index,
-    /// and `impure_upto` before it.
+    /// A mutex the thread took with its last impure event, and no other thread has
+    /// touched the mutex's cell since: the mutex, the lock's index, and `impure_upto`
+    /// before it.
     lock_open: Option<(Loc, u32, u32)>,
-    /// The last lock and unlock of one mutex with nothing impure in between: the lock's
-    /// index, the unlock's, and `impure_upto` before the lock. An iteration whose only
-    /// impure events are such a pair is dropped like a pure one (see [`State::lock_pairs`]).
+    /// The same for a mutex the thread gave back with its last impure event.
+    unlock_open: Option<(Loc, u32, u32)>,
+    /// The last lock and unlock (or unlock and lock) of one mutex with nothing impure in
+    /// between, and no other thread touching the mutex's cell in between: the first's
+    /// index, the second's, and `impure_upto` before the first. An iteration whose only
+    /// impure events are such a pair is dropped like a pure one (see
+    /// [`State::lock_pairs`]).
     pair: Option<(u32, u32, u32)>,
     /// The thread repeated a pure iteration: it never runs again.
     pub blocked: bool,
@@ -989,6 +1011,7 @@ impl Clone for ThreadState {
             cut,
             spin,
             faulted,
+            exited,
         } = self;
         ThreadState {
             frames: frames.clone(),
@@ -999,6 +1022,7 @@ impl Clone for ThreadState {
             cut: *cut,
             spin: spin.clone(),
             faulted: *faulted,
+            exited: *exited,
         }
     }
     fn clone_from(&mut self, src: &Self) {
@@ -1011,6 +1035,7 @@ impl Clone for ThreadState {
             cut,
             spin,
             faulted,
+            exited,
         } = src;
         // Frames past the source's go to the spare register files, and the source's
         // extra frames come from there.
@@ -1027,6 +1052,7 @@ impl Clone for ThreadState {
         self.cut = *cut;
         self.spin.clone_from(spin);
         self.faulted = *faulted;
+        self.exited = *exited;
     }
 }
 
@@ -1130,6 +1156,7 @@ impl Clone for State {
             max_events,
             inputs,
             lock_pairs,
+            windows,
             watching,
         } = self;
         State {
@@ -1140,6 +1167,7 @@ impl Clone for State {
             max_events: *max_events,
             inputs: inputs.clone(),
             lock_pairs: *lock_pairs,
+            windows: *windows,
             watching: *watching,
         }
     }
@@ -1152,6 +1180,7 @@ impl Clone for State {
             max_events,
             inputs,
             lock_pairs,
+            windows,
             watching,
         } = src;
         self.threads.clone_from(threads);
@@ -1161,6 +1190,7 @@ impl Clone for State {
         self.max_events = *max_events;
         self.inputs.clone_from(inputs);
         self.lock_pairs = *lock_pairs;
+        self.windows = *windows;
         self.watching = *watching;
     }
 }
@@ -1191,13 +1221,21 @@ pub struct State {
     pub inputs: Vec<Vec<Value>>,
     /// Whether an iteration of a rewritten spin loop that takes a mutex, only reads, and
     /// gives the mutex back counts as pure (GenMC's lock zero-net-effect loops: `while (1)
-    /// { lock(m); if (done) break; unlock(m); }`). Memory is as before the iteration, and
-    /// the only thing another thread can have seen of it is the mutex held: a `lock`
-    /// then waits (the same execution without the iteration has it not wait), a fault on
-    /// the held mutex (destroy, another thread's unlock) is reported in the execution
-    /// that has it, but a `trylock` that fails goes on differently. So this holds only
-    /// for programs without `trylock`.
+    /// { lock(m); if (done) break; unlock(m); }`), and so does one that gives back a mutex
+    /// it holds and takes it again (`while (!ready) pthread_cond_wait(&c, &m);` with
+    /// spurious wake-ups). Memory is as before the iteration; what another thread could
+    /// have seen of it is the mutex in the other state, and that is judged by what the
+    /// program does, not by what it could do: a `lock` of another thread waits (the same
+    /// execution without the iteration has it not wait), but any other access to the
+    /// mutex's cell by another thread between the two (a plain load of the word, a
+    /// `memcpy` out of it, a compare-and-swap on it, a failed `trylock`, a store into it)
+    /// saw or changed it, and then the pair is no pair ([`State::spoil_windows`]). Such an
+    /// access conflicts with the lock and the unlock, so every equivalent execution has it
+    /// in the same place.
     pub lock_pairs: bool,
+    /// How many threads have a mutex window open (`SpinTrack::lock_open` or
+    /// `unlock_open`): while none has, events need not look.
+    windows: u32,
     /// How many threads watch cells they stored for reads ([`State::watch_stores`]):
     /// while none does, events need not look.
     watching: u32,
@@ -1284,7 +1322,8 @@ impl State {
             unroll,
             max_events,
             inputs,
-            lock_pairs: !prog.uses_trylock(),
+            lock_pairs: true,
+            windows: 0,
             watching: 0,
         };
         let mut status = Status::Ok;
@@ -1324,6 +1363,7 @@ impl State {
             cut: None,
             spin: SpinTrack::default(),
             faulted: false,
+            exited: false,
         });
         self.bufs.push(Buffers::default());
         match self.run_locals(prog, tid) {
@@ -1341,9 +1381,20 @@ impl State {
         self.threads.iter().find_map(|t| t.cut)
     }
 
-    /// Every thread finished and every buffer empty.
+    /// Every buffer empty, and every thread finished, or the process ended
+    /// ([`Op::ExitProcess`]) with no thread cut by a bound, faulted, or blocked after an
+    /// iteration that changed nothing (an execution without it is explored).
     pub fn is_complete(&self) -> bool {
-        self.threads.iter().all(|t| t.finished) && self.bufs.iter().all(|b| b.is_empty())
+        if !self.bufs.iter().all(|b| b.is_empty()) {
+            return false;
+        }
+        if self.threads.iter().any(|t| t.exited) {
+            self.threads
+                .iter()
+                .all(|t| t.finished || t.cut.is_none() && !t.faulted && !t.spin.dropped)
+        } else {
+            self.threads.iter().all(|t| t.finished)
+        }
     }
 
     /// Name of a thread in reports: the declared name, or `func#id` for spawned threads.
@@ -1398,6 +1449,7 @@ impl State {
             && th.cut.is_none()
             && !th.spin.blocked
             && !th.faulted
+            && !th.exited
             && self.thread_enabled::<M>(prog, t)
     }
 
@@ -1575,6 +1627,14 @@ impl State {
                     return None;
                 }
                 let (ev, status) = s.step::<M>(prog, Step::Thread(t));
+                // The loop can let another thread go on (it gives back a mutex that one
+                // waits for, then takes it again: `pthread_cond_wait` in a `while`): then
+                // nothing says it waits forever; the execution where the other thread
+                // goes on in that window is explored (the other's attempt races with the
+                // acquisition that blocked it).
+                if (0..s.threads.len() as u32).any(|u| u != t && s.thread_runs::<M>(prog, u)) {
+                    return None;
+                }
                 // A mutex taken and given back in the iteration is judged at its end.
                 let paired = s.lock_pairs
                     && matches!(
@@ -1745,6 +1805,9 @@ impl State {
                     .pop(chan)
                     .expect("an enabled update has an entry");
                 self.write(e.loc, e.value, e.store.id);
+                if self.windows > 0 {
+                    self.spoil_windows(t, e.loc);
+                }
                 (
                     Event {
                         step,
@@ -2228,6 +2291,27 @@ impl State {
         }
     }
 
+    /// Closes the mutex windows of threads other than `t` on `loc`: `t` has just touched
+    /// the mutex's cell while another thread held it (or had given it back to take it
+    /// again), so that thread's lock and unlock are no longer a pair that changed nothing.
+    fn spoil_windows(&mut self, t: u32, loc: Loc) {
+        for (u, th) in self.threads.iter_mut().enumerate() {
+            let sp = &mut th.spin;
+            if u == t as usize || sp.lock_open.is_none() && sp.unlock_open.is_none() {
+                continue;
+            }
+            if sp.lock_open.is_some_and(|(l, ..)| l == loc) {
+                sp.lock_open = None;
+            }
+            if sp.unlock_open.is_some_and(|(l, ..)| l == loc) {
+                sp.unlock_open = None;
+            }
+            if sp.lock_open.is_none() && sp.unlock_open.is_none() {
+                self.windows -= 1;
+            }
+        }
+    }
+
     fn thread_step<M: MemoryModel>(&mut self, prog: &Program, t: u32) -> (Event, Status) {
         let id = EventId {
             thread: t,
@@ -2612,11 +2696,17 @@ impl State {
             | Op::SpinBack { .. }
             | Op::CallIndirect { .. }
             | Op::Nondet { .. }
+            | Op::ExitProcess
             | Op::Unsupported { .. } => unreachable!("local instructions run inside run_locals"),
         };
         let watched = self.threads[t as usize].spin.watching();
         if self.watching > 0 {
             self.watch_stores(t, &kind);
+        }
+        if self.windows > 0 {
+            if let Some(loc) = kind.loc() {
+                self.spoil_windows(t, loc);
+            }
         }
         if !kind.is_pure() {
             let sp = &mut self.threads[t as usize].spin;
@@ -2624,20 +2714,41 @@ impl State {
             let before = sp.impure_upto;
             sp.pure = false;
             sp.impure_upto = id.index + 1;
+            // A window lasts only while its lock or unlock is the last impure event.
             let open = sp.lock_open.take();
+            let unlocked = sp.unlock_open.take();
+            let was_open = open.is_some() || unlocked.is_some();
             match &kind {
                 EventKind::Lock {
                     loc,
+                    from,
                     trylock: false,
                     destroy: false,
-                    ..
-                } if self.lock_pairs => sp.lock_open = Some((*loc, id.index, before)),
-                // `lock_open` lasts only while the lock is the last impure event.
-                EventKind::Unlock { loc, .. } => {
+                } if self.lock_pairs => {
+                    if let Some((_, at, prev)) = unlocked.filter(|&(l, at, _)| {
+                        l == *loc
+                            && *from
+                                == ReadFrom::Store(EventId {
+                                    thread: t,
+                                    index: at,
+                                })
+                    }) {
+                        sp.pair = Some((at, id.index, prev));
+                    }
+                    sp.lock_open = Some((*loc, id.index, before));
+                }
+                EventKind::Unlock { loc, .. } if self.lock_pairs => {
                     if let Some((_, at, prev)) = open.filter(|&(l, ..)| l == *loc) {
                         sp.pair = Some((at, id.index, prev));
                     }
+                    sp.unlock_open = Some((*loc, id.index, before));
                 }
+                _ => {}
+            }
+            let is_open = sp.lock_open.is_some() || sp.unlock_open.is_some();
+            match (was_open, is_open) {
+                (false, true) => self.windows += 1,
+                (true, false) => self.windows -= 1,
                 _ => {}
             }
         }
@@ -2835,6 +2946,10 @@ impl State {
                     let root = &mut th.frames[0];
                     root.pc = prog.functions[root.func as usize].body.len() as u32;
                     th.finished = true;
+                    return Local::Ready;
+                }
+                Op::ExitProcess => {
+                    th.exited = true;
                     return Local::Ready;
                 }
                 Op::ThreadId { dst } => {
@@ -3076,6 +3191,7 @@ mod tests {
             observe_explicit: false,
             source_trace: false,
             hang_is_violation: true,
+            assumptions: Vec::new(),
         }
     }
 

@@ -140,6 +140,7 @@ mod tests {
             observe_explicit: false,
             source_trace: false,
             hang_is_violation: true,
+            assumptions: Vec::new(),
         };
         let fenced = insert_fences(
             &prog,

@@ -274,6 +274,25 @@ pub struct Report {
     pub counterexample: Option<Counterexample>,
     /// The limit that stopped exploration, if one did.
     pub stopped_by: Option<Limit>,
+    /// What the verdict takes for granted beyond the input's semantics (an option that
+    /// narrowed them, an approximation): printed with the verdict, never hidden.
+    #[serde(default)]
+    pub assumptions: Vec<String>,
+    /// What a thread that waits forever counted as; `None` for inputs without threads
+    /// that wait (DVE, `.cub`).
+    #[serde(default)]
+    pub hangs: Option<HangPolicy>,
+}
+
+/// What an execution that ends with a thread waiting forever (a hang) counts as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HangPolicy {
+    /// A violation of kind `hang` (fencer's default).
+    Violation,
+    /// A blocked execution, as Nidhugg and GenMC count it (`--hangs ignore`), and as
+    /// SV-COMP's reachability property has it.
+    Blocked,
 }
 
 impl Report {
@@ -306,6 +325,16 @@ impl Report {
         if let Some(l) = &self.stopped_by {
             let why = limit_text(l);
             let _ = writeln!(s, "  stopped: {why}");
+        }
+        for a in &self.assumptions {
+            let _ = writeln!(s, "  assuming: {a}");
+        }
+        if self.hangs == Some(HangPolicy::Blocked) {
+            let _ = writeln!(
+                s,
+                "  hangs: a thread that waits forever counts as a blocked execution, not a \
+                 violation"
+            );
         }
         if let Some(c) = &self.counterexample {
             s.push('\n');

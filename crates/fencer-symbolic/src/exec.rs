@@ -859,6 +859,7 @@ impl<'a> Exec<'a> {
                 _ => true,
             },
             Op::Assume(c) => !matches!(self.concrete(t, c), Some(Some(0))),
+            Op::ExitProcess => false,
             _ => true,
         }
     }
@@ -887,7 +888,8 @@ impl<'a> Exec<'a> {
             | Op::Unlock(addr)
             | Op::TryLock { addr, .. }
             | Op::MutexDestroy(addr) => at(self, addr).map_or(Access::All, Access::Write),
-            Op::Assume(_) | Op::Fence(_) => Access::None,
+            // A thread that ended the process never moves again: nothing can race with it.
+            Op::Assume(_) | Op::Fence(_) | Op::ExitProcess => Access::None,
             _ => Access::All,
         }
     }
@@ -1355,6 +1357,8 @@ impl<'a> Exec<'a> {
                     th.finished = true;
                     return Ok(true);
                 }
+                // The thread stands here for good (`enabled` says no): the process ended.
+                Op::ExitProcess => return Ok(true),
                 Op::ThreadId { dst } => {
                     self.set_reg(t, *dst, (V::C(t as Value), Bk::C(t as Value)));
                     fr!().pc += 1;

@@ -177,6 +177,7 @@ fn program(bodies: &[Vec<S>], inputs: Option<&[i64]>) -> Program {
         observe_explicit: true,
         source_trace: false,
         hang_is_violation: false,
+        assumptions: Vec::new(),
     }
 }
 

@@ -294,6 +294,7 @@ pub(crate) fn generated(
         observe_explicit: false,
         source_trace: false,
         hang_is_violation: true,
+        assumptions: Vec::new(),
     }
 }
 
@@ -408,6 +409,7 @@ pub fn future_object_program() -> Program {
         observe_explicit: false,
         source_trace: false,
         hang_is_violation: true,
+        assumptions: Vec::new(),
     }
 }
 

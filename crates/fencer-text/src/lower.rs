@@ -159,6 +159,7 @@ impl<'a> Lowerer<'a> {
             observe_explicit: false,
             source_trace: false,
             hang_is_violation: true,
+            assumptions: Vec::new(),
         })
     }
 

@@ -16,7 +16,8 @@
 //! ```
 //!
 //! Version 1. The header lines come first, in this order (optional: `ignore-condition yes`,
-//! written by `fencer robust`, which drops the program's final condition; `cflags`, the C
+//! written by `fencer robust`, which drops the program's final condition;
+//! `spurious-wakeups no`, a C program checked with `--no-spurious-wakeups`; `cflags`, the C
 //! compiler flags `check` was given, separated by spaces; `violation`); then one step per
 //! line:
 //! `tN` (thread N runs its next visible instruction), `upd(tN)` (TSO: the oldest entry of
@@ -42,6 +43,8 @@ pub struct TraceFile {
     pub spin_assume: bool,
     /// The program's final condition was dropped (`fencer robust` ignores it).
     pub ignore_condition: bool,
+    /// C: `pthread_cond_wait` could return without a signal (the default).
+    pub spurious_wakeups: bool,
     pub cflags: Vec<String>,
     /// `KIND FILE:LINE:COL` of the violation the execution ends in, if any (for people;
     /// replay judges anew).
@@ -68,6 +71,9 @@ impl TraceFile {
         );
         if self.ignore_condition {
             s += "ignore-condition yes\n";
+        }
+        if !self.spurious_wakeups {
+            s += "spurious-wakeups no\n";
         }
         if !self.cflags.is_empty() {
             s += &format!("cflags {}\n", self.cflags.join(" "));
@@ -139,6 +145,12 @@ impl TraceFile {
             _ => return Err(format!("line {n}: spin-assume is `yes` or `no`")),
         };
         let ignore_condition = next("ignore-condition", true)?.is_some_and(|(_, v)| v == "yes");
+        let spurious_wakeups = match next("spurious-wakeups", true)? {
+            None => true,
+            Some((_, v)) if v == "yes" => true,
+            Some((_, v)) if v == "no" => false,
+            Some((n, _)) => return Err(format!("line {n}: spurious-wakeups is `yes` or `no`")),
+        };
         let cflags = next("cflags", true)?
             .map(|(_, v)| v.split_whitespace().map(String::from).collect())
             .unwrap_or_default();
@@ -167,6 +179,7 @@ impl TraceFile {
             max_depth,
             spin_assume,
             ignore_condition,
+            spurious_wakeups,
             cflags,
             violation,
             comments: vec![String::new(); steps.len()],
