@@ -449,12 +449,12 @@ fn refuse_foreign_options(args: &CheckArgs) -> Result<(), ExitCode> {
     let refuse = |msg: &str| Err(usage_error(args.json, &format!("error: {msg}"), None));
     if args.no_spurious_wakeups && !is_c {
         return refuse(
-            "--no-spurious-wakeups is about pthread_cond_wait: it applies to C programs              (.c, .i, .ll, .bc) only",
+            "--no-spurious-wakeups is about pthread_cond_wait: it applies to C programs (.c, .i, .ll, .bc) only",
         );
     }
     if args.hangs.is_some() && is_model {
         return refuse(
-            "--hangs applies to programs (.fen, .litmus, C); a DVE model's deadlocks are              asked for with --deadlock",
+            "--hangs applies to programs (.fen, .litmus, C); a DVE model's deadlocks are asked for with --deadlock",
         );
     }
     Ok(())

@@ -338,6 +338,7 @@ fn merged(args: &MergeArgs) -> Result<(Report, Value), String> {
     st.executions = sum(&|r| r.stats.executions);
     st.blocked = sum(&|r| r.stats.blocked);
     st.assume_blocked = sum(&|r| r.stats.assume_blocked);
+    st.waits_forever = sum(&|r| r.stats.waits_forever);
     st.depth_cut = sum(&|r| r.stats.depth_cut);
     st.unroll_cut = sum(&|r| r.stats.unroll_cut);
     st.recursion_cut = sum(&|r| r.stats.recursion_cut);

@@ -456,6 +456,7 @@ impl UnitOut {
         col.stats.executions += st.executions;
         col.stats.blocked += st.blocked;
         col.stats.assume_blocked += st.assume_blocked;
+        col.stats.waits_forever += st.waits_forever;
         col.stats.depth_cut += st.depth_cut;
         col.stats.unroll_cut += st.unroll_cut;
         col.stats.recursion_cut += st.recursion_cut;

@@ -19,6 +19,11 @@ const LOOP_REGRESSIONS: &[u64] = &[];
 const HEAP_REGRESSIONS: &[u64] = &[33];
 const THREADS_REGRESSIONS: &[u64] = &[];
 const WORDS_REGRESSIONS: &[u64] = &[];
+const LOCK_LOOP_REGRESSIONS: &[u64] = &[];
+
+/// Loop bound for the lock-loop programs on the reference side: an iteration is kept only
+/// when another thread looked into it, and they have a few looks at most.
+const LOCK_LOOP_UNROLL: u32 = 3;
 
 /// Loop bound for programs with loops: enough for a spin loop to see a change.
 const UNROLL: u32 = 2;
@@ -69,6 +74,11 @@ enum Kind {
     /// compare-and-swap, destroys, unlocks by non-owners, a heap mutex freed while held
     /// (generated as IR).
     Words,
+    /// Waiting loops that take a mutex and give it back, or give it back and take it
+    /// again (a condition wait), while other threads read its word, take it, set the
+    /// flag, and end the process (generated as IR; with the spin-loop rewrite, held to the
+    /// reference explorer on the program as written).
+    LockLoops,
 }
 
 fn shape(loops: bool) -> Shape {
@@ -91,10 +101,21 @@ fn ir_program(seed: u64, c: Case) -> Option<fencer_ir::Program> {
         Kind::Heap => Some(fencer_testgen::heap_program(seed)),
         Kind::Threads => Some(fencer_testgen::threads_program(seed)),
         Kind::Words => Some(fencer_testgen::mutex_word_program(seed)),
+        Kind::LockLoops => Some(fencer_testgen::lock_loop_program(seed)),
     }
 }
 
 fn compare(seed: u64, c: Case) -> Result<(), String> {
+    if c.kind == Kind::LockLoops {
+        let prog = fencer_testgen::lock_loop_program(seed);
+        let text = fencer_testgen::listing(&prog);
+        let mut rewritten = prog.clone();
+        fencer_ir::spin::spin_assume(&mut rewritten);
+        let unroll = Some(LOCK_LOOP_UNROLL);
+        return against_reference(&rewritten, unroll, seed, c, true)
+            .and_then(|()| against_original(&prog, &rewritten, unroll, c))
+            .map_err(|e| format!("seed {seed}, {}, {:?}: {e}\n{text}", c.model, c.algo));
+    }
     if let Some(prog) = ir_program(seed, c) {
         let text = fencer_testgen::listing(&prog);
         return against_reference(&prog, None, seed, c, false).map_err(|e| format!("{e}\n{text}"));
@@ -282,6 +303,7 @@ fn run(model: ModelKind, algo: Algo, loops: bool, kind: Kind) {
         Kind::Heap => (cases() / 2, HEAP_REGRESSIONS),
         Kind::Threads => (cases() / 2, THREADS_REGRESSIONS),
         Kind::Words => (cases(), WORDS_REGRESSIONS),
+        Kind::LockLoops => (cases() / 10, LOCK_LOOP_REGRESSIONS),
         Kind::Text if loops => (cases() / 4, LOOP_REGRESSIONS),
         Kind::Text => (cases(), REGRESSIONS),
     };
@@ -356,6 +378,13 @@ oracle_tests! {
     source_threads_tso: Tso, Source, false, Threads;
     optimal_threads_pso: Pso, Optimal, false, Threads;
     source_threads_pso: Pso, Source, false, Threads;
+    // Lock loops and condition waits, their mutex looked into by others; exits.
+    optimal_lock_loops_sc: Sc, Optimal, true, LockLoops;
+    source_lock_loops_sc: Sc, Source, true, LockLoops;
+    optimal_lock_loops_tso: Tso, Optimal, true, LockLoops;
+    source_lock_loops_tso: Tso, Source, true, LockLoops;
+    optimal_lock_loops_pso: Pso, Optimal, true, LockLoops;
+    source_lock_loops_pso: Pso, Source, true, LockLoops;
     // Mutex words: stores into a mutex, hand-made locks, frees of held heap mutexes.
     optimal_words_sc: Sc, Optimal, false, Words;
     source_words_sc: Sc, Source, false, Words;

@@ -680,9 +680,11 @@ pub struct Program {
     pub observe_explicit: bool,
     /// Counterexamples name each event's file and function (C front-end).
     pub source_trace: bool,
-    /// Whether a thread stuck for good in a waiting loop (a hang) is a violation. Under
-    /// SV-COMP's conventions the property is that `reach_error` is unreachable, and an
-    /// execution that hangs is no counterexample to it.
+    /// Whether an execution that ends with a thread waiting forever is a violation: stuck
+    /// in a waiting loop (a hang), or at a lock or join (a deadlock). Under SV-COMP's
+    /// conventions the property is that `reach_error` is unreachable, and such an
+    /// execution is no counterexample to it; `--hangs ignore` asks for Nidhugg's and
+    /// GenMC's convention, which is the same.
     pub hang_is_violation: bool,
     /// What a verdict on this program takes for granted beyond the language's semantics,
     /// in words for the report: an option that narrowed the semantics (`pthread_cond_wait`

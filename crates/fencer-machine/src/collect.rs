@@ -223,13 +223,16 @@ impl<'a> Collector<'a> {
                 self.hang(s, t, at, path);
             } else {
                 self.stats.blocked += 1;
-                self.stats.assume_blocked += 1;
+                self.stats.waits_forever += 1;
             }
         } else if s.assume_blocked(self.prog) {
             self.stats.blocked += 1;
             self.stats.assume_blocked += 1;
-        } else {
+        } else if self.prog.hang_is_violation {
             self.deadlock(s, path);
+        } else {
+            self.stats.blocked += 1;
+            self.stats.waits_forever += 1;
         }
     }
 

@@ -205,6 +205,11 @@ pub struct Stats {
     pub blocked: u64,
     /// Of those, executions blocked by a false `assume` (spin loops waiting in vain).
     pub assume_blocked: u64,
+    /// Of those, executions that ended with a thread waiting forever (a hang or a
+    /// deadlock) under a policy that does not count that as a violation
+    /// ([`HangPolicy::Blocked`]).
+    #[serde(default)]
+    pub waits_forever: u64,
     /// Of those, executions cut by the depth bound (the result then only holds up to it).
     pub depth_cut: u64,
     /// Of those, executions cut by the loop bound `--unroll`.
@@ -288,10 +293,11 @@ pub struct Report {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HangPolicy {
-    /// A violation of kind `hang` (fencer's default).
+    /// A violation of kind `hang`, or `deadlock` when threads wait at locks or joins
+    /// (fencer's default).
     Violation,
     /// A blocked execution, as Nidhugg and GenMC count it (`--hangs ignore`), and as
-    /// SV-COMP's reachability property has it.
+    /// SV-COMP's reachability property has it (counted in `stats.waits_forever`).
     Blocked,
 }
 
@@ -332,8 +338,8 @@ impl Report {
         if self.hangs == Some(HangPolicy::Blocked) {
             let _ = writeln!(
                 s,
-                "  hangs: a thread that waits forever counts as a blocked execution, not a \
-                 violation"
+                "  hangs: an execution that ends with a thread waiting forever (a hang or a \
+                 deadlock) counts as blocked, not as a violation"
             );
         }
         if let Some(c) = &self.counterexample {
@@ -366,6 +372,9 @@ impl Report {
             why.push(format!("sleep set {n}"));
         }
         why.push(format!("assume {}", st.assume_blocked));
+        if st.waits_forever > 0 {
+            why.push(format!("waiting forever {}", st.waits_forever));
+        }
         let _ = write!(s, " ({})  events: {}", why.join(", "), st.events);
         if let Some(t) = st.traces {
             let _ = write!(s, "  traces: {t}");

@@ -2,10 +2,14 @@
 //! holding the engines to the reference explorer. Text (not IR) so that a failing case can
 //! be printed, saved as a `.fen` regression file, and run with the CLI.
 
+mod c;
 mod heap;
+mod loops;
 mod threads;
 mod words;
+pub use c::c_program;
 pub use heap::{future_object_program, heap_program, listing, mutex_reinit_program};
+pub use loops::lock_loop_program;
 pub use threads::threads_program;
 pub use words::mutex_word_program;
 
