@@ -1378,7 +1378,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     if let Some(sh) = self.shared.filter(|_| self.record.is_none()) {
                         // Workers count complete executions together, before judging one,
                         // so that --max-executions stops at exactly that many.
-                        let completes = state.is_complete()
+                        let completes = state.is_complete::<M>(self.prog)
                             && state.cut().is_none()
                             && !state.threads.iter().any(|t| t.faulted);
                         if completes && !self.count(sh) {
@@ -1388,7 +1388,7 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     }
                     self.blocked_locks(state, d);
                     if let Some(t) = &mut self.traces {
-                        if state.is_complete() {
+                        if state.is_complete::<M>(self.prog) {
                             let mut h = fencer_machine::trace::TraceHash::default();
                             for e in &self.events {
                                 h.record(e);

@@ -216,7 +216,7 @@ impl<'a> Collector<'a> {
             // The fault was recorded when it happened.
         } else if let Some(k) = s.cut() {
             self.cut(k);
-        } else if s.is_complete() {
+        } else if s.is_complete::<M>(self.prog) {
             self.complete(s, path);
         } else if let Some((t, at)) = s.hang::<M>(self.prog, &mut self.hang_scratch) {
             if self.prog.hang_is_violation {

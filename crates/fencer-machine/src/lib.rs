@@ -1381,20 +1381,37 @@ impl State {
         self.threads.iter().find_map(|t| t.cut)
     }
 
-    /// Every buffer empty, and every thread finished, or the process ended
-    /// ([`Op::ExitProcess`]) with no thread cut by a bound, faulted, or blocked after an
-    /// iteration that changed nothing (an execution without it is explored).
-    pub fn is_complete(&self) -> bool {
+    /// Every buffer empty, and every thread finished; or the process ended
+    /// ([`Op::ExitProcess`]) and every other thread is done for good: finished, or
+    /// waiting for something that can never come (a waiting loop that [`State::hang`]
+    /// proves stuck, a mutex or a join), with none cut by a bound, faulted, stopped by a
+    /// false `assume`, or blocked after an iteration that changed nothing. A thread blocked
+    /// in a waiting loop that could still leave it is not done: the execution in which it
+    /// reads later is explored, and this one is discarded, as without the exit.
+    pub fn is_complete<M: MemoryModel>(&self, prog: &Program) -> bool {
         if !self.bufs.iter().all(|b| b.is_empty()) {
             return false;
         }
-        if self.threads.iter().any(|t| t.exited) {
-            self.threads
-                .iter()
-                .all(|t| t.finished || t.cut.is_none() && !t.faulted && !t.spin.dropped)
-        } else {
-            self.threads.iter().all(|t| t.finished)
+        if !self.threads.iter().any(|t| t.exited) {
+            return self.threads.iter().all(|t| t.finished);
         }
+        let mut waiting = false;
+        for (t, th) in self.threads.iter().enumerate() {
+            if th.finished || th.exited {
+                continue;
+            }
+            if th.cut.is_some() || th.faulted || th.spin.dropped {
+                return false;
+            }
+            if th.spin.blocked {
+                waiting = true;
+            } else if matches!(&self.current(prog, t as u32).1.op, Op::Assume(c)
+                if eval(c, &self.current(prog, t as u32).0.regs) == Some(0))
+            {
+                return false;
+            }
+        }
+        !waiting || self.hang::<M>(prog, &mut HangScratch::default()).is_some()
     }
 
     /// Name of a thread in reports: the declared name, or `func#id` for spawned threads.
@@ -1620,7 +1637,7 @@ impl State {
                     continue;
                 }
                 steps += 1;
-                if th.finished || th.cut.is_some() || steps > 10_000 {
+                if th.finished || th.exited || th.cut.is_some() || steps > 10_000 {
                     return None;
                 }
                 if !s.thread_enabled::<M>(prog, t) {

@@ -241,7 +241,7 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         if !steps.is_empty() {
             return;
         }
-        if node.state.is_complete() {
+        if node.state.is_complete::<M>(self.prog) {
             self.traces.insert(node.trace.value());
         }
         self.obs.execution(&node.state, path);

@@ -703,6 +703,8 @@ mod tests {
             final_state_executions: Some(vec![]),
             counterexample: None,
             stopped_by: None,
+            assumptions: vec![],
+            hangs: Some(HangPolicy::Violation),
         };
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         for k in [
@@ -714,6 +716,8 @@ mod tests {
             "elapsed_ms",
             "final_states",
             "counterexample",
+            "assumptions",
+            "hangs",
         ] {
             assert!(v.get(k).is_some(), "missing {k}");
         }

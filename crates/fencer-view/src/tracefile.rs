@@ -255,6 +255,7 @@ mod tests {
             max_depth: 100,
             spin_assume: false,
             ignore_condition: true,
+            spurious_wakeups: false,
             cflags: vec!["-DN=2".into()],
             violation: Some("condition examples/mp.fen:20:1".into()),
             steps: vec![
@@ -268,6 +269,10 @@ mod tests {
         assert_eq!(back.steps, t.steps);
         assert_eq!(back.cflags, t.cflags);
         assert!(back.ignore_condition);
+        assert!(!back.spurious_wakeups);
+        // Without the line, waits may wake spuriously (files written before it existed).
+        let old = t.render().replace("spurious-wakeups no\n", "");
+        assert!(TraceFile::parse(&old).unwrap().spurious_wakeups);
         assert_eq!(
             (back.unroll, back.max_depth, back.spin_assume),
             (Some(3), 100, false)
