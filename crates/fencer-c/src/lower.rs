@@ -454,6 +454,7 @@ pub fn lower_with(
         } else {
             Vec::new()
         },
+        uninit_arbitrary: cx.svcomp,
     })
 }
 

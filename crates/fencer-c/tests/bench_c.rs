@@ -191,6 +191,14 @@ fn unsupported_constructs_are_refused_with_their_line() {
     assert!(e.message.contains("nondeterministic"), "{e}");
     let e = load_error("int main(void) { return 0 }\n");
     assert!(e.message.contains("rejected"), "{e}");
+    // Under SV-COMP's conventions a read of memory never written is an arbitrary value,
+    // not a memory error: refused, never reported as a violation (issue 45).
+    let e = load_error(
+        "void reach_error(void) {}\nint main(void) {\n  int a[2];\n  a[0] = 1;\n  \
+         int x = a[1];\n  if (a[0] != 1) reach_error();\n  return x - x;\n}\n",
+    );
+    assert_eq!(e.line, 5, "{e}");
+    assert!(e.message.contains("arbitrary"), "{e}");
 }
 
 #[test]

@@ -664,6 +664,12 @@ pub struct FinalCond {
     pub loc: SrcLoc,
 }
 
+/// Why a read of uninitialised memory is refused where the program's conventions make its
+/// value arbitrary ([`Program::uninit_arbitrary`]).
+pub const UNINIT_ARBITRARY: &str = "read of uninitialised memory: under SV-COMP's conventions \
+    its value is arbitrary, and fencer does not choose such values (give the variable an \
+    initial value)";
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
     pub name: String,
@@ -691,6 +697,11 @@ pub struct Program {
     /// without spurious wake-ups), an approximation the front-end made. Reports repeat
     /// these, so that no verdict hides them.
     pub assumptions: Vec<String>,
+    /// A read of memory never written gives an arbitrary value (SV-COMP's conventions,
+    /// where reachability of the error call is the only property) instead of being a
+    /// memory error. No engine chooses such values yet: they refuse the program when an
+    /// execution reads one, rather than report the read as a violation.
+    pub uninit_arbitrary: bool,
 }
 
 impl Program {

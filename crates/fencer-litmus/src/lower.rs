@@ -253,6 +253,7 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
         source_trace: false,
         hang_is_violation: true,
         assumptions: Vec::new(),
+        uninit_arbitrary: false,
     };
     Ok(Litmus {
         test,

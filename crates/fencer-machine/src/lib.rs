@@ -2108,7 +2108,15 @@ impl State {
         }
     }
 
-    fn uninit(&self, t: u32, src: SrcLoc) -> Fault {
+    fn uninit(&self, prog: &Program, t: u32, src: SrcLoc) -> Fault {
+        if prog.uninit_arbitrary {
+            return self.fault(
+                t,
+                src,
+                FaultKind::Unsupported,
+                fencer_ir::UNINIT_ARBITRARY.into(),
+            );
+        }
         self.fault(
             t,
             src,
@@ -2395,7 +2403,7 @@ impl State {
                 if !forwarded && !copy && self.cell_state(loc) == CellState::Uninit {
                     return (
                         ev(EventKind::FaultedAccess { loc, lock: false }),
-                        Status::Fault(self.uninit(t, src)),
+                        Status::Fault(self.uninit(prog, t, src)),
                     );
                 }
                 let (value, from) = fwd.unwrap_or_else(|| self.read(loc));
@@ -2435,7 +2443,7 @@ impl State {
                     CellState::Uninit => {
                         return (
                             ev(EventKind::FaultedAccess { loc, lock: false }),
-                            Status::Fault(self.uninit(t, src)),
+                            Status::Fault(self.uninit(prog, t, src)),
                         )
                     }
                     CellState::Destroyed => {
@@ -3209,6 +3217,7 @@ mod tests {
             source_trace: false,
             hang_is_violation: true,
             assumptions: Vec::new(),
+            uninit_arbitrary: false,
         }
     }
 

@@ -141,6 +141,7 @@ mod tests {
             source_trace: false,
             hang_is_violation: true,
             assumptions: Vec::new(),
+            uninit_arbitrary: false,
         };
         let fenced = insert_fences(
             &prog,

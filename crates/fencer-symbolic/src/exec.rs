@@ -947,6 +947,9 @@ impl<'a> Exec<'a> {
             Op::Load { dst, addr, copy } => {
                 let loc = self.resolve(t, addr, src)?;
                 if !copy && *self.cell(loc) == Cell::Uninit {
+                    if self.prog.uninit_arbitrary {
+                        return unsupported(fencer_ir::UNINIT_ARBITRARY);
+                    }
                     return Err(self.fault(
                         t,
                         src,
@@ -965,6 +968,9 @@ impl<'a> Exec<'a> {
             Op::Rmw { dst, addr, op } => {
                 let loc = self.resolve(t, addr, src)?;
                 match self.cell(loc) {
+                    Cell::Uninit if self.prog.uninit_arbitrary => {
+                        return unsupported(fencer_ir::UNINIT_ARBITRARY);
+                    }
                     Cell::Uninit => {
                         return Err(self.fault(
                             t,

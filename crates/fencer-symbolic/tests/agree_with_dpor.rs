@@ -178,6 +178,7 @@ fn program(bodies: &[Vec<S>], inputs: Option<&[i64]>) -> Program {
         source_trace: false,
         hang_is_violation: false,
         assumptions: Vec::new(),
+        uninit_arbitrary: false,
     }
 }
 

@@ -295,6 +295,7 @@ pub(crate) fn generated(
         source_trace: false,
         hang_is_violation: true,
         assumptions: Vec::new(),
+        uninit_arbitrary: false,
     }
 }
 
@@ -410,6 +411,7 @@ pub fn future_object_program() -> Program {
         source_trace: false,
         hang_is_violation: true,
         assumptions: Vec::new(),
+        uninit_arbitrary: false,
     }
 }
 

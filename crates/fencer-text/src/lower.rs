@@ -160,6 +160,7 @@ impl<'a> Lowerer<'a> {
             source_trace: false,
             hang_is_violation: true,
             assumptions: Vec::new(),
+            uninit_arbitrary: false,
         })
     }
 
