@@ -189,36 +189,42 @@ int pthread_detach(pthread_t t) {
 
 int pthread_equal(pthread_t a, pthread_t b) { return a == b; }
 
-/* Thread-specific data: keys are handed out in order; values are thread-local. A key's
- * destructor runs when a thread returns from its start function or calls pthread_exit
- * (not when the process exits, nor for the thread that ends it): for each key in order
- * whose value is not NULL, the value is set to NULL and the destructor called with it,
- * and the pass is repeated while values remain, PTHREAD_DESTRUCTOR_ITERATIONS (4) times
- * at most, as POSIX allows and glibc does. (POSIX leaves the order of keys unspecified;
- * this is glibc's.) The front-end calls __fencer_tls_exit at those points when the
- * program creates keys. */
+/* Thread-specific data: 8 keys. A key's slot is taken by compare-and-swap, so a deleted
+ * key's slot is used again, and each slot counts its generations: a value belongs to the
+ * generation it was set in, and reads as NULL (and is no destructor's business) once its
+ * key is deleted, as glibc has it. A key's destructor runs when a thread returns from its
+ * start function or calls pthread_exit (not when the process exits): in each pass, every
+ * key in slot order whose value is not NULL has it set to NULL and, if the key has a
+ * destructor and the value its generation, the destructor called with it; passes repeat
+ * while some destructor ran, PTHREAD_DESTRUCTOR_ITERATIONS (4) times at most, as POSIX
+ * allows and glibc does (POSIX leaves the order of keys unspecified; this is glibc's).
+ * The front-end calls __fencer_tls_exit at those points when the program creates keys. */
 #define FENCER_KEYS 8
 #ifndef PTHREAD_DESTRUCTOR_ITERATIONS
 #define PTHREAD_DESTRUCTOR_ITERATIONS 4
 #endif
-static int fencer_next_key;
+static int fencer_key_used[FENCER_KEYS];
+/* One past the highest slot ever taken: exits look at no more. */
+static int fencer_keys_high;
+static int fencer_key_gen[FENCER_KEYS];
 static void (*fencer_destructors[FENCER_KEYS])(void *);
 static __thread void *fencer_specific[FENCER_KEYS];
+static __thread int fencer_specific_gen[FENCER_KEYS];
 
 void __fencer_tls_exit(void) {
-  int n = __atomic_load_n(&fencer_next_key, __ATOMIC_SEQ_CST);
-  if (n > FENCER_KEYS)
-    n = FENCER_KEYS;
+  int high = __atomic_load_n(&fencer_keys_high, __ATOMIC_SEQ_CST);
   for (int pass = 0; pass < PTHREAD_DESTRUCTOR_ITERATIONS; pass++) {
     int called = 0;
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < high; k++) {
       void *v = fencer_specific[k];
       if (v == NULL)
+        continue;
+      fencer_specific[k] = NULL;
+      if (fencer_specific_gen[k] != __atomic_load_n(&fencer_key_gen[k], __ATOMIC_SEQ_CST))
         continue;
       void (*d)(void *) = __atomic_load_n(&fencer_destructors[k], __ATOMIC_SEQ_CST);
       if (d == NULL)
         continue;
-      fencer_specific[k] = NULL;
       d(v);
       called = 1;
     }
@@ -232,30 +238,43 @@ int pthread_key_create(pthread_key_t *key, void (*destructor)(void *)) {
    * function brings it along (the front-end calls it at thread exit). */
   if ((void *)destructor == (void *)__fencer_tls_exit)
     return EINVAL;
-  int k = __sync_fetch_and_add(&fencer_next_key, 1);
-  if (k >= FENCER_KEYS)
-    return EAGAIN;
-  __atomic_store_n(&fencer_destructors[k], destructor, __ATOMIC_SEQ_CST);
-  *key = (pthread_key_t)k;
-  return 0;
+  for (int k = 0; k < FENCER_KEYS; k++) {
+    if (__sync_bool_compare_and_swap(&fencer_key_used[k], 0, 1)) {
+      int h = __atomic_load_n(&fencer_keys_high, __ATOMIC_SEQ_CST);
+      while (h <= k && !__sync_bool_compare_and_swap(&fencer_keys_high, h, k + 1))
+        h = __atomic_load_n(&fencer_keys_high, __ATOMIC_SEQ_CST);
+      __atomic_store_n(&fencer_destructors[k], destructor, __ATOMIC_SEQ_CST);
+      __sync_fetch_and_add(&fencer_key_gen[k], 1);
+      *key = (pthread_key_t)k;
+      return 0;
+    }
+  }
+  return EAGAIN;
 }
 
-/* The key's destructor no longer runs; its values stay (POSIX: the application frees
- * them). */
+/* The key's destructor no longer runs and its values read as NULL; the values themselves
+ * are the application's to free (POSIX). */
 int pthread_key_delete(pthread_key_t key) {
-  if (key >= FENCER_KEYS)
+  if (key >= FENCER_KEYS || !__atomic_load_n(&fencer_key_used[key], __ATOMIC_SEQ_CST))
     return EINVAL;
   __atomic_store_n(&fencer_destructors[key], NULL, __ATOMIC_SEQ_CST);
+  __sync_fetch_and_add(&fencer_key_gen[key], 1);
+  __atomic_store_n(&fencer_key_used[key], 0, __ATOMIC_SEQ_CST);
   return 0;
 }
 
 void *pthread_getspecific(pthread_key_t key) {
-  return key < FENCER_KEYS ? fencer_specific[key] : NULL;
+  if (key >= FENCER_KEYS || fencer_specific[key] == NULL)
+    return NULL;
+  if (fencer_specific_gen[key] != __atomic_load_n(&fencer_key_gen[key], __ATOMIC_SEQ_CST))
+    return NULL;
+  return fencer_specific[key];
 }
 
 int pthread_setspecific(pthread_key_t key, const void *value) {
   if (key >= FENCER_KEYS)
     return EINVAL;
+  fencer_specific_gen[key] = __atomic_load_n(&fencer_key_gen[key], __ATOMIC_SEQ_CST);
   fencer_specific[key] = (void *)value;
   return 0;
 }

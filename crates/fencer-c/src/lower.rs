@@ -87,6 +87,9 @@ struct Ctx<'m> {
     spurious_wakeups: bool,
     /// Some `pthread_cond_wait` was lowered without spurious wake-ups: the report says so.
     cond_waits_exact: bool,
+    /// Some `pthread_cond_wait` was lowered with spurious wake-ups: the program then has a
+    /// variant without them, for the waits no signal ends (`Program::wait_variant`).
+    cond_waits_spurious: bool,
     /// Some `pthread_join` asks for the thread's result: threads then start in a wrapper
     /// that keeps what their function returns (see [`Ctx::thread_entry`]).
     join_results: bool,
@@ -104,8 +107,9 @@ struct Ctx<'m> {
 
 /// What a report says when `pthread_cond_wait` was lowered without spurious wake-ups.
 pub const NO_SPURIOUS_WAKEUPS: &str =
-    "pthread_cond_wait returns only when signalled: spurious wake-ups, which POSIX allows, \
-     are not explored (--no-spurious-wakeups)";
+    "pthread_cond_wait returns only when signalled, and a signal releases the longest-waiting \
+     thread: spurious wake-ups, and signals that release another waiter or several, which \
+     POSIX allows, are not explored (--no-spurious-wakeups)";
 
 /// Thread-local storage: a `__thread`/`_Thread_local` global is an object holding one copy
 /// per thread, copy `t` for the thread with id `t` at offset `t * size`, each initialised
@@ -146,6 +150,24 @@ fn canon(bits: u32, value: u64) -> Value {
         b => UnOp::Sext(b as u8).eval(value as Value),
     }
 }
+
+/// The address `bytes` past `a`.
+fn offset(a: &Addr, bytes: i64) -> Addr {
+    match a {
+        Addr::Global { obj, index } => Addr::Global {
+            obj: *obj,
+            index: add(index.clone(), Expr::Const(bytes)),
+        },
+        Addr::Ptr(p) => Addr::Ptr(add(p.clone(), Expr::Const(bytes))),
+    }
+}
+
+/// Where a condition variable keeps its state when waits return only when signalled
+/// (`--no-spurious-wakeups`): at offset 0 how many waiters signals have released, at
+/// offset 8 how many have started waiting. Waiter `t` (the `t`-th to start) waits until
+/// more than `t` are released: a signal releases the longest-waiting one, a broadcast all.
+const COND_RELEASED: i64 = 0;
+const COND_WAITERS: i64 = 8;
 
 fn add(a: Expr, b: Expr) -> Expr {
     match (&a, &b) {
@@ -245,7 +267,9 @@ pub fn lower(m: &Module, text: &str, file: &str, model: ModelKind) -> Result<Pro
     lower_with(m, text, file, model, crate::Semantics::default())
 }
 
-/// [`lower`], with the given [`crate::Semantics`].
+/// [`lower`], with the given [`crate::Semantics`]. With spurious wake-ups, a program
+/// that waits on a condition variable comes with its variant without them
+/// ([`Program::wait_variant`]), where a wait no signal ends can be seen.
 pub fn lower_with(
     m: &Module,
     text: &str,
@@ -253,6 +277,25 @@ pub fn lower_with(
     model: ModelKind,
     semantics: crate::Semantics,
 ) -> Result<Program, Error> {
+    let (mut prog, spurious_waits) = lower_once(m, text, file, model, semantics)?;
+    if spurious_waits {
+        let exact = crate::Semantics {
+            spurious_wakeups: false,
+            ..semantics
+        };
+        prog.wait_variant = Some(Box::new(lower_once(m, text, file, model, exact)?.0));
+    }
+    Ok(prog)
+}
+
+/// One lowering; also whether some `pthread_cond_wait` was lowered with spurious wake-ups.
+fn lower_once(
+    m: &Module,
+    text: &str,
+    file: &str,
+    model: ModelKind,
+    semantics: crate::Semantics,
+) -> Result<(Program, bool), Error> {
     let inputs = semantics.inputs;
     let wrappers: Vec<llvm_ir::Function> = m
         .func_declarations
@@ -277,6 +320,7 @@ pub fn lower_with(
         inputs,
         spurious_wakeups: semantics.spurious_wakeups,
         cond_waits_exact: false,
+        cond_waits_spurious: false,
         join_results: joins_with_results(m),
         tls_exit: None,
         results: None,
@@ -434,7 +478,8 @@ pub fn lower_with(
         .and_then(|s| s.to_str())
         .unwrap_or(file)
         .to_string();
-    Ok(Program {
+    let spurious_waits = cx.cond_waits_spurious;
+    let prog = Program {
         name: stem,
         files: cx.files,
         objects: cx.objects,
@@ -455,7 +500,9 @@ pub fn lower_with(
             Vec::new()
         },
         uninit_arbitrary: cx.svcomp,
-    })
+        wait_variant: None,
+    };
+    Ok((prog, spurious_waits))
 }
 
 /// Whether the program follows SV-COMP's conventions, one rule for every engine: it names
@@ -545,13 +592,43 @@ fn is_tls(g: &llvm_ir::module::GlobalVariable) -> bool {
 }
 
 /// `main` runs as a program started with no arguments: `argc` 1, `argv[0]` the program's
-/// name, `argv[1]` NULL. When `main` takes parameters, the first thread is a wrapper that
-/// calls it so; the returned id is the function the first thread runs.
+/// name, `argv[1]` NULL. The first thread is a wrapper that calls it so and then ends the
+/// process, as returning from `main` does in C; the returned id is that wrapper.
 fn start_main(cx: &mut Ctx, functions: &mut Vec<Function>, main: FuncId, file: &str) -> FuncId {
     let params = functions[main as usize].params;
-    if params == 0 {
-        return main;
-    }
+    let args = if params == 0 {
+        Vec::new()
+    } else {
+        main_args(cx, params, file)
+    };
+    let loc = functions[main as usize].loc;
+    functions.push(Function {
+        name: "main".into(),
+        params: 0,
+        reg_names: vec!["%unused".into()],
+        body: vec![
+            Instr {
+                op: Op::Call {
+                    dst: None,
+                    func: main,
+                    args,
+                },
+                loc,
+            },
+            // C: returning from `main` calls `exit`.
+            Instr {
+                op: Op::ExitProcess,
+                loc,
+            },
+        ],
+        loc,
+    });
+    (functions.len() - 1) as FuncId
+}
+
+/// `main`'s arguments: `argc` 1, `argv` pointing at the program's name and a NULL, as
+/// many of them as `main` takes.
+fn main_args(cx: &mut Ctx, params: u32, file: &str) -> Vec<Expr> {
     let stem = std::path::Path::new(file)
         .file_stem()
         .and_then(|s| s.to_str())
@@ -606,29 +683,7 @@ fn start_main(cx: &mut Ctx, functions: &mut Vec<Function>, main: FuncId, file: &
     ];
     args.resize(params.max(2) as usize, Expr::Const(0));
     args.truncate(params as usize);
-    let loc = functions[main as usize].loc;
-    functions.push(Function {
-        name: "main".into(),
-        params: 0,
-        reg_names: vec!["%unused".into()],
-        body: vec![
-            Instr {
-                op: Op::Call {
-                    dst: None,
-                    func: main,
-                    args,
-                },
-                loc,
-            },
-            // C: returning from `main` calls `exit`.
-            Instr {
-                op: Op::ExitProcess,
-                loc,
-            },
-        ],
-        loc,
-    });
-    (functions.len() - 1) as FuncId
+    args
 }
 
 impl<'m> Ctx<'m> {
@@ -2475,6 +2530,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
             // 0): it is what makes a mutex in `malloc` memory, or a destroyed one, usable.
             "pthread_mutex_init" | "pthread_cond_init" => {
                 let a = self.addr(&c.arguments[0].0)?;
+                if name == "pthread_cond_init" && !self.cx.spurious_wakeups {
+                    self.emit(Op::Store {
+                        addr: offset(&a, COND_WAITERS),
+                        value: Expr::Const(0),
+                    });
+                }
                 self.emit(Op::Store {
                     addr: a,
                     value: Expr::Const(0),
@@ -2507,20 +2568,49 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.set_result(c, Expr::Const(0));
             }
             "pthread_cond_signal" | "pthread_cond_broadcast" => {
-                // The condition variable's first cell counts signals; waiters wait for it to
-                // change (a signal may wake every waiter, which POSIX allows).
-                let a = self.addr(&c.arguments[0].0)?;
-                let old = self.new_reg("%signals".into());
+                // Release the longest-waiting waiter not yet released (a broadcast: every
+                // one), by compare-and-swap: `if (released < waiters) released++`.
+                let cv = self.addr(&c.arguments[0].0)?;
+                let released = self.new_reg("%released".into());
+                let waiters = self.new_reg("%waiters".into());
+                let old = self.new_reg("%cas".into());
                 self.full_fence();
+                let head = self.body.len() as u32;
+                self.emit(Op::Load {
+                    dst: released,
+                    addr: offset(&cv, COND_RELEASED),
+                    copy: false,
+                });
+                self.emit(Op::Load {
+                    dst: waiters,
+                    addr: offset(&cv, COND_WAITERS),
+                    copy: false,
+                });
+                // Nobody waiting: the signal is lost, as POSIX has it.
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::Lt, Expr::Reg(released), Expr::Reg(waiters)),
+                    then_to: head + 3,
+                    else_to: head + 6,
+                });
+                let new = if name == "pthread_cond_signal" {
+                    add(Expr::Reg(released), Expr::Const(1))
+                } else {
+                    Expr::Reg(waiters)
+                };
                 self.emit(Op::Rmw {
                     dst: old,
-                    addr: a,
-                    op: RmwOp::Fetch {
-                        op: BinOp::Add,
-                        value: Expr::Const(1),
-                        bits: 32,
+                    addr: offset(&cv, COND_RELEASED),
+                    op: RmwOp::Cas {
+                        expected: Expr::Reg(released),
+                        new,
                     },
                 });
+                self.emit(Op::Branch {
+                    cond: Expr::bin(BinOp::Eq, Expr::Reg(old), Expr::Reg(released)),
+                    then_to: head + 6,
+                    else_to: head + 5,
+                });
+                self.emit(Op::Jump(head));
                 self.set_result(c, Expr::Const(0));
             }
             // POSIX lets the wait return without a signal, at any time: what a waiter can do
@@ -2531,6 +2621,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             // in between, and is dropped (see `fencer_machine::State::lock_pairs`); a
             // waiter that nothing can release is a hang.
             "pthread_cond_wait" if self.cx.spurious_wakeups => {
+                self.cx.cond_waits_spurious = true;
                 let m = self.addr(&c.arguments[1].0)?;
                 self.emit(Op::Unlock(m.clone()));
                 self.emit(Op::Lock(m));
@@ -2540,24 +2631,30 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.cx.cond_waits_exact = true;
                 let cv = self.addr(&c.arguments[0].0)?;
                 let m = self.addr(&c.arguments[1].0)?;
-                let before = self.new_reg("%signals.before".into());
-                let after = self.new_reg("%signals.after".into());
-                self.emit(Op::Load {
-                    dst: before,
-                    addr: cv.clone(),
-                    copy: false,
+                let ticket = self.new_reg("%ticket".into());
+                let released = self.new_reg("%released".into());
+                // The ticket is taken with the mutex held: a signal after the unlock
+                // releases this waiter or an earlier one, never a later one.
+                self.emit(Op::Rmw {
+                    dst: ticket,
+                    addr: offset(&cv, COND_WAITERS),
+                    op: RmwOp::Fetch {
+                        op: BinOp::Add,
+                        value: Expr::Const(1),
+                        bits: 32,
+                    },
                 });
                 self.emit(Op::Unlock(m.clone()));
-                // A waiting loop, so that a wait no signal can end is a hang (the spin-loop
+                // A waiting loop, so that a wait no signal ends is a hang (the spin-loop
                 // rewrite drops the iterations that read the same count).
                 let head = self.body.len() as u32;
                 self.emit(Op::Load {
-                    dst: after,
-                    addr: cv,
+                    dst: released,
+                    addr: offset(&cv, COND_RELEASED),
                     copy: false,
                 });
                 self.emit(Op::Branch {
-                    cond: Expr::bin(BinOp::Ne, Expr::Reg(after), Expr::Reg(before)),
+                    cond: Expr::bin(BinOp::Gt, Expr::Reg(released), Expr::Reg(ticket)),
                     then_to: head + 3,
                     else_to: head + 2,
                 });

@@ -19,18 +19,25 @@ fn shared() -> Option<PathBuf> {
     }
 }
 
+/// The program explored as `fencer check` explores it: with its variant whose condition
+/// waits return only when signalled, for the waits no signal ends.
 fn run(path: &Path, model: ModelKind, all: bool) -> Report {
     let mut p = load(path, &CompileOptions::default(), model)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     fencer_ir::spin::spin_assume(&mut p);
-    explore(
-        &p,
-        model,
-        &Options {
-            stop_on_violation: !all,
-            ..Options::default()
-        },
-    )
+    let opts = Options {
+        stop_on_violation: !all,
+        ..Options::default()
+    };
+    let mut r = explore(&p, model, &opts);
+    if let Some(v) = p.wait_variant.as_deref() {
+        if r.verdict != Verdict::Violation && p.hang_is_violation {
+            let mut v = v.clone();
+            fencer_ir::spin::spin_assume(&mut v);
+            r.add_wait_variant(explore(&v, model, &opts));
+        }
+    }
+    r
 }
 
 fn verdict_word(v: Verdict) -> &'static str {

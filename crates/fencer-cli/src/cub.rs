@@ -132,6 +132,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         stopped_by,
         assumptions: Vec::new(),
         hangs: None,
+        notes: Vec::new(),
     };
     if args.json {
         let mut v = serde_json::to_value(&report).expect("json");

@@ -434,6 +434,7 @@ fn check_one(
         }),
         assumptions: Vec::new(),
         hangs: None,
+        notes: Vec::new(),
     };
     let text = {
         let what = match (ltl, args.deadlock, args.reach.is_some()) {

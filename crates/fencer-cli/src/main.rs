@@ -12,7 +12,7 @@ mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
-use fencer_report::Report;
+use fencer_report::{Report, Verdict};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -907,8 +907,63 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
     } else {
         fencer_ir::spin::spin_assume(&mut prog)
     };
-    let mut split_info = None;
-    let mut report: Report = match args.engine {
+    let (mut report, split_info) = explore_program(&args, &prog, model, timeout, shard);
+    if let Some(code) = unsupported(args.json, &report) {
+        return code;
+    }
+    // With spurious wake-ups a wait never blocks: the waits no signal ends are looked for
+    // in the program's variant without them (`Program::wait_variant`).
+    let mut shown = (&prog, args.clone());
+    let variant = prog
+        .wait_variant
+        .as_deref()
+        .filter(|_| report.verdict != Verdict::Violation && prog.hang_is_violation);
+    let mut variant_prog;
+    if let Some(v) = variant {
+        variant_prog = v.clone();
+        if !args.no_spin_assume {
+            fencer_ir::spin::spin_assume(&mut variant_prog);
+        }
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        let (w, _) = explore_program(&args, &variant_prog, model, left, shard);
+        if let Some(code) = unsupported(args.json, &w) {
+            return code;
+        }
+        if report.add_wait_variant(w) {
+            let mut a = (*args).clone();
+            a.no_spurious_wakeups = true;
+            shown = (&variant_prog, Arc::new(a));
+        }
+    }
+    report.stats.spin_loops = spin_loops as u64;
+    report.stats.peak_rss_kib = peak_rss_kib();
+    if args.json {
+        match &split_info {
+            Some(info) => out(&format!("{}\n", merge::with_split(&report, info))),
+            None => out(&format!("{}\n", report.to_json())),
+        }
+    } else {
+        out(&report.to_text(args.verbose));
+        if let Some(info) = &split_info {
+            out(&merge::split_text(info));
+        }
+    }
+    if let Err(code) = views::after_check(&shown.1, views, shown.0, model, &report) {
+        return code;
+    }
+    ExitCode::from(report.verdict.exit_code() as u8)
+}
+
+/// One exploration of `prog` by the engine `args` asks for (and the split's summary for
+/// the JSON, when it was split).
+fn explore_program(
+    args: &Arc<CheckArgs>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+) -> (Report, Option<serde_json::Value>) {
+    match args.engine {
         EngineArg::Reference => {
             let opts = fencer_reference::Options {
                 timeout,
@@ -917,7 +972,7 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
                 unroll: args.unroll,
                 ..Default::default()
             };
-            fencer_reference::explore(&prog, model, &opts).report
+            (fencer_reference::explore(prog, model, &opts).report, None)
         }
         EngineArg::Dpor | EngineArg::Abpress => {
             let progress = Progress::start();
@@ -937,40 +992,20 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
             let r = if jobs == 1 && shard.is_none() {
-                fencer_dpor::explore(&prog, model, &opts)
+                (fencer_dpor::explore(prog, model, &opts), None)
             } else {
                 let split = fencer_dpor::Split {
                     shard,
                     ..fencer_dpor::Split::jobs(jobs)
                 };
-                let s = fencer_dpor::explore_split(&prog, model, &opts, &split, false);
-                split_info = Some(merge::split_json(&args, &prog, jobs, shard, &s));
-                s.report
+                let s = fencer_dpor::explore_split(prog, model, &opts, &split, false);
+                let info = merge::split_json(args, prog, jobs, shard, &s);
+                (s.report, Some(info))
             };
             progress.finish();
             r
         }
-    };
-    if let Some(code) = unsupported(args.json, &report) {
-        return code;
     }
-    report.stats.spin_loops = spin_loops as u64;
-    report.stats.peak_rss_kib = peak_rss_kib();
-    if args.json {
-        match &split_info {
-            Some(info) => out(&format!("{}\n", merge::with_split(&report, info))),
-            None => out(&format!("{}\n", report.to_json())),
-        }
-    } else {
-        out(&report.to_text(args.verbose));
-        if let Some(info) = &split_info {
-            out(&merge::split_text(info));
-        }
-    }
-    if let Err(code) = views::after_check(&args, views, &prog, model, &report) {
-        return code;
-    }
-    ExitCode::from(report.verdict.exit_code() as u8)
 }
 
 /// Loads the program `args` names with the front-end its extension picks, for `model`.
@@ -1087,6 +1122,7 @@ fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -
         stopped_by: Some(fencer_report::Limit::Timeout),
         assumptions: Vec::new(),
         hangs: None,
+        notes: Vec::new(),
     };
     if args.json {
         out(&format!("{}\n", report.to_json()));

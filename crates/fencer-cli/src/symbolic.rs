@@ -221,7 +221,10 @@ pub fn check_with(
         counterexample,
         stopped_by,
         assumptions: symbolic_assumptions(&prog),
-        hangs: Some(fencer_report::HangPolicy::Blocked),
+        // This engine does not look for threads that wait forever (the assumptions say so
+        // where the program's conventions make that a violation).
+        hangs: None,
+        notes: Vec::new(),
     };
     let solver_ms = stats.solver_time.as_secs_f64() * 1000.0;
     if args.json {
@@ -262,6 +265,9 @@ pub fn check_with(
         };
         if let Some(w) = &why {
             text.push_str(&format!("  stopped: {w}\n"));
+        }
+        for a in &report.assumptions {
+            text.push_str(&format!("  assuming: {a}\n"));
         }
         text.push_str(&format!(
             "  {} tree nodes, {} covered ({} covers made), {} refinements, solver {:.1} ms ({} checks), {} ms in all\n",

@@ -123,4 +123,12 @@ fn the_symbolic_engine_says_it_does_not_look_for_deadlocks() {
             .any(|s| s.as_str().unwrap().contains("deadlocks and hangs")),
         "{v}"
     );
+    assert!(v["hangs"].is_null(), "{v}");
+    // The text says it too, under the verdict.
+    let out = fencer(&["check", f.to_str().unwrap(), "--engine", "abpress"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("assuming: deadlocks and hangs are not looked for"),
+        "{text}"
+    );
 }

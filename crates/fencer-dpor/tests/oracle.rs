@@ -303,7 +303,7 @@ fn run(model: ModelKind, algo: Algo, loops: bool, kind: Kind) {
         Kind::Heap => (cases() / 2, HEAP_REGRESSIONS),
         Kind::Threads => (cases() / 2, THREADS_REGRESSIONS),
         Kind::Words => (cases(), WORDS_REGRESSIONS),
-        Kind::LockLoops => (cases() / 10, LOCK_LOOP_REGRESSIONS),
+        Kind::LockLoops => (cases() / 20, LOCK_LOOP_REGRESSIONS),
         Kind::Text if loops => (cases() / 4, LOOP_REGRESSIONS),
         Kind::Text => (cases(), REGRESSIONS),
     };

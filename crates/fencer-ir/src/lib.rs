@@ -702,6 +702,12 @@ pub struct Program {
     /// memory error. No engine chooses such values yet: they refuse the program when an
     /// execution reads one, rather than report the read as a violation.
     pub uninit_arbitrary: bool,
+    /// The same program with every `pthread_cond_wait` returning only when signalled (C,
+    /// with spurious wake-ups). A wait that may wake spuriously never blocks, so a wait no
+    /// signal ever ends (a lost wake-up) cannot be seen in this program: checkers explore
+    /// the variant too, for the hangs and deadlocks it has (every other violation of the
+    /// variant is one of this program, whose waits can return whenever the variant's do).
+    pub wait_variant: Option<Box<Program>>,
 }
 
 impl Program {

@@ -254,6 +254,7 @@ pub fn lower(file: &str, src: &str, test: Test) -> Result<Litmus, Diagnostic> {
         hang_is_violation: true,
         assumptions: Vec::new(),
         uninit_arbitrary: false,
+        wait_variant: None,
     };
     Ok(Litmus {
         test,

@@ -360,6 +360,7 @@ impl<'a> Collector<'a> {
             } else {
                 HangPolicy::Blocked
             }),
+            notes: Vec::new(),
         }
     }
 }

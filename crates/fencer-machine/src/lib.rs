@@ -552,6 +552,12 @@ pub struct SpinTrack {
     lock_open: Option<(Loc, u32, u32)>,
     /// The same for a mutex the thread gave back with its last impure event.
     unlock_open: Option<(Loc, u32, u32)>,
+    /// The unlock the thread's next lock of that mutex must read for the two to be a
+    /// pair: its own, or the last one of other threads' passes through the window (see
+    /// [`Handoff`]).
+    unlock_from: Option<EventId>,
+    /// Another thread's pass through the `unlock_open` window, under way.
+    handoff: Option<Handoff>,
     /// The last lock and unlock (or unlock and lock) of one mutex with nothing impure in
     /// between, and no other thread touching the mutex's cell in between: the first's
     /// index, the second's, and `impure_upto` before the first. An iteration whose only
@@ -574,6 +580,35 @@ pub struct SpinTrack {
     /// Blocked because an earlier iteration turned out to have changed nothing: the
     /// thread is not waiting, and an execution without that iteration goes on.
     pub dropped: bool,
+}
+
+/// Another thread's pass through a thread's unlock-then-lock window: it took the mutex
+/// from the window's expected unlock, and stood then at `pc` of `func` at call depth
+/// `depth` with the registers `regs`. If it gives the mutex back with only pure events in
+/// between, standing at that lock again with the same registers (a second waiter's
+/// spurious wake-up: `unlock; lock` in a predicate loop), the pass changed nothing, and
+/// both it and the window's iteration can be dropped: the window stays a pair, now
+/// expecting the pass's unlock. Without this, two waiters on one mutex would hand it back
+/// and forth forever, each pass keeping the other's iteration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Handoff {
+    thread: u32,
+    func: FuncId,
+    pc: u32,
+    depth: u32,
+    regs: Box<[Value]>,
+}
+
+/// Whether two register files of a frame of `f` agree but for the registers its loop
+/// heads write ([`Op::LoopHead`]: an event count, new at every iteration).
+fn same_but_loop_heads(f: &fencer_ir::Function, a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).enumerate().all(|(r, (x, y))| {
+            x == y
+                || f.body
+                    .iter()
+                    .any(|i| matches!(i.op, Op::LoopHead { dst } if dst as usize == r))
+        })
 }
 
 /// A few cells, or a mark that there were too many (or something other than stores).
@@ -2330,6 +2365,93 @@ impl State {
             }
             if sp.unlock_open.is_some_and(|(l, ..)| l == loc) {
                 sp.unlock_open = None;
+                sp.handoff = None;
+            }
+            if sp.lock_open.is_none() && sp.unlock_open.is_none() {
+                self.windows -= 1;
+            }
+        }
+    }
+
+    /// [`State::spoil_windows`] for thread `t`'s event `kind` (`id`), `t` standing at the
+    /// instruction that made it: a lock that takes the mutex from another thread's
+    /// unlock-then-lock window starts a pass through it, and the unlock that ends a pass
+    /// which changed nothing keeps the window (see [`Handoff`]); any other access to the
+    /// window's mutex, or an impure event of a thread in a pass, closes it.
+    fn watch_windows(&mut self, prog: &Program, t: u32, kind: &EventKind, id: EventId) {
+        let loc = kind.loc();
+        let mine = |sp: &SpinTrack| sp.handoff.as_ref().is_some_and(|h| h.thread == t);
+        let passes = self.threads.iter().enumerate().any(|(a, th)| {
+            a != t as usize
+                && th.spin.unlock_open.is_some()
+                && (mine(&th.spin) || loc.is_some_and(|l| th.spin.unlock_open.unwrap().0 == l))
+        });
+        if !passes {
+            if let Some(l) = loc {
+                self.spoil_windows(t, l);
+            }
+            return;
+        }
+        let (func, pc, depth, regs) = {
+            let th = &self.threads[t as usize];
+            let fr = th.frames.last().expect("frame");
+            (fr.func, fr.pc, th.frames.len() as u32, fr.regs.as_slice())
+        };
+        let regs: Box<[Value]> = regs.into();
+        for a in 0..self.threads.len() {
+            if a == t as usize {
+                continue;
+            }
+            let sp = &mut self.threads[a].spin;
+            let was_open = sp.lock_open.is_some() || sp.unlock_open.is_some();
+            if !was_open {
+                continue;
+            }
+            if sp.lock_open.is_some_and(|(l, ..)| Some(l) == loc) {
+                sp.lock_open = None;
+            }
+            if let Some((window, ..)) = sp.unlock_open {
+                let keep = match (loc == Some(window), &sp.handoff) {
+                    (true, None) => {
+                        let takes = matches!(kind, EventKind::Lock { from, trylock: false, destroy: false, .. }
+                            if sp.unlock_from.is_some_and(|u| *from == ReadFrom::Store(u)));
+                        if takes {
+                            sp.handoff = Some(Handoff {
+                                thread: t,
+                                func,
+                                pc,
+                                depth,
+                                regs: regs.clone(),
+                            });
+                        }
+                        takes
+                    }
+                    (true, Some(h)) => {
+                        let back = h.thread == t
+                            && matches!(kind, EventKind::Unlock { .. })
+                            && (h.func, h.depth) == (func, depth)
+                            && pc + 1 == h.pc
+                            && matches!(
+                                prog.functions[func as usize].body.get(h.pc as usize),
+                                Some(fencer_ir::Instr {
+                                    op: Op::Lock(_),
+                                    ..
+                                })
+                            )
+                            && same_but_loop_heads(&prog.functions[func as usize], &h.regs, &regs);
+                        if back {
+                            sp.unlock_from = Some(id);
+                            sp.handoff = None;
+                        }
+                        back
+                    }
+                    (false, Some(h)) => h.thread != t || kind.is_pure(),
+                    (false, None) => true,
+                };
+                if !keep {
+                    sp.unlock_open = None;
+                    sp.handoff = None;
+                }
             }
             if sp.lock_open.is_none() && sp.unlock_open.is_none() {
                 self.windows -= 1;
@@ -2729,9 +2851,7 @@ impl State {
             self.watch_stores(t, &kind);
         }
         if self.windows > 0 {
-            if let Some(loc) = kind.loc() {
-                self.spoil_windows(t, loc);
-            }
+            self.watch_windows(prog, t, &kind, id);
         }
         if !kind.is_pure() {
             let sp = &mut self.threads[t as usize].spin;
@@ -2742,6 +2862,8 @@ impl State {
             // A window lasts only while its lock or unlock is the last impure event.
             let open = sp.lock_open.take();
             let unlocked = sp.unlock_open.take();
+            let from_ok = sp.unlock_from.take();
+            let passing = sp.handoff.take().is_some();
             let was_open = open.is_some() || unlocked.is_some();
             match &kind {
                 EventKind::Lock {
@@ -2750,13 +2872,10 @@ impl State {
                     trylock: false,
                     destroy: false,
                 } if self.lock_pairs => {
-                    if let Some((_, at, prev)) = unlocked.filter(|&(l, at, _)| {
+                    if let Some((_, at, prev)) = unlocked.filter(|&(l, ..)| {
                         l == *loc
-                            && *from
-                                == ReadFrom::Store(EventId {
-                                    thread: t,
-                                    index: at,
-                                })
+                            && !passing
+                            && from_ok.is_some_and(|u| *from == ReadFrom::Store(u))
                     }) {
                         sp.pair = Some((at, id.index, prev));
                     }
@@ -2767,6 +2886,7 @@ impl State {
                         sp.pair = Some((at, id.index, prev));
                     }
                     sp.unlock_open = Some((*loc, id.index, before));
+                    sp.unlock_from = Some(id);
                 }
                 _ => {}
             }
@@ -3218,6 +3338,7 @@ mod tests {
             hang_is_violation: true,
             assumptions: Vec::new(),
             uninit_arbitrary: false,
+            wait_variant: None,
         }
     }
 

@@ -142,6 +142,7 @@ mod tests {
             hang_is_violation: true,
             assumptions: Vec::new(),
             uninit_arbitrary: false,
+            wait_variant: None,
         };
         let fenced = insert_fences(
             &prog,

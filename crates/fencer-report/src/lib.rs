@@ -284,9 +284,13 @@ pub struct Report {
     #[serde(default)]
     pub assumptions: Vec<String>,
     /// What a thread that waits forever counted as; `None` for inputs without threads
-    /// that wait (DVE, `.cub`).
+    /// that wait (DVE, `.cub`) and engines that do not look for them (`abpress`, whose
+    /// `assumptions` then say so).
     #[serde(default)]
     pub hangs: Option<HangPolicy>,
+    /// What else was explored to reach the verdict, in words.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// What an execution that ends with a thread waiting forever (a hang) counts as.
@@ -304,6 +308,51 @@ pub enum HangPolicy {
 impl Report {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serialises")
+    }
+
+    /// Adds the exploration of the program's variant whose waits return only when signalled
+    /// (`w`) to the report: its work, and its violation if it found one (a wait no signal
+    /// ends: every other violation of the variant is one of the program too, found first).
+    /// Whether the counterexample is now the variant's.
+    pub fn add_wait_variant(&mut self, w: Report) -> bool {
+        let report = self;
+        let (a, b) = (&mut report.stats, &w.stats);
+        a.executions += b.executions;
+        a.blocked += b.blocked;
+        a.assume_blocked += b.assume_blocked;
+        a.waits_forever += b.waits_forever;
+        a.depth_cut += b.depth_cut;
+        a.unroll_cut += b.unroll_cut;
+        a.recursion_cut += b.recursion_cut;
+        a.local_loop_cut += b.local_loop_cut;
+        a.events += b.events;
+        a.elapsed_ms += b.elapsed_ms;
+        report.executions = a.executions;
+        report.blocked = a.blocked;
+        report.elapsed_ms = a.elapsed_ms;
+        report.notes.push(format!(
+            "waits that no signal ends were looked for in {} more execution{}, in which \
+             pthread_cond_wait returns only when signalled",
+            b.executions,
+            if b.executions == 1 { "" } else { "s" }
+        ));
+        match w.verdict {
+            Verdict::Violation => {
+                report.verdict = Verdict::Violation;
+                report.stopped_by = None;
+                report.counterexample = w.counterexample.map(|mut c| {
+                    c.message = format!("{} (no spurious wake-up happens)", c.message);
+                    c
+                });
+                true
+            }
+            Verdict::Incomplete if report.verdict == Verdict::Safe => {
+                report.verdict = Verdict::Incomplete;
+                report.stopped_by = w.stopped_by;
+                false
+            }
+            _ => false,
+        }
     }
 
     /// The text a person reads: verdict, counterexample, final states, statistics.
@@ -334,6 +383,9 @@ impl Report {
         }
         for a in &self.assumptions {
             let _ = writeln!(s, "  assuming: {a}");
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "  note: {n}");
         }
         if self.hangs == Some(HangPolicy::Blocked) {
             let _ = writeln!(
@@ -705,6 +757,7 @@ mod tests {
             stopped_by: None,
             assumptions: vec![],
             hangs: Some(HangPolicy::Violation),
+            notes: vec![],
         };
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
         for k in [

@@ -179,6 +179,7 @@ fn program(bodies: &[Vec<S>], inputs: Option<&[i64]>) -> Program {
         hang_is_violation: false,
         assumptions: Vec::new(),
         uninit_arbitrary: false,
+        wait_variant: None,
     }
 }
 

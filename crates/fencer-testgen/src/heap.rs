@@ -296,6 +296,7 @@ pub(crate) fn generated(
         hang_is_violation: true,
         assumptions: Vec::new(),
         uninit_arbitrary: false,
+        wait_variant: None,
     }
 }
 
@@ -412,6 +413,7 @@ pub fn future_object_program() -> Program {
         hang_is_violation: true,
         assumptions: Vec::new(),
         uninit_arbitrary: false,
+        wait_variant: None,
     }
 }
 

@@ -45,9 +45,11 @@ fn poller(r: &mut Rng, c: &mut Code) {
     c.patch(br);
 }
 
-/// `lock(m); while (!go) { unlock(m); lock(m); } unlock(m);`: a condition wait with
-/// spurious wake-ups, as the C front-end lowers it.
-fn waiter(c: &mut Code) {
+/// `lock(m); while (!go) { [x = k; | r = x;] unlock(m); lock(m); } unlock(m);`: a
+/// condition wait with spurious wake-ups, as the C front-end lowers it; sometimes each
+/// pass also writes `x` (then it changes something) or reads it into a register the final
+/// state shows (then it may come back with other registers).
+fn waiter(r: &mut Rng, c: &mut Code) {
     c.emit(Op::Lock(Addr::scalar(M)));
     let g = c.reg("%g");
     let head = c.body.len() as u32;
@@ -61,6 +63,23 @@ fn waiter(c: &mut Code) {
         then_to: 0,
         else_to: 0,
     });
+    match r.range(0, 5) {
+        0 => {
+            c.emit(Op::Store {
+                addr: Addr::scalar(X),
+                value: Expr::Const(r.range(1, 2) as i64),
+            });
+        }
+        1 => {
+            let v = c.reg("v");
+            c.emit(Op::Load {
+                dst: v,
+                addr: Addr::scalar(X),
+                copy: false,
+            });
+        }
+        _ => {}
+    }
     c.emit(Op::Unlock(Addr::scalar(M)));
     c.emit(Op::Lock(Addr::scalar(M)));
     c.emit(Op::Jump(head));
@@ -106,12 +125,22 @@ fn statement(r: &mut Rng, c: &mut Code) {
             c.emit(Op::Unlock(m));
             c.patch(br);
         }
+        // A critical section: it writes `x`, or only reads it.
         4 => {
             c.emit(Op::Lock(m.clone()));
-            c.emit(Op::Store {
-                addr: Addr::scalar(X),
-                value: Expr::Const(r.range(1, 2) as i64),
-            });
+            if r.chance(50) {
+                c.emit(Op::Store {
+                    addr: Addr::scalar(X),
+                    value: Expr::Const(r.range(1, 2) as i64),
+                });
+            } else {
+                let v = c.reg("v");
+                c.emit(Op::Load {
+                    dst: v,
+                    addr: Addr::scalar(X),
+                    copy: false,
+                });
+            }
             c.emit(Op::Unlock(m));
         }
         5 => {
@@ -143,7 +172,7 @@ pub fn lock_loop_program(seed: u64) -> Program {
         object("go", ObjKind::Shared, 1, false),
     ];
     // Small enough for the reference explorer, which runs the loops as written.
-    let loopers = if r.chance(30) { 2 } else { 1 };
+    let loopers = if r.chance(40) { 2 } else { 1 };
     let lookers = if loopers == 2 {
         1
     } else {
@@ -153,10 +182,10 @@ pub fn lock_loop_program(seed: u64) -> Program {
     let mut functions = vec![function("unused", 0, Vec::new(), Vec::new())];
     for t in 0..loopers {
         let mut c = Code::new(t + 1);
-        if r.chance(50) {
+        if r.chance(40) {
             poller(&mut r, &mut c);
         } else {
-            waiter(&mut c);
+            waiter(&mut r, &mut c);
         }
         functions.push(c.finish(&format!("t{t}"), 0));
     }

@@ -161,6 +161,7 @@ impl<'a> Lowerer<'a> {
             hang_is_violation: true,
             assumptions: Vec::new(),
             uninit_arbitrary: false,
+            wait_variant: None,
         })
     }
 

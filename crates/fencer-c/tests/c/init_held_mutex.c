@@ -3,7 +3,8 @@
  * although a#1 never unlocked, and in the order where the init comes first, one of the
  * two lockers waits for ever (a deadlock). The engine once planned a lock just before the
  * init, where the mutex is still held: an execution the program cannot take (in release
- * builds, an internal error since the enabled check). */
+ * builds, an internal error since the enabled check). main joins them all: returning
+ * from main would end the process, waiting lockers and all. */
 #include <pthread.h>
 
 pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -28,5 +29,8 @@ int main(void) {
   pthread_create(&t1, 0, a, 0);
   pthread_create(&t2, 0, b, 0);
   pthread_create(&t3, 0, c, 0);
+  pthread_join(t1, 0);
+  pthread_join(t2, 0);
+  pthread_join(t3, 0);
   return 0;
 }
