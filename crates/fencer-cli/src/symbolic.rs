@@ -35,41 +35,6 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
     ))
 }
 
-/// The machine blocks a thread for good when an iteration of a waiting loop changed
-/// nothing (the iteration can be dropped, and the machine's engines explore the shorter
-/// execution instead), leaving it at the loop's backward jump; the symbolic engine runs
-/// such iterations. One that changed nothing is harmless to repeat, so when the schedule
-/// runs the thread again the replay takes the backward jump and goes on.
-pub fn take_dropped_back_edge(prog: &Program, s: &mut State, t: u32) {
-    let Some(th) = s.threads.get_mut(t as usize) else {
-        return;
-    };
-    if !th.spin.blocked {
-        return;
-    }
-    th.spin = Default::default();
-    let Some(fr) = th.frames.last_mut() else {
-        return;
-    };
-    match prog.functions[fr.func as usize]
-        .body
-        .get(fr.pc as usize)
-        .map(|i| &i.op)
-    {
-        Some(fencer_ir::Op::Branch {
-            then_to, else_to, ..
-        }) => {
-            fr.pc = if *then_to <= fr.pc {
-                *then_to
-            } else {
-                *else_to
-            }
-        }
-        Some(fencer_ir::Op::Jump(to)) => fr.pc = *to,
-        _ => {}
-    }
-}
-
 /// Runs the trace on the concrete machine; the counterexample if it ends in the same
 /// fault, else why not.
 pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexample, String> {
@@ -92,8 +57,13 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
         if t as usize >= s.threads.len() || s.threads[t as usize].finished {
             return Err(format!("step {}: thread {t} does not run", i + 1));
         }
-        take_dropped_back_edge(prog, &mut s, t);
-        if !s.thread_enabled::<Sc>(prog, t) {
+        if let Some(k) = s.threads[t as usize].cut {
+            return Err(format!(
+                "step {}: the machine cut thread {t} ({k:?})",
+                i + 1
+            ));
+        }
+        if !s.step_enabled::<Sc>(prog, Step::Thread(t)) {
             return Err(format!("step {}: thread {t} is blocked", i + 1));
         }
         let (e, st) = s.step::<Sc>(prog, Step::Thread(t));

@@ -357,6 +357,7 @@ fn straight_locals(
     th: &mut ThreadState,
     t: u32,
     unroll: u32,
+    spin_check: bool,
     fuel: &mut u32,
 ) -> Option<Local> {
     let depth = th.frames.len();
@@ -416,7 +417,7 @@ fn straight_locals(
         };
         if to <= pc {
             let key = (func, pc, depth as u32);
-            if spin.pure && spin.at == Some(key) && !spin.changed {
+            if spin_check && spin.pure && spin.at == Some(key) && !spin.changed {
                 spin.blocked = true;
                 out = Some(Local::Ready);
                 break;
@@ -1131,6 +1132,7 @@ impl Clone for State {
             inputs,
             lock_pairs,
             watching,
+            spin_check,
         } = self;
         State {
             threads: threads.clone(),
@@ -1141,6 +1143,7 @@ impl Clone for State {
             inputs: inputs.clone(),
             lock_pairs: *lock_pairs,
             watching: *watching,
+            spin_check: *spin_check,
         }
     }
     fn clone_from(&mut self, src: &Self) {
@@ -1153,6 +1156,7 @@ impl Clone for State {
             inputs,
             lock_pairs,
             watching,
+            spin_check,
         } = src;
         self.threads.clone_from(threads);
         self.mem.clone_from(mem);
@@ -1162,6 +1166,7 @@ impl Clone for State {
         self.inputs.clone_from(inputs);
         self.lock_pairs = *lock_pairs;
         self.watching = *watching;
+        self.spin_check = *spin_check;
     }
 }
 
@@ -1201,6 +1206,12 @@ pub struct State {
     /// How many threads watch cells they stored for reads ([`State::watch_stores`]):
     /// while none does, events need not look.
     watching: u32,
+    /// Whether the run-time spin-loop check ([`SpinTrack`]) blocks a thread that comes
+    /// back to a backward jump after an iteration that changed nothing. Off in the replay
+    /// of a symbolic trace ([`State::initial_with_inputs`]): that engine runs every
+    /// iteration, so its schedule goes on past a back edge the check would stop at, and
+    /// a thread blocked there has no step the schedule could give it.
+    pub spin_check: bool,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -1235,11 +1246,13 @@ impl State {
     /// `max_events` visible events: a thread that reaches either bound is cut
     /// ([`ThreadState::cut`]) while the others go on.
     pub fn initial_limited(prog: &Program, unroll: u32, max_events: u32) -> (State, Status) {
-        Self::initial_full(prog, unroll, max_events, Vec::new())
+        Self::initial_full(prog, unroll, max_events, Vec::new(), true)
     }
 
     /// The initial state of a replay with input values: `inputs[t]` are the values thread
-    /// `t`'s inputs ([`Op::Nondet`]) take, in the order it reads them.
+    /// `t`'s inputs ([`Op::Nondet`]) take, in the order it reads them. The symbolic engine
+    /// that chose them runs every iteration of a loop, so the run-time spin-loop check is
+    /// off ([`State::spin_check`]): the replay runs the program as that engine did.
     pub fn initial_with_inputs(prog: &Program, inputs: Vec<Vec<Value>>) -> (State, Status) {
         let inputs = inputs
             .into_iter()
@@ -1248,7 +1261,7 @@ impl State {
                 v
             })
             .collect();
-        Self::initial_full(prog, u32::MAX, u32::MAX, inputs)
+        Self::initial_full(prog, u32::MAX, u32::MAX, inputs, false)
     }
 
     fn initial_full(
@@ -1256,6 +1269,7 @@ impl State {
         unroll: u32,
         max_events: u32,
         inputs: Vec<Vec<Value>>,
+        spin_check: bool,
     ) -> (State, Status) {
         let mem = prog
             .objects
@@ -1286,6 +1300,7 @@ impl State {
             inputs,
             lock_pairs: !prog.uses_trylock(),
             watching: 0,
+            spin_check,
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -2688,11 +2703,12 @@ impl State {
     /// Runs thread `t`'s local instructions until a visible one or the end.
     fn run_locals(&mut self, prog: &Program, t: u32) -> Local {
         let unroll = self.unroll;
+        let spin_check = self.spin_check;
         let lock_pairs = self.lock_pairs;
         let th = &mut self.threads[t as usize];
         let mut fuel = LOCAL_FUEL;
         while fuel > 0 {
-            if let Some(end) = straight_locals(prog, th, t, unroll, &mut fuel) {
+            if let Some(end) = straight_locals(prog, th, t, unroll, spin_check, &mut fuel) {
                 return end;
             }
             if fuel == 0 {
