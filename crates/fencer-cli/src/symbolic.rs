@@ -120,13 +120,15 @@ pub fn check_with(
         fencer_symbolic::Verdict::Unsafe(trace) => match replay(&prog, trace) {
             Ok(c) => (Verdict::Violation, Some(c), None),
             Err(e) => {
-                eprintln!(
-                    "{}: internal error: the symbolic engine's counterexample does not replay on the machine ({e}); schedule {:?}, inputs {:?}",
-                    args.file.display(),
-                    trace.schedule,
-                    trace.inputs
+                return internal_error(
+                    args.json,
+                    &format!(
+                        "{}: internal error: the symbolic engine's counterexample does not replay on the machine ({e}); schedule {:?}, inputs {:?}",
+                        args.file.display(),
+                        trace.schedule,
+                        trace.inputs
+                    ),
                 );
-                return ExitCode::from(4);
             }
         },
         fencer_symbolic::Verdict::Incomplete(Incomplete::Unsupported(m)) => {
