@@ -104,14 +104,22 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let expect = expected(file, model);
-    let report: Option<Value> = out
+    let parsed: Option<Value> = out
         .as_ref()
         .ok()
         .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+    // A run that failed (bad input, an internal error) prints `{"error": {...}}` instead
+    // of a report: its message is the row's error, as stderr is when there is no JSON.
+    let failed = parsed
+        .as_ref()
+        .and_then(|r| r.get("error"))
+        .map(|e| e["message"].as_str().unwrap_or("").to_string());
+    let report = parsed.filter(|_| failed.is_none());
     let Some(r) = report else {
-        let why = match &out {
-            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
-            Err(e) => e.to_string(),
+        let why = match (&out, failed) {
+            (_, Some(m)) => m,
+            (Ok(o), None) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            (Err(e), None) => e.to_string(),
         };
         return json!({
             "program": name, "file": file.display().to_string(), "model": model,

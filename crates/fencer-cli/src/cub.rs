@@ -87,11 +87,13 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         ),
         Outcome::Spurious { trace, procs, why } => {
             let steps: Vec<String> = trace.iter().map(|s| step_text(&sys, s)).collect();
-            eprintln!(
-                "{path}: internal error: the backward search found a trace that does not run on {procs} processes ({why}): {}",
-                steps.join("; ")
+            return internal_error(
+                args.json,
+                &format!(
+                    "{path}: internal error: the backward search found a trace that does not run on {procs} processes ({why}): {}",
+                    steps.join("; ")
+                ),
             );
-            return ExitCode::from(4);
         }
     };
     let invariant: Vec<String> = match &res.outcome {

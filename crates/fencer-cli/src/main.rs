@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
 use fencer_report::{Report, Verdict};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,7 +39,8 @@ the program's `exists`/`forall` condition asks about, with a step-by-step counte
 finds the fewest fences that make a program correct and writes them into the source, and \
 DiVinE's `.dve` models are checked (reachability, deadlocks, LTL property processes) by an \
 explicit-state engine.\n\n\
-Exit codes: 0 no violation, 1 violation found, 2 bad input or usage, 3 stopped by a limit.",
+Exit codes: 0 no violation, 1 violation found, 2 bad input or usage, 3 stopped by a limit, \
+4 an internal error (a bug in fencer, never a verdict).",
     after_help = "Examples:\n  fencer check examples/sb.fen --model tso\n  fencer check examples/sb.fen --model sc --json\n  fencer check examples/mp.fen --model pso --timeout 10\n  fencer robust examples/mp.fen --model pso\n  fencer repair examples/sb.fen --model tso --diff\n  fencer check examples/dve/philosophers.dve --deadlock"
 )]
 struct Cli {
@@ -494,10 +495,41 @@ fn pad_heaps() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn pad_heaps() {}
 
-/// A panic is a bug in fencer, not in the input: say so once (workers that panic after
-/// the first, and the scope that re-raises a worker's panic, add nothing), with where it
-/// happened; `RUST_BACKTRACE=1` adds Rust's own report and backtrace. The exit code stays
-/// Rust's 101, apart from the four of a verdict.
+/// Exit code for an internal error: a bug in fencer (a panic, or a result it could not
+/// confirm), never a verdict on the input.
+const EXIT_INTERNAL: u8 = 4;
+
+/// Says that fencer failed, not the input: one line on stderr, and with `--json` an object
+/// on stdout in `usage_error`'s shape with `verdict: "error"` added, so that a script that
+/// reads the JSON learns why there is no result.
+fn internal_error(json: bool, msg: &str) -> ExitCode {
+    internal_error_text(json, msg);
+    ExitCode::from(EXIT_INTERNAL)
+}
+
+fn internal_error_text(json: bool, msg: &str) {
+    if json {
+        let err = serde_json::json!({
+            "verdict": "error",
+            "error": { "message": msg, "internal": true },
+        });
+        out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&err).expect("json")
+        ));
+    }
+    // Not `eprintln!`, which panics when stderr is gone: a panic in the panic hook aborts.
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// A panic is a bug in fencer, not in the input: the first one (on any thread: the
+/// loader's, `--jobs` workers, the explicit-state pool) ends the process at once with
+/// exit code 4 and one line saying so, with where it happened. Exiting in the hook,
+/// before unwinding, is what makes this hold everywhere: a worker's panic unwound
+/// first could be caught and re-raised, turned into a closed channel (the loader's
+/// reads as a timeout), or leave the process waiting on its siblings. Threads that
+/// panic meanwhile wait in the `Once` until the exit. `RUST_BACKTRACE=1` adds Rust's
+/// own report and backtrace.
 fn report_internal_errors() {
     let rust_report = std::panic::take_hook();
     let once = std::sync::Once::new();
@@ -509,25 +541,60 @@ fn report_internal_errors() {
                 .map(|s| s.to_string())
                 .or_else(|| info.payload().downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".into());
+            // `assert_eq!` and friends spread their message over lines.
+            let what = what.split_whitespace().collect::<Vec<_>>().join(" ");
             let at = info
                 .location()
-                .map(|l| format!(" (at {}:{})", l.file(), l.line()))
+                .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
                 .unwrap_or_default();
-            eprintln!(
-                "fencer: internal error: {what}{at}\n\
-                 This is a bug in fencer, not a verdict on the input. Please report it with \
-                 the command line and the input file (RUST_BACKTRACE=1 shows a backtrace)."
+            let json = std::env::args_os().any(|a| a == "--json");
+            internal_error_text(
+                json,
+                &format!(
+                    "fencer: internal error{at}: {what} (a bug in fencer, not a verdict on \
+                     the input; please report it with the command line and the input file, \
+                     RUST_BACKTRACE=1 shows a backtrace)"
+                ),
             );
             if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
                 rust_report(info);
             }
+            std::process::exit(EXIT_INTERNAL.into());
         });
     }));
+}
+
+/// Test only (`tests/cli.rs`): `FENCER_TEST_PANIC=main|thread|workers` panics on purpose,
+/// on the main thread, on a thread of its own that `main` waits for, or on one of several
+/// scoped workers as `--jobs` runs them, so that every kind of thread is held to exit
+/// code 4. No input is known to make fencer panic (one that did would be a bug to fix,
+/// and no longer a test once fixed).
+fn test_panic() {
+    let Some(place) = std::env::var_os("FENCER_TEST_PANIC") else {
+        return;
+    };
+    match place.to_str() {
+        Some("thread") => {
+            let _ = std::thread::spawn(|| panic!("FENCER_TEST_PANIC on a thread")).join();
+        }
+        Some("workers") => std::thread::scope(|s| {
+            for k in 0..3 {
+                s.spawn(move || {
+                    if k == 1 {
+                        panic!("FENCER_TEST_PANIC on worker {k}");
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                });
+            }
+        }),
+        _ => panic!("FENCER_TEST_PANIC on the main thread"),
+    }
 }
 
 fn main() -> ExitCode {
     pad_heaps();
     report_internal_errors();
+    test_panic();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

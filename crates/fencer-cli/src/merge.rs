@@ -14,8 +14,12 @@ pub const AFTER_HELP: &str = "Each file is the `--json` output of `fencer check 
 and options). The merged verdict is a violation if any shard found one (the counterexample \
 of the smallest unit index, the one `--shard 1/1` reports, which may differ from `--jobs 1`'s: \
 the frontier orders the tree differently), else incomplete if any shard stopped at a limit, \
-else safe. Statistics are summed (with a violation they include the units after it, so they \
-grow with N); the time is the longest shard's.\n\n\
+else safe. Statistics are summed; the time is the longest shard's. When no shard stopped early \
+(at a violation without --all, or at a limit), the executions, `blocked` (by an assume, a \
+deadlock or a bound: one per trace) and the final states are exactly a one-worker run's; \
+`sleep-set blocked` (explorations a sleep set stopped, which the shards' units have and one \
+Optimal-DPOR worker has not), events and races count the shards' own work. With a stop at a \
+violation the sums include the units after it, so they grow with N.\n\n\
 Example:\n  for i in 1 2 3; do fencer check prog.c --shard $i/3 --json > part$i.json & done; wait\n  \
 fencer merge part1.json part2.json part3.json\n\n\
 Exit codes: 0 safe, 1 violation, 2 bad input (unreadable file, a missing or repeated shard, \

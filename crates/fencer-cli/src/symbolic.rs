@@ -37,41 +37,6 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
     ))
 }
 
-/// The machine blocks a thread for good when an iteration of a waiting loop changed
-/// nothing (the iteration can be dropped, and the machine's engines explore the shorter
-/// execution instead), leaving it at the loop's backward jump; the symbolic engine runs
-/// such iterations. One that changed nothing is harmless to repeat, so when the schedule
-/// runs the thread again the replay takes the backward jump and goes on.
-pub fn take_dropped_back_edge(prog: &Program, s: &mut State, t: u32) {
-    let Some(th) = s.threads.get_mut(t as usize) else {
-        return;
-    };
-    if !th.spin.blocked {
-        return;
-    }
-    th.spin = Default::default();
-    let Some(fr) = th.frames.last_mut() else {
-        return;
-    };
-    match prog.functions[fr.func as usize]
-        .body
-        .get(fr.pc as usize)
-        .map(|i| &i.op)
-    {
-        Some(fencer_ir::Op::Branch {
-            then_to, else_to, ..
-        }) => {
-            fr.pc = if *then_to <= fr.pc {
-                *then_to
-            } else {
-                *else_to
-            }
-        }
-        Some(fencer_ir::Op::Jump(to)) => fr.pc = *to,
-        _ => {}
-    }
-}
-
 /// Runs the trace on the concrete machine; the counterexample if it ends in the same
 /// fault, else why not.
 /// What an `abpress` verdict takes for granted: the program's own assumptions, and, where
@@ -109,8 +74,13 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
         if t as usize >= s.threads.len() || s.threads[t as usize].finished {
             return Err(format!("step {}: thread {t} does not run", i + 1));
         }
-        take_dropped_back_edge(prog, &mut s, t);
-        if !s.thread_enabled::<Sc>(prog, t) {
+        if let Some(k) = s.threads[t as usize].cut {
+            return Err(format!(
+                "step {}: the machine cut thread {t} ({k:?})",
+                i + 1
+            ));
+        }
+        if !s.step_enabled::<Sc>(prog, Step::Thread(t)) {
             return Err(format!("step {}: thread {t} is blocked", i + 1));
         }
         let (e, st) = s.step::<Sc>(prog, Step::Thread(t));
@@ -167,13 +137,15 @@ pub fn check_with(
         fencer_symbolic::Verdict::Unsafe(trace) => match replay(&prog, trace) {
             Ok(c) => (Verdict::Violation, Some(c), None),
             Err(e) => {
-                eprintln!(
-                    "{}: internal error: the symbolic engine's counterexample does not replay on the machine ({e}); schedule {:?}, inputs {:?}",
-                    args.file.display(),
-                    trace.schedule,
-                    trace.inputs
+                return internal_error(
+                    args.json,
+                    &format!(
+                        "{}: internal error: the symbolic engine's counterexample does not replay on the machine ({e}); schedule {:?}, inputs {:?}",
+                        args.file.display(),
+                        trace.schedule,
+                        trace.inputs
+                    ),
                 );
-                return ExitCode::from(4);
             }
         },
         fencer_symbolic::Verdict::Incomplete(Incomplete::Unsupported(m)) => {

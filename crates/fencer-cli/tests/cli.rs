@@ -193,6 +193,48 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn a_panic_on_any_thread_exits_4_with_one_line_and_json() {
+    // No input is known to panic, so the binary's test-only FENCER_TEST_PANIC makes one:
+    // on the main thread, on a thread `main` joins, and on one of several scoped workers
+    // (as `--jobs` runs them). Rust's own exit code for a panic is 101.
+    let sb = root().join("examples/sb.fen");
+    for place in ["main", "thread", "workers"] {
+        let run = |json: bool| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_fencer"));
+            c.args(["check", sb.to_str().unwrap(), "--jobs", "2"])
+                .env("FENCER_TEST_PANIC", place)
+                .env_remove("RUST_BACKTRACE");
+            if json {
+                c.arg("--json");
+            }
+            c.output().expect("run fencer")
+        };
+        let out = run(false);
+        assert_eq!(out.status.code(), Some(4), "{place}: {out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{place}: {err}");
+        assert!(
+            err.starts_with("fencer: internal error at crates/fencer-cli/src/main.rs:"),
+            "{place}: {err}"
+        );
+        assert!(err.contains("FENCER_TEST_PANIC"), "{place}: {err}");
+        let out = run(true);
+        assert_eq!(out.status.code(), Some(4), "{place}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{place}: no JSON on stdout ({e}): {out:?}"));
+        assert_eq!(v["verdict"], "error", "{v}");
+        assert_eq!(v["error"]["internal"], true, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("internal error at"),
+            "{v}"
+        );
+    }
+}
+
+#[test]
 fn limits_exit_3_with_statistics() {
     let sb = root().join("examples/counter_mutex.fen");
     let out = fencer(&[

@@ -232,6 +232,70 @@ fn shards_merge_into_the_whole_run() {
 }
 
 #[test]
+fn merged_shards_block_what_one_worker_blocks() {
+    // Programs whose executions a false `assume` (spin loops), a bound or nothing blocks.
+    // Shards' units stop some explorations by sleep sets, which one worker never does
+    // (`sleep_blocked`); the executions the program blocks are one per trace, and
+    // `blocked` counts only those: merged, it is the one-worker run's (it was the sum of
+    // both kinds, 37 against 8 for peterson.fen under SC).
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("examples/peterson.fen", "sc", &[]),
+        ("examples/peterson.fen", "tso", &["--all"]),
+        ("examples/spinlock_cas.fen", "tso", &[]),
+        ("examples/peterson_pso.fen", "pso", &["--algo", "source"]),
+        (
+            "examples/peterson.fen",
+            "tso",
+            &["--all", "--max-depth", "5"],
+        ),
+        ("crates/fencer-c/tests/c/cas_loops/reload.c", "sc", &[]),
+        ("crates/fencer-c/tests/c/rwlock.c", "tso", &[]),
+    ];
+    let mut sleep_stopped = 0;
+    for &(rel, model, extra) in cases {
+        let prog = file(rel);
+        let mut args = vec!["check", &prog, "-m", model, "--jobs", "1", "--json"];
+        args.extend_from_slice(extra);
+        let one = json(&fencer(&args));
+        let mut shard_args = vec!["-m", model];
+        shard_args.extend_from_slice(extra);
+        let merged = json(&merge(&shards(&prog, 3, &shard_args), &["--json"]));
+        let what = format!("{rel} {model} {extra:?}");
+        for k in [
+            "verdict",
+            "executions",
+            "blocked",
+            "final_states",
+            "final_state_executions",
+        ] {
+            assert_eq!(merged[k], one[k], "{what}: {k}");
+        }
+        for k in [
+            "executions",
+            "blocked",
+            "assume_blocked",
+            "depth_cut",
+            "unroll_cut",
+            "recursion_cut",
+            "local_loop_cut",
+        ] {
+            assert_eq!(merged["stats"][k], one["stats"][k], "{what}: stats.{k}");
+        }
+        sleep_stopped += merged["stats"]["sleep_blocked"].as_u64().unwrap();
+    }
+    // Not vacuous: the programs block executions, and the shards' units stop some.
+    assert!(sleep_stopped > 0);
+    let one = json(&fencer(&[
+        "check",
+        &file("examples/peterson.fen"),
+        "--jobs",
+        "1",
+        "--json",
+    ]));
+    assert!(one["blocked"].as_u64().unwrap() > 0);
+}
+
+#[test]
 fn merged_violation_is_the_stable_counterexample() {
     let prog = file("bench/fen/fib4_false.fen");
     let whole = json(&fencer(&[

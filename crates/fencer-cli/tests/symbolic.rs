@@ -171,6 +171,39 @@ fn a_spin_loop_does_not_hide_the_thread_it_waits_for() {
 }
 
 #[test]
+fn a_trace_that_spins_past_a_back_edge_the_machine_would_drop_replays() {
+    // `main` waits in a loop whose head is a call (local instructions before any load).
+    // The engine's trace runs a second iteration that reads what the first did (so the
+    // machine's run-time spin check would block `main` at the back edge), then `other`
+    // releases it. Moving a blocked thread's pc past its back edge by hand left it at the
+    // call, which the next step took for a visible instruction: a panic, exit 101.
+    let src = format!(
+        "{HEAD}#include <pthread.h>\nint ready = 0, x = 0;\n\
+         int waiting(void) {{ return ready == 0 && x >= 0; }}\n\
+         void *other(void *a) {{ ready = 1; x = 1; return 0; }}\n\
+         int main(void) {{\n  pthread_t t;\n  pthread_create(&t, 0, other, 0);\n  \
+         while (waiting()) {{}}\n  if (x == 1) reach_error();\n  return 0;\n}}\n"
+    );
+    let (code, j) = abpress(&write(&tmp("spin"), "spin_replay.c", &src));
+    assert_eq!(code, 1, "{j}");
+    assert_eq!(j["counterexample"]["kind"], "assertion", "{j}");
+    // The replayed counterexample keeps the iterations the engine ran: `main` reads
+    // `ready` as 0 twice before `other` stores it.
+    let zeros = j["counterexample"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["op"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("load ready -> 0")
+        })
+        .count();
+    assert!(zeros >= 2, "{j}");
+}
+
+#[test]
 fn a_node_limit_gives_incomplete() {
     let o = fencer(&[
         "check",

@@ -1404,8 +1404,10 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     // acquisition that blocks them: the executions the sleeping processes
                     // lead to start elsewhere and do not reverse that race here.
                     self.blocked_locks(state, d);
+                    // Not `blocked`: how many explorations a sleep set stops depends on
+                    // how the tree is explored (Source-DPOR, a frontier split), while the
+                    // executions the program blocks are one per trace, whatever the split.
                     self.sleep_blocked += 1;
-                    self.col.stats.blocked += 1;
                 }
                 return;
             };

@@ -87,7 +87,28 @@ fn same_outcome(what: &str, a: &Report, b: &Report) -> Result<(), String> {
             b.stats.executions, a.stats.executions
         ));
     }
+    if blocked(a) != blocked(b) {
+        return Err(format!(
+            "{what}: blocked (all, assume, depth, unroll, recursion, local loop) {:?} vs {:?}",
+            blocked(b),
+            blocked(a)
+        ));
+    }
     Ok(())
+}
+
+/// The executions the program blocked, by why: one per trace like the complete ones, so
+/// the same however the tree is split (unlike those a sleep set stopped).
+fn blocked(r: &Report) -> [u64; 6] {
+    let s = &r.stats;
+    [
+        s.blocked,
+        s.assume_blocked,
+        s.depth_cut,
+        s.unroll_cut,
+        s.recursion_cut,
+        s.local_loop_cut,
+    ]
 }
 
 /// Runs must be identical between two frontier splits (whatever the workers).
@@ -154,6 +175,7 @@ fn check_all(
     for n in [2u32, 3] {
         let mut union = Vec::new();
         let mut executions = 0;
+        let mut blocked_sum = [0; 6];
         for i in 0..n {
             let r = explore_split(
                 prog,
@@ -163,6 +185,9 @@ fn check_all(
                 true,
             );
             executions += r.report.stats.executions;
+            for (sum, b) in blocked_sum.iter_mut().zip(blocked(&r.report)) {
+                *sum += b;
+            }
             if r.units != one.units {
                 return Err(format!("shard {i}/{n}: {} units vs {}", r.units, one.units));
             }
@@ -179,6 +204,12 @@ fn check_all(
             return Err(format!(
                 "shards of {n}: {executions} executions vs {}",
                 plain.stats.executions
+            ));
+        }
+        if blocked_sum != blocked(&plain) {
+            return Err(format!(
+                "shards of {n}: blocked {blocked_sum:?} in all vs {:?}",
+                blocked(&plain)
             ));
         }
     }

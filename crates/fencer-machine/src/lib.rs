@@ -374,6 +374,7 @@ fn straight_locals(
     th: &mut ThreadState,
     t: u32,
     unroll: u32,
+    spin_check: bool,
     fuel: &mut u32,
 ) -> Option<Local> {
     let depth = th.frames.len();
@@ -433,7 +434,7 @@ fn straight_locals(
         };
         if to <= pc {
             let key = (func, pc, depth as u32);
-            if spin.pure && spin.at == Some(key) && !spin.changed {
+            if spin_check && spin.pure && spin.at == Some(key) && !spin.changed {
                 spin.blocked = true;
                 out = Some(Local::Ready);
                 break;
@@ -1193,6 +1194,7 @@ impl Clone for State {
             lock_pairs,
             windows,
             watching,
+            spin_check,
         } = self;
         State {
             threads: threads.clone(),
@@ -1204,6 +1206,7 @@ impl Clone for State {
             lock_pairs: *lock_pairs,
             windows: *windows,
             watching: *watching,
+            spin_check: *spin_check,
         }
     }
     fn clone_from(&mut self, src: &Self) {
@@ -1217,6 +1220,7 @@ impl Clone for State {
             lock_pairs,
             windows,
             watching,
+            spin_check,
         } = src;
         self.threads.clone_from(threads);
         self.mem.clone_from(mem);
@@ -1227,6 +1231,7 @@ impl Clone for State {
         self.lock_pairs = *lock_pairs;
         self.windows = *windows;
         self.watching = *watching;
+        self.spin_check = *spin_check;
     }
 }
 
@@ -1274,6 +1279,12 @@ pub struct State {
     /// How many threads watch cells they stored for reads ([`State::watch_stores`]):
     /// while none does, events need not look.
     watching: u32,
+    /// Whether the run-time spin-loop check ([`SpinTrack`]) blocks a thread that comes
+    /// back to a backward jump after an iteration that changed nothing. Off in the replay
+    /// of a symbolic trace ([`State::initial_with_inputs`]): that engine runs every
+    /// iteration, so its schedule goes on past a back edge the check would stop at, and
+    /// a thread blocked there has no step the schedule could give it.
+    pub spin_check: bool,
 }
 
 /// What a buffer entry remembers of the store that made it.
@@ -1308,11 +1319,13 @@ impl State {
     /// `max_events` visible events: a thread that reaches either bound is cut
     /// ([`ThreadState::cut`]) while the others go on.
     pub fn initial_limited(prog: &Program, unroll: u32, max_events: u32) -> (State, Status) {
-        Self::initial_full(prog, unroll, max_events, Vec::new())
+        Self::initial_full(prog, unroll, max_events, Vec::new(), true)
     }
 
     /// The initial state of a replay with input values: `inputs[t]` are the values thread
-    /// `t`'s inputs ([`Op::Nondet`]) take, in the order it reads them.
+    /// `t`'s inputs ([`Op::Nondet`]) take, in the order it reads them. The symbolic engine
+    /// that chose them runs every iteration of a loop, so the run-time spin-loop check is
+    /// off ([`State::spin_check`]): the replay runs the program as that engine did.
     pub fn initial_with_inputs(prog: &Program, inputs: Vec<Vec<Value>>) -> (State, Status) {
         let inputs = inputs
             .into_iter()
@@ -1321,7 +1334,7 @@ impl State {
                 v
             })
             .collect();
-        Self::initial_full(prog, u32::MAX, u32::MAX, inputs)
+        Self::initial_full(prog, u32::MAX, u32::MAX, inputs, false)
     }
 
     fn initial_full(
@@ -1329,6 +1342,7 @@ impl State {
         unroll: u32,
         max_events: u32,
         inputs: Vec<Vec<Value>>,
+        spin_check: bool,
     ) -> (State, Status) {
         let mem = prog
             .objects
@@ -1360,6 +1374,7 @@ impl State {
             lock_pairs: true,
             windows: 0,
             watching: 0,
+            spin_check,
         };
         let mut status = Status::Ok;
         for t in &prog.threads {
@@ -2944,11 +2959,12 @@ impl State {
     /// Runs thread `t`'s local instructions until a visible one or the end.
     fn run_locals(&mut self, prog: &Program, t: u32) -> Local {
         let unroll = self.unroll;
+        let spin_check = self.spin_check;
         let lock_pairs = self.lock_pairs;
         let th = &mut self.threads[t as usize];
         let mut fuel = LOCAL_FUEL;
         while fuel > 0 {
-            if let Some(end) = straight_locals(prog, th, t, unroll, &mut fuel) {
+            if let Some(end) = straight_locals(prog, th, t, unroll, spin_check, &mut fuel) {
                 return end;
             }
             if fuel == 0 {

@@ -200,8 +200,10 @@ pub enum Limit {
 pub struct Stats {
     /// Complete executions explored.
     pub executions: u64,
-    /// Executions that did not complete: blocked by a false `assume`, by a sleep set,
-    /// deadlocked, or cut by a bound.
+    /// Executions that did not complete because of the program or a bound: blocked by a
+    /// false `assume`, deadlocked or hung, or cut by a bound. One per trace, like
+    /// `executions`, so the same for any algorithm and any split of the tree. Not the
+    /// explorations a sleep set stopped (`sleep_blocked`).
     pub blocked: u64,
     /// Of those, executions blocked by a false `assume` (spin loops waiting in vain).
     pub assume_blocked: u64,
@@ -236,7 +238,11 @@ pub struct Stats {
     pub state_memory_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_bytes: Option<u64>,
-    /// Executions abandoned because every enabled process was in the sleep set (DPOR).
+    /// Explorations abandoned because every enabled process was in the sleep set (DPOR):
+    /// they would have repeated an execution explored elsewhere. Work of the engine, not
+    /// executions of the program: none for Optimal-DPOR on one worker or with `--jobs`,
+    /// some for Source-DPOR and for the units of a `--shard` frontier, as many as that
+    /// exploration order gives.
     pub sleep_blocked: Option<u64>,
     /// Races found (DPOR).
     pub races: Option<u64>,
@@ -419,15 +425,19 @@ impl Report {
             "\nexecutions: {} ({:.0}/s)  blocked: {}",
             st.executions, st.executions_per_sec, st.blocked
         );
-        let mut why = Vec::new();
-        if let Some(n) = st.sleep_blocked {
-            why.push(format!("sleep set {n}"));
-        }
-        why.push(format!("assume {}", st.assume_blocked));
         if st.waits_forever > 0 {
-            why.push(format!("waiting forever {}", st.waits_forever));
+            let _ = write!(
+                s,
+                " (assume {}, waiting forever {})",
+                st.assume_blocked, st.waits_forever
+            );
+        } else {
+            let _ = write!(s, " (assume {})", st.assume_blocked);
         }
-        let _ = write!(s, " ({})  events: {}", why.join(", "), st.events);
+        if let Some(n) = st.sleep_blocked {
+            let _ = write!(s, "  sleep-set blocked: {n}");
+        }
+        let _ = write!(s, "  events: {}", st.events);
         if let Some(t) = st.traces {
             let _ = write!(s, "  traces: {t}");
         }

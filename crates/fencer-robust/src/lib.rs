@@ -141,6 +141,7 @@ impl<M: MemoryModel> MonitorObs<'_, M> {
 }
 
 struct ExhaustiveObs {
+    model: ModelKind,
     found: BTreeMap<(Site, Site), Found>,
     /// Executions with a cycle.
     cyclic: u64,
@@ -153,7 +154,7 @@ struct ExhaustiveObs {
 impl Observer for ExhaustiveObs {
     fn execution(&mut self, state: &State, events: &[Event]) {
         let g = trace::Graph::new(events);
-        let mut pairs = g.violating_pairs();
+        let mut pairs = g.violating_pairs(self.model);
         if pairs.is_empty() {
             let Some((v, w)) = g.cycle_edge() else {
                 return;
@@ -178,7 +179,7 @@ impl Observer for ExhaustiveObs {
             entry.count += 1;
             if entry.witness.is_none() {
                 let cycle = g
-                    .cycle(s, e)
+                    .overtaking_cycle(s, e, self.model)
                     .or_else(|| g.closed_path(s, e))
                     .expect("a violating pair has a cycle")
                     .into_iter()
@@ -224,6 +225,7 @@ fn check_in<M: MemoryModel>(
         }
         Method::Exhaustive => {
             let mut obs = ExhaustiveObs {
+                model: M::KIND,
                 found: BTreeMap::new(),
                 cyclic: 0,
                 unexplained: 0,

@@ -5,8 +5,9 @@
 //! every witness the monitors produce, so it is written to be plainly right: one graph,
 //! one strongly-connected-components pass, breadth-first searches for the explanations.
 
+use fencer_ir::FenceKind;
 use fencer_machine::{Event, EventId, EventKind, ReadFrom, Step};
-use fencer_memory::Loc;
+use fencer_memory::{Loc, ModelKind};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -110,6 +111,44 @@ pub fn access(kind: &EventKind) -> Option<Acc> {
     }
 }
 
+/// What an event does to the order in which its thread's events take effect in memory
+/// (a load when it reads, a store when it leaves the buffer): the model's preserved
+/// program order, as far as [`Graph::overtaking_from`] needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ppo {
+    /// A buffered store: it takes effect later than it runs.
+    Store(Loc),
+    /// A store-store fence: under PSO the thread's later stores (and read-modify-writes)
+    /// take effect after its earlier ones; it waits for nothing.
+    StoreFence,
+    /// Runs with every buffer of the thread empty (a full fence, spawn, lock, unlock,
+    /// trylock).
+    Drain,
+    /// A read-modify-write: under TSO it drains the thread's buffer, under PSO the buffer
+    /// of its location.
+    Rmw(Loc),
+    /// Anything else (loads, joins, allocations, ...): it takes effect when it runs.
+    Other,
+}
+
+fn ppo_of(kind: &EventKind) -> Ppo {
+    match *kind {
+        EventKind::Store {
+            loc,
+            buffered: true,
+            ..
+        } => Ppo::Store(loc),
+        EventKind::Fence(FenceKind::StoreStore) => Ppo::StoreFence,
+        EventKind::Fence(FenceKind::Full)
+        | EventKind::Spawn { .. }
+        | EventKind::Lock { .. }
+        | EventKind::Unlock { .. }
+        | EventKind::TryLockFailed { .. } => Ppo::Drain,
+        EventKind::Rmw { loc, .. } => Ppo::Rmw(loc),
+        _ => Ppo::Other,
+    }
+}
+
 pub struct Graph {
     /// Each node's position in the execution.
     pub pos: Vec<usize>,
@@ -118,6 +157,10 @@ pub struct Graph {
     pub succ: Vec<Vec<(usize, Edge)>>,
     /// The node before each node in its thread (for a thread's first event, its spawn).
     pub prev: Vec<Option<usize>>,
+    /// The node after each node in its own thread.
+    next: Vec<Option<usize>>,
+    /// What each node's event orders in its own thread (see [`Ppo`]).
+    ppo: Vec<Ppo>,
     /// Writes per location, in store order.
     co: FxHashMap<Loc, Vec<usize>>,
     /// Each write's place in its location's store order.
@@ -138,6 +181,8 @@ impl Graph {
             acc: Vec::new(),
             succ: Vec::new(),
             prev: Vec::new(),
+            next: Vec::new(),
+            ppo: Vec::new(),
             co: FxHashMap::default(),
             co_index: Vec::new(),
             src: Vec::new(),
@@ -182,6 +227,11 @@ impl Graph {
                         .copied()
                         .or_else(|| spawned_by.get(&t).copied());
                     g.prev.push(before);
+                    g.next.push(None);
+                    g.ppo.push(ppo_of(&e.kind));
+                    if let Some(&b) = last.get(&t) {
+                        g.next[b] = Some(n);
+                    }
                     if let Some(b) = before {
                         g.succ[b].push((n, Edge::Po));
                     }
@@ -396,10 +446,13 @@ impl Graph {
 
     /// Every SC violation of the trace in the paper's grouping: pairs `(s, e)` of a plain
     /// store `s` and an access `e` of another thread to its location such that
-    /// `s ->hb* prev(e) ->po e ->c s`: `e` overtook `s` while `s` sat in a buffer.
-    pub fn violating_pairs(&self) -> Vec<(usize, usize)> {
+    /// `s ->po l ->hb* prev(e) ->po e ->c s` where `l`, a later event of `s`'s thread, can
+    /// take effect before `s` leaves the buffer (`overtaking_from`): `e`
+    /// overtook `s` while `s` sat in a buffer that `l` had passed.
+    pub fn violating_pairs(&self, model: ModelKind) -> Vec<(usize, usize)> {
         let (comp, sizes) = self.components();
         let mut out = Vec::new();
+        let mut after: FxHashMap<usize, Vec<bool>> = FxHashMap::default();
         for e in 0..self.len() {
             if sizes[comp[e]] < 2 {
                 continue;
@@ -418,12 +471,180 @@ impl Graph {
                 {
                     continue;
                 }
-                if self.path(s, p).is_some() {
+                let after = after
+                    .entry(s)
+                    .or_insert_with(|| self.takes_effect_after(s, model));
+                if self.overtaking_from(s, p, after).is_some() {
                     out.push((s, e));
                 }
             }
         }
         out
+    }
+
+    /// Which nodes take effect after the store `s` leaves its buffer in every execution
+    /// of this trace under `model`: those reached from `s` by the model's preserved
+    /// program order and the edges between threads (reads-from another thread, store
+    /// order, from-reads, spawn and join), along which taking effect is ordered in time.
+    /// A read from the thread's own buffer orders nothing, and is left out.
+    fn takes_effect_after(&self, s: usize, model: ModelKind) -> Vec<bool> {
+        let mut seen = vec![false; self.len()];
+        let mut stack = vec![s];
+        seen[s] = true;
+        let mut push = |w: usize, stack: &mut Vec<usize>| {
+            if !seen[w] {
+                seen[w] = true;
+                stack.push(w);
+            }
+        };
+        while let Some(v) = stack.pop() {
+            let t = self.id[v].thread;
+            for &(w, edge) in &self.succ[v] {
+                let across = self.id[w].thread != t;
+                if across || matches!(edge, Edge::Co | Edge::Fr) {
+                    push(w, &mut stack);
+                }
+            }
+            match self.ppo[v] {
+                // What takes effect when it runs is before everything its thread does
+                // next.
+                Ppo::Drain | Ppo::Rmw(_) | Ppo::Other => {
+                    let mut n = self.next[v];
+                    while let Some(w) = n {
+                        push(w, &mut stack);
+                        if !matches!(self.ppo[w], Ppo::Store(_) | Ppo::StoreFence) {
+                            break;
+                        }
+                        n = self.next[w];
+                    }
+                }
+                Ppo::Store(loc) => {
+                    // The first later event of each kind that waits for this store.
+                    let (mut store, mut rmw, mut fence) = (false, false, false);
+                    let mut n = self.next[v];
+                    while let Some(w) = n {
+                        match self.ppo[w] {
+                            Ppo::Drain => {
+                                push(w, &mut stack);
+                                break;
+                            }
+                            Ppo::Store(l) if !store && (model != ModelKind::Pso || l == loc) => {
+                                store = true;
+                                push(w, &mut stack);
+                            }
+                            Ppo::Rmw(l) if !rmw && (model != ModelKind::Pso || l == loc) => {
+                                rmw = true;
+                                push(w, &mut stack);
+                            }
+                            Ppo::StoreFence if !fence && model == ModelKind::Pso => {
+                                fence = true;
+                                push(w, &mut stack);
+                            }
+                            _ => {}
+                        }
+                        n = self.next[w];
+                    }
+                }
+                // Under PSO, the stores and read-modify-writes after it up to the next
+                // such fence (which carries the order on) or drain; under TSO stores are
+                // in order anyway.
+                Ppo::StoreFence => {
+                    let mut n = self.next[v];
+                    while let Some(w) = n {
+                        match self.ppo[w] {
+                            Ppo::Drain | Ppo::StoreFence => {
+                                push(w, &mut stack);
+                                break;
+                            }
+                            Ppo::Store(_) | Ppo::Rmw(_) => {
+                                push(w, &mut stack);
+                                if model != ModelKind::Pso {
+                                    break;
+                                }
+                            }
+                            Ppo::Other => {}
+                        }
+                        n = self.next[w];
+                    }
+                }
+            }
+        }
+        seen
+    }
+
+    /// A shortest happens-before path from `s` to `p` that leaves `s`'s thread at a later
+    /// event `l` of it that need not take effect after `s` (`after` is
+    /// [`Graph::takes_effect_after`] of `s`): `s` ->po `l`, then from `l` an edge to
+    /// another thread and any path on. Such an `l` ran while `s` could still be buffered
+    /// (a load under TSO; also a store to another location under PSO), and the path is
+    /// what makes `s` overtaken. A store followed by a fence before `l`, or whose path
+    /// leaves its thread from `s` itself or from an event that waited for `s`, is not
+    /// overtaken on that path. The nodes with the edge into each after the first.
+    fn overtaking_from(
+        &self,
+        s: usize,
+        p: usize,
+        after: &[bool],
+    ) -> Option<Vec<(usize, Option<Edge>)>> {
+        let t = self.id[s].thread;
+        let mut from: Vec<Option<(usize, Edge)>> = vec![None; self.len()];
+        let mut seed = vec![false; self.len()];
+        let mut seen = vec![false; self.len()];
+        let mut q = VecDeque::new();
+        let mut n = self.next[s];
+        while let Some(l) = n {
+            n = self.next[l];
+            if after[l] {
+                continue;
+            }
+            for &(w, edge) in &self.succ[l] {
+                if self.id[w].thread != t && !seen[w] {
+                    seen[w] = true;
+                    seed[w] = true;
+                    from[w] = Some((l, edge));
+                    q.push_back(w);
+                }
+            }
+        }
+        let mut found = false;
+        while let Some(v) = q.pop_front() {
+            if v == p {
+                found = true;
+                break;
+            }
+            for &(w, e) in &self.succ[v] {
+                if !seen[w] {
+                    seen[w] = true;
+                    from[w] = Some((v, e));
+                    q.push_back(w);
+                }
+            }
+        }
+        if !found {
+            return None;
+        }
+        // Back from `p` to the first node past `s`'s thread, to `l`, and along `s`'s
+        // thread to `s`.
+        let mut out = vec![(p, None)];
+        let mut cur = p;
+        loop {
+            let (prev, e) = from[cur].expect("a path from l");
+            out.last_mut().expect("non-empty").1 = Some(e);
+            out.push((prev, None));
+            if seed[cur] {
+                cur = prev;
+                break;
+            }
+            cur = prev;
+        }
+        while cur != s {
+            let prev = self.prev[cur].expect("po back to s");
+            out.last_mut().expect("non-empty").1 = Some(Edge::Po);
+            out.push((prev, None));
+            cur = prev;
+        }
+        out.reverse();
+        Some(out)
     }
 
     /// Some edge `(v, w)` on a cycle, if happens-before has one.
@@ -452,7 +673,23 @@ impl Graph {
     /// edge that leads into each (the first node's edge closes the cycle).
     pub fn cycle(&self, s: usize, e: usize) -> Option<Vec<(usize, Edge)>> {
         let p = self.prev[e]?;
-        let path = self.path(s, p)?;
+        self.close(self.path(s, p)?, e)
+    }
+
+    /// The cycle of a violating pair of [`Graph::violating_pairs`], through the later
+    /// event of `s`'s thread that overtook it.
+    pub fn overtaking_cycle(
+        &self,
+        s: usize,
+        e: usize,
+        model: ModelKind,
+    ) -> Option<Vec<(usize, Edge)>> {
+        let p = self.prev[e]?;
+        let path = self.overtaking_from(s, p, &self.takes_effect_after(s, model))?;
+        self.close(path, e)
+    }
+
+    fn close(&self, path: Vec<(usize, Option<Edge>)>, e: usize) -> Option<Vec<(usize, Edge)>> {
         let close = if self.acc[e].is_some_and(|a| a.write) && self.co_index[e] != usize::MAX {
             Edge::Co
         } else {

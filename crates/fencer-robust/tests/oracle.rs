@@ -38,19 +38,27 @@ fn cases() -> u64 {
 type Pairs = BTreeSet<(Site, Site)>;
 
 /// What the reference explorer's executions show: any cycle, and the violating pairs.
-#[derive(Default)]
 struct RefObs {
+    model: ModelKind,
     cyclic: bool,
     pairs: Pairs,
 }
 
 impl RefObs {
+    fn new(model: ModelKind) -> RefObs {
+        RefObs {
+            model,
+            cyclic: false,
+            pairs: Pairs::new(),
+        }
+    }
+
     fn look(&mut self, events: &[Event]) {
         let g = Graph::new(events);
         if g.cyclic() {
             self.cyclic = true;
         }
-        for (s, e) in g.violating_pairs() {
+        for (s, e) in g.violating_pairs(self.model) {
             let (a, b) = (&events[g.pos[s]], &events[g.pos[e]]);
             self.pairs.insert(((a.func, a.src), (b.func, b.src)));
         }
@@ -81,7 +89,7 @@ fn compare(prog: &Program, model: ModelKind, unroll: Option<u32>) -> Result<(), 
     };
     let mon = check(prog, model, Method::Monitor, &opts);
     let exh = check(prog, model, Method::Exhaustive, &opts);
-    let mut r = RefObs::default();
+    let mut r = RefObs::new(model);
     let ropts = fencer_reference::Options {
         unroll,
         max_depth: 200,
@@ -155,7 +163,7 @@ fn run(seed: u64, loops: bool, model: ModelKind) -> Result<(), String> {
         // a twin through the read that replaces it, so robustness must not change.
         if result.is_ok() {
             let cyclic = |p: &Program| {
-                let mut r = RefObs::default();
+                let mut r = RefObs::new(model);
                 let ropts = fencer_reference::Options {
                     unroll,
                     max_depth: 200,

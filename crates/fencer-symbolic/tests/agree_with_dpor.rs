@@ -183,41 +183,12 @@ fn program(bodies: &[Vec<S>], inputs: Option<&[i64]>) -> Program {
     }
 }
 
-/// As the CLI's replay does: a waiting loop's iteration that changed nothing blocks the
-/// machine's thread for good; the symbolic engine may run it again.
-fn take_dropped_back_edge(prog: &Program, s: &mut State, t: u32) {
-    let th = &mut s.threads[t as usize];
-    if !th.spin.blocked {
-        return;
-    }
-    th.spin = Default::default();
-    let fr = th.frames.last_mut().expect("frame");
-    match prog.functions[fr.func as usize]
-        .body
-        .get(fr.pc as usize)
-        .map(|i| &i.op)
-    {
-        Some(Op::Branch {
-            then_to, else_to, ..
-        }) => {
-            fr.pc = if *then_to <= fr.pc {
-                *then_to
-            } else {
-                *else_to
-            }
-        }
-        Some(Op::Jump(to)) => fr.pc = *to,
-        _ => {}
-    }
-}
-
 fn replays(prog: &Program, t: &fencer_symbolic::Trace) -> bool {
     let (mut s, mut last) = State::initial_with_inputs(prog, t.inputs.clone());
     for &th in &t.schedule {
         if matches!(last, Status::Fault(_)) {
             break;
         }
-        take_dropped_back_edge(prog, &mut s, th);
         if !s.thread_enabled::<Sc>(prog, th) {
             return false;
         }
