@@ -664,11 +664,11 @@ pub struct FinalCond {
     pub loc: SrcLoc,
 }
 
-/// Why a read of uninitialised memory is refused where the program's conventions make its
-/// value arbitrary ([`Program::uninit_arbitrary`]).
+/// Why the stateless explorer refuses a read of uninitialised memory where the program's
+/// conventions make its value arbitrary ([`Program::uninit_arbitrary`]).
 pub const UNINIT_ARBITRARY: &str = "read of uninitialised memory: under SV-COMP's conventions \
-    its value is arbitrary, and fencer does not choose such values (give the variable an \
-    initial value)";
+    its value is arbitrary, and this engine does not choose such values (give the variable \
+    an initial value, or use `--engine abpress`, which takes the value as an input)";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
@@ -699,8 +699,9 @@ pub struct Program {
     pub assumptions: Vec<String>,
     /// A read of memory never written gives an arbitrary value (SV-COMP's conventions,
     /// where reachability of the error call is the only property) instead of being a
-    /// memory error. No engine chooses such values yet: they refuse the program when an
-    /// execution reads one, rather than report the read as a violation.
+    /// memory error. The symbolic engine takes it as an input (one value per cell, which
+    /// later reads see again); the stateless explorer, which does not choose values,
+    /// refuses the program when an execution reads one rather than report a violation.
     pub uninit_arbitrary: bool,
     /// The same program with every `pthread_cond_wait` returning only when signalled (C,
     /// with spurious wake-ups). A wait that may wake spuriously never blocks, so a wait no

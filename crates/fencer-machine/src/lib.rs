@@ -2158,6 +2158,36 @@ impl State {
         }
     }
 
+    /// Where a never-written cell's value is arbitrary ([`Program::uninit_arbitrary`]) and
+    /// a replay gives thread `t` input values, the cell takes the next one, as the
+    /// symbolic engine's read of it did; `false` when there is none (the explorer does
+    /// not choose values).
+    fn arbitrary_value(&mut self, prog: &Program, t: u32, loc: Loc) -> bool {
+        if !prog.uninit_arbitrary {
+            return false;
+        }
+        let Some(value) = self.inputs.get_mut(t as usize).and_then(|q| q.pop()) else {
+            return false;
+        };
+        self.mem[loc.obj].set(
+            loc.index,
+            Cell {
+                value,
+                writer: None,
+                state: CellState::Valid,
+            },
+        );
+        true
+    }
+
+    /// The value [`State::arbitrary_value`] would give thread `t`'s read.
+    fn next_arbitrary(&self, prog: &Program, t: u32) -> Option<Value> {
+        if !prog.uninit_arbitrary {
+            return None;
+        }
+        self.inputs.get(t as usize).and_then(|q| q.last().copied())
+    }
+
     fn uninit(&self, prog: &Program, t: u32, src: SrcLoc) -> Fault {
         if prog.uninit_arbitrary {
             return self.fault(
@@ -2537,7 +2567,11 @@ impl State {
                     .and_then(|_| self.bufs[t as usize].forward(loc))
                     .map(|e| (e.value, ReadFrom::Store(e.store.id)));
                 let forwarded = fwd.is_some();
-                if !forwarded && !copy && self.cell_state(loc) == CellState::Uninit {
+                if !forwarded
+                    && !copy
+                    && self.cell_state(loc) == CellState::Uninit
+                    && !self.arbitrary_value(prog, t, loc)
+                {
                     return (
                         ev(EventKind::FaultedAccess { loc, lock: false }),
                         Status::Fault(self.uninit(prog, t, src)),
@@ -2575,8 +2609,11 @@ impl State {
             }
             Op::Rmw { dst, addr, op } => {
                 let loc = loc_or_fault!(addr, EventKind::Failed);
-                match self.cell_state(loc) {
-                    CellState::Valid => {}
+                let arbitrary = match self.cell_state(loc) {
+                    CellState::Valid => None,
+                    CellState::Uninit if self.next_arbitrary(prog, t).is_some() => {
+                        self.next_arbitrary(prog, t)
+                    }
                     CellState::Uninit => {
                         return (
                             ev(EventKind::FaultedAccess { loc, lock: false }),
@@ -2589,8 +2626,11 @@ impl State {
                             Status::Fault(self.destroyed(t, src)),
                         )
                     }
-                }
-                let (old, from) = self.read(loc);
+                };
+                let (old, from) = match arbitrary {
+                    Some(v) => (v, ReadFrom::Init),
+                    None => self.read(loc),
+                };
                 let written = match &op {
                     RmwOp::Cas { expected, new } => {
                         let exp = val_or_fault!(expected, EventKind::Failed);
@@ -2612,6 +2652,9 @@ impl State {
                         }
                     }
                 };
+                if arbitrary.is_some() {
+                    self.arbitrary_value(prog, t, loc);
+                }
                 if let Some(w) = written {
                     self.write(loc, w, id);
                 }

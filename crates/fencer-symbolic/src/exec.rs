@@ -783,6 +783,34 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// A cell never written, read where its value is arbitrary
+    /// ([`Program::uninit_arbitrary`]), takes the next input as its value, as a
+    /// `malloc`'d block's contents are in SV-COMP's tasks: one value, which later reads see
+    /// again. The concrete machine's replay takes the same input at the same read.
+    fn havoc_cell(&mut self, t: u32, loc: (u32, u32), bits: u8) -> R<()> {
+        let k = self.st.inputs.len() as u32;
+        self.st.inputs.push((t, bits));
+        if let Some((lo, hi)) = width_range(bits) {
+            let x = Lin::var(k);
+            self.st.pc.push(Lit::Arith(
+                lin_add(&Lin::constant(lo), &x, -1).ok_or_else(ovf)?,
+                Rel::Le,
+            ));
+            self.st.pc.push(Lit::Arith(
+                lin_add(&x, &Lin::constant(hi), -1).ok_or_else(ovf)?,
+                Rel::Le,
+            ));
+        }
+        let x = self.svar(SVar::Cell {
+            obj: loc.0,
+            index: loc.1,
+        });
+        Rc::make_mut(&mut self.st.mem[loc.0 as usize].cells)[loc.1 as usize] =
+            Cell::V(V::S(Lin::var(k)));
+        self.ops.push(Micro::Havoc(x, bits));
+        Ok(())
+    }
+
     fn write_cell(&mut self, loc: (u32, u32), d: D) {
         let x = self.svar(SVar::Cell {
             obj: loc.0,
@@ -948,14 +976,29 @@ impl<'a> Exec<'a> {
                 let loc = self.resolve(t, addr, src)?;
                 if !copy && *self.cell(loc) == Cell::Uninit {
                     if self.prog.uninit_arbitrary {
-                        return unsupported(fencer_ir::UNINIT_ARBITRARY);
+                        // The front-end narrows a load of a narrower type right after it:
+                        // the value read is one of that type's.
+                        let bits =
+                            match self.prog.functions[func as usize].body.get(pc as usize + 1) {
+                                Some(fencer_ir::Instr {
+                                    op:
+                                        Op::Local {
+                                            dst: d,
+                                            expr: Expr::Un(UnOp::Sext(b) | UnOp::Zext(b), e),
+                                        },
+                                    ..
+                                }) if d == dst && **e == Expr::Reg(*dst) => *b,
+                                _ => 64,
+                            };
+                        self.havoc_cell(t, loc, bits)?;
+                    } else {
+                        return Err(self.fault(
+                            t,
+                            src,
+                            "memory-error",
+                            "read of an uninitialised value",
+                        ));
                     }
-                    return Err(self.fault(
-                        t,
-                        src,
-                        "memory-error",
-                        "read of an uninitialised value",
-                    ));
                 }
                 let d = self.read_cell(loc);
                 self.set_reg(t, *dst, d);
@@ -968,9 +1011,7 @@ impl<'a> Exec<'a> {
             Op::Rmw { dst, addr, op } => {
                 let loc = self.resolve(t, addr, src)?;
                 match self.cell(loc) {
-                    Cell::Uninit if self.prog.uninit_arbitrary => {
-                        return unsupported(fencer_ir::UNINIT_ARBITRARY);
-                    }
+                    Cell::Uninit if self.prog.uninit_arbitrary => self.havoc_cell(t, loc, 64)?,
                     Cell::Uninit => {
                         return Err(self.fault(
                             t,
