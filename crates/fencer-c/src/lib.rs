@@ -482,5 +482,10 @@ pub fn load_llvm_text_with(
     // `-O0` code computes through chains of temporaries that every execution would
     // interpret again (see `fencer_ir::simplify`).
     fencer_ir::simplify::forward_substitute(&mut prog);
+    // The variant is the program a `--no-spurious-wakeups` run loads: the same passes, so
+    // that its traces replay under that option.
+    if let Some(v) = prog.wait_variant.as_deref_mut() {
+        fencer_ir::simplify::forward_substitute(v);
+    }
     Ok(prog)
 }

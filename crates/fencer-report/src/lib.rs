@@ -346,10 +346,9 @@ impl Report {
             Verdict::Violation => {
                 report.verdict = Verdict::Violation;
                 report.stopped_by = None;
-                report.counterexample = w.counterexample.map(|mut c| {
-                    c.message = format!("{} (no spurious wake-up happens)", c.message);
-                    c
-                });
+                // The message stays the variant's own, as its trace replays it (the trace
+                // says `spurious-wakeups no`); the note above says where it was found.
+                report.counterexample = w.counterexample;
                 true
             }
             Verdict::Incomplete if report.verdict == Verdict::Safe => {
