@@ -5,14 +5,6 @@ use super::*;
 use fencer_param::{Outcome, System};
 use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
 
-/// Whether `--model`/`-m` was given: a file with weak variables defaults to TSO, as in
-/// Cubicle-W, and clap's default value cannot tell an explicit `--model sc` from none.
-fn model_given() -> bool {
-    std::env::args().skip(1).any(|a| {
-        a == "--model" || a.starts_with("--model=") || (a.starts_with("-m") && !a.starts_with("--"))
-    })
-}
-
 pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
     let path = args.file.display().to_string();
     let src = match std::fs::read_to_string(&args.file) {
@@ -29,7 +21,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         Ok(f) => f,
         Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
     };
-    let mode = match (model_given(), args.model) {
+    let mode = match (args.given.has("model"), args.model) {
         (false, _) if file.has_weak() => fencer_cub::Mode::Tso,
         (false, _) | (true, ModelArg::Sc) => fencer_cub::Mode::Sc,
         (true, ModelArg::Tso) => fencer_cub::Mode::Tso,

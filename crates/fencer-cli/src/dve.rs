@@ -172,6 +172,9 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some(msg) = refuse_for_the_question(args, props.is_empty()) {
+        return usage_error(args.json, &msg, None);
+    }
     if props.is_empty() {
         let (report, text) = match check_one(args, timeout, &path, &src, &sys, None, relaxed) {
             Ok(r) => r,
@@ -487,6 +490,13 @@ fn check_one(
                 sys.processes[p].name
             ));
         }
+        if sys.property.is_none() && !sys.ltl.is_empty() && (args.reach.is_some() || args.deadlock)
+        {
+            text.push_str(&format!(
+                "  note: the model's `property ltl` items ({}) are not checked with --reach or --deadlock\n",
+                sys.ltl.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
         if kept_going {
             text.push_str(&format!(
                 "  --keep-going: {} steps end in a run-time error, {} reachable states are errors or goals (run without --keep-going for a counterexample)\n",
@@ -523,6 +533,39 @@ fn check_one(
         text
     };
     Ok((report, text))
+}
+
+/// Options that ask about LTL when the run answers reachability, or the reverse: which
+/// question is asked is known once the model is read (its property process or `property
+/// ltl` items), so `applies` cannot tell.
+pub(crate) fn refuse_for_the_question(args: &CheckArgs, reachability: bool) -> Option<String> {
+    let given = |id: &str| args.given.has(id);
+    if given("ltl") && (args.reach.is_some() || args.deadlock) {
+        return Some(
+            "error: --ltl cannot be combined with --reach or --deadlock: those ask whether a state is reachable, which is another run (run them one after the other)".into(),
+        );
+    }
+    let why = if args.reach.is_some() || args.deadlock {
+        "--reach or --deadlock asks about reachability"
+    } else {
+        "the model has no property process or `property ltl` item, and no --ltl was given"
+    };
+    for (id, flag) in [
+        ("fair", "--fair"),
+        ("no_buffer_fairness", "--no-buffer-fairness"),
+    ] {
+        if given(id) && reachability {
+            return Some(format!(
+                "error: {flag} applies to LTL properties (it says which infinite runs count); this run checks reachability: {why}"
+            ));
+        }
+    }
+    if given("keep_going") && !reachability {
+        return Some(
+            "error: --keep-going applies to reachability (errors, assertions, --reach, --deadlock); this run checks LTL properties, whose counterexample is the first accepting cycle".into(),
+        );
+    }
+    None
 }
 
 /// The LTL properties to check, each as (name, formula if any, the model with the

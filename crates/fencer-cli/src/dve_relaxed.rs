@@ -286,10 +286,10 @@ pub fn prepare(
         }
         return Ok(None);
     }
-    if args.buffer_bound == 0 {
+    if args.buffer_bound == 0 || args.buffer_bound > MAX_BUFFER_BOUND {
         return Err(usage_error(
             args.json,
-            "error: --buffer-bound must be at least 1",
+            &format!("error: --buffer-bound takes 1 to {MAX_BUFFER_BOUND} writes per buffer (the transformed model grows with the bound: each slot is a variable, and each flush a transition per slot)"),
             None,
         ));
     }
@@ -515,6 +515,10 @@ pub struct TransformArgs {
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub buffer_bound: u32,
 }
+
+/// The largest `--buffer-bound`: beyond it the transformed model's expressions pass the
+/// DVE compiler's limits (16 did, on peterson) long before anyone could explore it.
+pub(crate) const MAX_BUFFER_BOUND: u32 = 8;
 
 pub fn transform(a: TransformArgs) -> ExitCode {
     let path = a.file.display().to_string();

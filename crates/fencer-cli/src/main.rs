@@ -1,5 +1,6 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
+mod applies;
 mod bench;
 mod cub;
 mod dve;
@@ -10,7 +11,7 @@ mod robust;
 mod symbolic;
 mod views;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use fencer_memory::ModelKind;
 use fencer_report::{Report, Verdict};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -419,6 +420,9 @@ struct CheckArgs {
     /// is that the error function is never called.
     #[arg(long, value_enum, value_name = "POLICY")]
     hangs: Option<HangsArg>,
+    /// The options given on the command line (not defaulted), for `applies`.
+    #[arg(skip)]
+    given: applies::Given,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -437,28 +441,6 @@ fn apply_conventions(args: &CheckArgs, prog: &mut fencer_ir::Program) {
         Some(HangsArg::Ignore) => prog.hang_is_violation = false,
         None => {}
     }
-}
-
-/// Options that belong to another kind of input are refused, never ignored: a verdict
-/// must not answer a question other than the one asked.
-fn refuse_foreign_options(args: &CheckArgs) -> Result<(), ExitCode> {
-    let is_c = input_kind(&args.file) == Some(Input::C);
-    let is_model = args
-        .file
-        .extension()
-        .is_some_and(|e| e == "dve" || e == "cub");
-    let refuse = |msg: &str| Err(usage_error(args.json, &format!("error: {msg}"), None));
-    if args.no_spurious_wakeups && !is_c {
-        return refuse(
-            "--no-spurious-wakeups is about pthread_cond_wait: it applies to C programs (.c, .i, .ll, .bc) only",
-        );
-    }
-    if args.hangs.is_some() && is_model {
-        return refuse(
-            "--hangs applies to programs (.fen, .litmus, C); a DVE model's deadlocks are asked for with --deadlock",
-        );
-    }
-    Ok(())
 }
 
 /// `check`'s arguments, and the views of its counterexample.
@@ -595,8 +577,18 @@ fn main() -> ExitCode {
     pad_heaps();
     report_internal_errors();
     test_panic();
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let cli = match parsed {
+        Ok((mut c, m)) => {
+            if let (Command::Check(cmd), Some(sub)) =
+                (&mut c.command, m.subcommand_matches("check"))
+            {
+                cmd.args.given = applies::Given::from_matches(sub);
+            }
+            c
+        }
         Err(e) => {
             if !e.use_stderr() {
                 let _ = e.print();
@@ -917,8 +909,8 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
         Ok(s) => s,
         Err(msg) => return usage_error(args.json, &msg, None),
     };
-    if let Err(code) = refuse_foreign_options(&args) {
-        return code;
+    if let Some(msg) = applies::refusal(&args) {
+        return usage_error(args.json, &msg, None);
     }
     if args.jobs == Some(0) {
         return usage_error(args.json, "error: --jobs expects at least 1 worker", None);
@@ -930,14 +922,6 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
             None,
         );
     }
-    let is = |ext: &str| args.file.extension().is_some_and(|e| e == ext);
-    if shard.is_some() && (is("cub") || is("dve") || !matches!(args.engine, EngineArg::Dpor)) {
-        return usage_error(
-            args.json,
-            "error: --shard splits the DPOR engine's exploration of a program (.fen, .litmus, C); not .dve or .cub models, nor --engine reference or abpress",
-            None,
-        );
-    }
     if args.file.extension().is_some_and(|e| e == "cub") {
         return cub::check(&args, timeout);
     }
@@ -945,17 +929,6 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
         return symbolic::check_with(&args, timeout, args.por.into());
     }
     if args.file.extension().is_some_and(|e| e == "dve") {
-        if views.view.is_some()
-            || views.html.is_some()
-            || views.sarif.is_some()
-            || views.save_trace.is_some()
-        {
-            return usage_error(
-                args.json,
-                "error: --view, --html, --sarif and --save-trace draw program executions; DVE models do not have them yet",
-                None,
-            );
-        }
         return dve::check(&args, timeout);
     }
     let model = match program_model(args.model, args.json) {
@@ -1010,7 +983,15 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
             None => out(&format!("{}\n", report.to_json())),
         }
     } else {
-        out(&report.to_text(args.verbose));
+        let mut text = report.to_text(args.verbose);
+        if let Some(h) = split_info
+            .as_ref()
+            .filter(|_| report.verdict == Verdict::Safe)
+            .and_then(merge::shard_headline)
+        {
+            text = text.replacen(fencer_report::SAFE_HEADLINE, &h, 1);
+        }
+        out(&text);
         if let Some(info) = &split_info {
             out(&merge::split_text(info));
         }

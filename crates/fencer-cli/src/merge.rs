@@ -123,6 +123,19 @@ pub fn thrown_share(info: &Value) -> Option<f64> {
     }
 }
 
+/// The headline of a shard's run that found no violation: what it covered, never SAFE
+/// (the other shards' units are unexplored); `None` for a run that is not a shard.
+pub fn shard_headline(info: &Value) -> Option<String> {
+    let sh = info["shard"].as_object()?;
+    let (i, n) = (sh["index"].as_u64()?, sh["count"].as_u64()?);
+    let units = info["units"].as_u64()?;
+    // Shard I takes the units of index I-1 modulo N.
+    let mine = if i > units { 0 } else { (units - i) / n + 1 };
+    Some(format!(
+        "no violation in shard {i}/{n}'s {mine} of {units} units (a partial run: `fencer merge` of every shard's --json result gives the verdict)"
+    ))
+}
+
 pub fn split_text(info: &Value) -> String {
     let at = if info["method"] == "races" {
         "below a race-driven top of depth"

@@ -160,6 +160,10 @@ impl RepairArgs {
             jobs: None,
             no_spurious_wakeups: self.no_spurious_wakeups,
             hangs: self.hangs,
+            given: super::applies::Given::set(&[
+                ("no_spurious_wakeups", self.no_spurious_wakeups),
+                ("hangs", self.hangs.is_some()),
+            ]),
         }
     }
 }
@@ -474,10 +478,8 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
-    if let Err(code) =
-        super::refuse_foreign_options(&args.check_args(&args.file, ModelArg::Tso, None))
-    {
-        return code;
+    if let Some(msg) = super::applies::refusal(&args.check_args(&args.file, ModelArg::Tso, None)) {
+        return usage_error(args.json, &msg, None);
     }
     if args.file.extension().is_some_and(|e| e == "dve") {
         let model = match args.model {

@@ -152,9 +152,10 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         jobs: None,
         no_spurious_wakeups: a.no_spurious_wakeups,
         hangs: None,
+        given: super::applies::Given::set(&[("no_spurious_wakeups", a.no_spurious_wakeups)]),
     });
-    if let Err(code) = super::refuse_foreign_options(&args) {
-        return code;
+    if let Some(msg) = super::applies::refusal(&args) {
+        return usage_error(args.json, &msg, None);
     }
     let mut prog = match load_program(&args, model, timeout) {
         Ok(p) => p,

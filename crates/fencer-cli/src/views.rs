@@ -419,6 +419,7 @@ fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
         jobs: None,
         no_spurious_wakeups: false,
         hangs: None,
+        given: Default::default(),
     }
 }
 

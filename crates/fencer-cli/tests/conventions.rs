@@ -110,7 +110,11 @@ fn options_for_another_kind_of_input_are_refused() {
         .expect("a DVE example");
     let out = fencer(&["check", dve.to_str().unwrap(), "--hangs", "ignore"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--hangs applies to programs"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--hangs does not apply") && err.contains("--deadlock"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -19,6 +19,9 @@ pub enum Verdict {
     Incomplete,
 }
 
+/// What the text report says of a complete exploration that found no violation.
+pub const SAFE_HEADLINE: &str = "SAFE: no violation in any execution";
+
 impl Verdict {
     /// The process exit code for this verdict: 0 safe, 1 violation, 3 stopped by a limit.
     pub fn exit_code(self) -> i32 {
@@ -367,7 +370,7 @@ impl Report {
             Verdict::Safe if self.stats.executions == 0 => {
                 "SAFE, but vacuously: no execution completed (every one was discarded by an assume or blocked)"
             }
-            Verdict::Safe => "SAFE: no violation in any execution",
+            Verdict::Safe => SAFE_HEADLINE,
             Verdict::Violation => "VIOLATION",
             Verdict::Incomplete => "INCOMPLETE: stopped by a limit before exploring everything",
         };

@@ -1,0 +1,480 @@
+//! Which `check` option applies to which input: every option the user gave must be one that
+//! the input's front-end and the chosen engine honour, or the run is refused (exit 2) with
+//! the option, the inputs it applies to, and what this run is. A verifier that answered
+//! SAFE with an option ignored would answer a question nobody asked.
+//!
+//! Options are told given or not by clap's value source, not by their values, since
+//! several have defaults (`--model`, `--engine`, `--algo`, `--max-depth`, ...). Every
+//! option of `check` has a rule here; a unit test holds the list to the command's.
+//! Conditions that need the model read first (DVE's `--fair` with no LTL property to
+//! check, a `-D` naming no `input` constant) are checked by the DVE front-end.
+
+use crate::{CheckArgs, EngineArg, HangsArg, ModelArg};
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The ids of the options given on the command line (clap's ids: the field names).
+#[derive(Clone, Debug, Default)]
+pub struct Given(BTreeSet<String>);
+
+impl Given {
+    pub fn from_matches(m: &ArgMatches) -> Given {
+        Given(
+            m.ids()
+                .filter(|id| m.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+                .map(|id| id.as_str().to_string())
+                .collect(),
+        )
+    }
+
+    /// The ids whose flag is true: for commands that build `check`'s arguments from their
+    /// own (robust, repair) and hold the options they pass on to the same rules.
+    pub fn set(ids: &[(&str, bool)]) -> Given {
+        Given(
+            ids.iter()
+                .filter(|(_, on)| *on)
+                .map(|(id, _)| id.to_string())
+                .collect(),
+        )
+    }
+
+    pub fn has(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
+}
+
+/// What a file is, as far as options go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Fen,
+    Litmus,
+    /// C source clang preprocesses (`.c`).
+    C,
+    /// Preprocessed C (`.i`): compiled, not preprocessed.
+    Preprocessed,
+    /// LLVM IR (`.ll`, `.bc`): nothing to compile, but fencer's C library.
+    Ir,
+    Dve,
+    Cub,
+}
+
+impl Kind {
+    pub fn of(path: &Path) -> Option<Kind> {
+        Some(match path.extension()?.to_str()? {
+            "fen" => Kind::Fen,
+            "litmus" => Kind::Litmus,
+            "c" => Kind::C,
+            "i" => Kind::Preprocessed,
+            "ll" | "bc" => Kind::Ir,
+            "dve" => Kind::Dve,
+            "cub" => Kind::Cub,
+            _ => return None,
+        })
+    }
+
+    fn is_program(self) -> bool {
+        !matches!(self, Kind::Dve | Kind::Cub)
+    }
+
+    fn is_c(self) -> bool {
+        matches!(self, Kind::C | Kind::Preprocessed | Kind::Ir)
+    }
+}
+
+/// The run the options are held to.
+struct Run<'a> {
+    kind: Kind,
+    args: &'a CheckArgs,
+}
+
+impl Run<'_> {
+    fn program_with(&self, engines: &[&str]) -> bool {
+        self.kind.is_program() && engines.contains(&engine_name(self.args.engine))
+    }
+
+    fn relaxed_dve(&self) -> bool {
+        self.kind == Kind::Dve && !matches!(self.args.model, ModelArg::Sc)
+    }
+
+    fn describe(&self) -> String {
+        let file = self.args.file.display();
+        match self.kind {
+            Kind::Dve => format!(
+                "{file} is a DVE model (explicit-state engine, --model {})",
+                model_name(self.args.model)
+            ),
+            Kind::Cub => format!("{file} is a .cub model (parameterized engine)"),
+            Kind::Fen | Kind::Litmus => format!(
+                "{file} is a program checked by --engine {}",
+                engine_name(self.args.engine)
+            ),
+            Kind::C => format!(
+                "{file} is C source checked by --engine {}",
+                engine_name(self.args.engine)
+            ),
+            Kind::Preprocessed => format!(
+                "{file} is preprocessed C (clang compiles it without preprocessing), checked by --engine {}",
+                engine_name(self.args.engine)
+            ),
+            Kind::Ir => format!(
+                "{file} is LLVM IR (nothing is compiled), checked by --engine {}",
+                engine_name(self.args.engine)
+            ),
+        }
+    }
+}
+
+fn engine_name(e: EngineArg) -> &'static str {
+    match e {
+        EngineArg::Dpor => "dpor",
+        EngineArg::Reference => "reference",
+        EngineArg::Abpress => "abpress",
+    }
+}
+
+fn model_name(m: ModelArg) -> &'static str {
+    match m {
+        ModelArg::Sc => "sc",
+        ModelArg::Tso => "tso",
+        ModelArg::Pso => "pso",
+        ModelArg::Pso1 => "pso1",
+    }
+}
+
+/// One option: its clap id, how the user writes it, whether it applies to a run, and to
+/// what it applies, in words.
+struct Rule {
+    id: &'static str,
+    flag: &'static str,
+    applies: fn(&Run) -> bool,
+    to: &'static str,
+}
+
+const PROGRAM_ENGINES: &[&str] = &["dpor", "reference"];
+
+const RULES: &[Rule] = &[
+    Rule {
+        id: "file",
+        flag: "FILE",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "define",
+        flag: "-D",
+        applies: |r| matches!(r.kind, Kind::C | Kind::Dve),
+        to: "C source (.c, which clang preprocesses) and DVE models (-D NAME=VALUE sets an `input` constant)",
+    },
+    Rule {
+        id: "include",
+        flag: "-I",
+        applies: |r| r.kind == Kind::C,
+        to: "C source (.c, which clang preprocesses)",
+    },
+    Rule {
+        id: "std",
+        flag: "--std",
+        applies: |r| matches!(r.kind, Kind::C | Kind::Preprocessed),
+        to: "C that clang compiles (.c, .i)",
+    },
+    Rule {
+        id: "clang",
+        flag: "--clang",
+        applies: |r| r.kind.is_c(),
+        to: "C programs (.c, .i; for .ll and .bc, the compiler of fencer's C library)",
+    },
+    Rule {
+        id: "cflags",
+        flag: "-- CFLAGS",
+        applies: |r| matches!(r.kind, Kind::C | Kind::Preprocessed),
+        to: "C that clang compiles (.c, .i)",
+    },
+    Rule {
+        id: "model",
+        flag: "--model",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "engine",
+        flag: "--engine",
+        applies: |r| r.kind.is_program(),
+        to: "programs (.fen, .litmus, C); DVE models have the explicit-state engine and .cub models the parameterized one",
+    },
+    Rule {
+        id: "algo",
+        flag: "--algo",
+        applies: |r| r.program_with(&["dpor"]),
+        to: "programs checked by --engine dpor",
+    },
+    Rule {
+        id: "por",
+        flag: "--por",
+        applies: |r| r.kind.is_c() && matches!(r.args.engine, EngineArg::Abpress),
+        to: "C programs checked by --engine abpress",
+    },
+    Rule {
+        id: "verbose",
+        flag: "--verbose",
+        applies: |r| r.program_with(&["dpor"]),
+        to: "programs checked by --engine dpor (it adds the races found and reversed)",
+    },
+    Rule {
+        id: "all",
+        flag: "--all",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference (a DVE model's is --keep-going)",
+    },
+    Rule {
+        id: "json",
+        flag: "--json",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "timeout",
+        flag: "--timeout",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "max_executions",
+        flag: "--max-executions",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference (DVE models take --max-states; .cub models and --engine abpress take --max-nodes)",
+    },
+    Rule {
+        id: "max_depth",
+        flag: "--max-depth",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference (--engine abpress answers for loops without a bound)",
+    },
+    Rule {
+        id: "unroll",
+        flag: "--unroll",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference (--engine abpress answers for loops without a bound)",
+    },
+    Rule {
+        id: "deadlock",
+        flag: "--deadlock",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models (a program's deadlocks are always violations; see --hangs)",
+    },
+    Rule {
+        id: "reach",
+        flag: "--reach",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models (a program's question is its assertions and final condition)",
+    },
+    Rule {
+        id: "ltl",
+        flag: "--ltl",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models",
+    },
+    Rule {
+        id: "fair",
+        flag: "--fair",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models checked against an LTL property",
+    },
+    Rule {
+        id: "max_states",
+        flag: "--max-states",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models (programs take --max-executions; .cub models --max-nodes)",
+    },
+    Rule {
+        id: "keep_going",
+        flag: "--keep-going",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models' reachability (a program's is --all)",
+    },
+    Rule {
+        id: "buffer_bound",
+        flag: "--buffer-bound",
+        applies: |r| r.kind == Kind::Dve && matches!(r.args.model, ModelArg::Tso | ModelArg::Pso),
+        to: "DVE models under --model tso or pso (pso1 has one slot per location; programs' buffers are unbounded)",
+    },
+    Rule {
+        id: "keep_stale",
+        flag: "--keep-stale",
+        applies: |r| r.relaxed_dve(),
+        to: "DVE models under --model pso1, tso or pso",
+    },
+    Rule {
+        id: "buffer_private",
+        flag: "--buffer-private",
+        applies: |r| r.relaxed_dve(),
+        to: "DVE models under --model pso1, tso or pso",
+    },
+    Rule {
+        id: "atomic",
+        flag: "--atomic",
+        applies: |r| r.relaxed_dve(),
+        to: "DVE models under --model pso1, tso or pso (a program's fences are in its source)",
+    },
+    Rule {
+        id: "no_buffer_fairness",
+        flag: "--no-buffer-fairness",
+        applies: |r| r.relaxed_dve(),
+        to: "DVE models under --model pso1, tso or pso, checked against an LTL property",
+    },
+    Rule {
+        id: "max_nodes",
+        flag: "--max-nodes",
+        applies: |r| {
+            r.kind == Kind::Cub || (r.kind.is_c() && matches!(r.args.engine, EngineArg::Abpress))
+        },
+        to: ".cub models and C programs checked by --engine abpress",
+    },
+    Rule {
+        id: "invariant",
+        flag: "--invariant",
+        applies: |r| r.kind == Kind::Cub,
+        to: ".cub models",
+    },
+    Rule {
+        id: "brab",
+        flag: "--brab",
+        applies: |r| r.kind == Kind::Cub,
+        to: ".cub models",
+    },
+    Rule {
+        id: "forward_depth",
+        flag: "--forward-depth",
+        applies: |r| r.kind == Kind::Cub,
+        to: ".cub models with --brab",
+    },
+    Rule {
+        id: "jobs",
+        flag: "--jobs",
+        applies: |r| r.program_with(&["dpor"]) || r.kind == Kind::Dve,
+        to: "programs checked by --engine dpor and DVE models (the other engines run on one thread)",
+    },
+    Rule {
+        id: "no_pack",
+        flag: "--no-pack",
+        applies: |r| r.kind == Kind::Dve,
+        to: "DVE models",
+    },
+    Rule {
+        id: "no_spin_assume",
+        flag: "--no-spin-assume",
+        // --engine abpress keeps every loop as written already: the option asks for
+        // what it does.
+        applies: |r| r.kind.is_program(),
+        to: "programs (.fen, .litmus, C)",
+    },
+    Rule {
+        id: "no_spurious_wakeups",
+        flag: "--no-spurious-wakeups",
+        applies: |r| r.kind.is_c(),
+        to: "C programs (.c, .i, .ll, .bc): it is about pthread_cond_wait",
+    },
+    Rule {
+        id: "hangs",
+        flag: "--hangs",
+        // The symbolic engine does not look for hangs: it can honour `ignore` only.
+        applies: |r| {
+            r.program_with(PROGRAM_ENGINES)
+                || (r.kind.is_c()
+                    && matches!(r.args.engine, EngineArg::Abpress)
+                    && r.args.hangs == Some(HangsArg::Ignore))
+        },
+        to: "programs checked by --engine dpor or reference (--engine abpress does not look for hangs: only `--hangs ignore` describes it; a DVE model's deadlocks are asked for with --deadlock)",
+    },
+    Rule {
+        id: "view",
+        flag: "--view",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference",
+    },
+    Rule {
+        id: "html",
+        flag: "--html",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference",
+    },
+    Rule {
+        id: "sarif",
+        flag: "--sarif",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference",
+    },
+    Rule {
+        id: "save_trace",
+        flag: "--save-trace",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference",
+    },
+    Rule {
+        id: "final_state",
+        flag: "--final",
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference",
+    },
+    Rule {
+        id: "shard",
+        flag: "--shard",
+        applies: |r| r.program_with(&["dpor"]),
+        to: "programs checked by --engine dpor (.fen, .litmus, C)",
+    },
+];
+
+/// The first option given that does not apply to this run, as an error message; `None`
+/// when every one applies (or the file's kind is unknown: loading it says so).
+pub fn refusal(args: &CheckArgs) -> Option<String> {
+    let kind = Kind::of(&args.file)?;
+    let run = Run { kind, args };
+    for rule in RULES {
+        if args.given.has(rule.id) && !(rule.applies)(&run) {
+            return Some(format!(
+                "error: {} does not apply to this run: it applies to {}; {}",
+                rule.flag,
+                rule.to,
+                run.describe()
+            ));
+        }
+    }
+    None
+}
+
+/// The ids every rule covers, for the test that holds them to the command's options.
+#[cfg(test)]
+pub fn ruled_ids() -> Vec<&'static str> {
+    RULES.iter().map(|r| r.id).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_option_of_check_has_a_rule() {
+        let cli = crate::Cli::command();
+        let check = cli.find_subcommand("check").expect("check");
+        let ruled = super::ruled_ids();
+        let mut missing = Vec::new();
+        for a in check.get_arguments() {
+            let id = a.get_id().as_str();
+            if !matches!(id, "help") && !ruled.contains(&id) {
+                missing.push(id.to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "options of `check` without a rule in applies.rs (say where each applies): {missing:?}"
+        );
+        // And no rule for an option that is gone.
+        for id in ruled {
+            assert!(
+                check.get_arguments().any(|a| a.get_id().as_str() == id),
+                "applies.rs has a rule for `{id}`, which `check` does not have"
+            );
+        }
+    }
+}
