@@ -29,17 +29,6 @@ impl Given {
         )
     }
 
-    /// The ids whose flag is true: for commands that build `check`'s arguments from their
-    /// own (robust, repair) and hold the options they pass on to the same rules.
-    pub fn set(ids: &[(&str, bool)]) -> Given {
-        Given(
-            ids.iter()
-                .filter(|(_, on)| *on)
-                .map(|(id, _)| id.to_string())
-                .collect(),
-        )
-    }
-
     pub fn has(&self, id: &str) -> bool {
         self.0.contains(id)
     }
@@ -154,7 +143,7 @@ struct Rule {
 
 const PROGRAM_ENGINES: &[&str] = &["dpor", "reference"];
 
-const RULES: &[Rule] = &[
+const CHECK: &[Rule] = &[
     Rule {
         id: "file",
         flag: "FILE",
@@ -425,12 +414,136 @@ const RULES: &[Rule] = &[
     },
 ];
 
+/// `robust`'s options that are `check`'s, held to `check`'s rules (robust takes programs
+/// only, through DPOR), and its own.
+const ROBUST_SHARED: &[&str] = &[
+    "file",
+    "model",
+    "algo",
+    "define",
+    "include",
+    "std",
+    "clang",
+    "cflags",
+    "json",
+    "verbose",
+    "timeout",
+    "max_executions",
+    "max_depth",
+    "unroll",
+    "no_spin_assume",
+    "no_spurious_wakeups",
+    "view",
+    "html",
+    "sarif",
+    "save_trace",
+];
+const ROBUST_OWN: &[Rule] = &[
+    Rule {
+        id: "method",
+        flag: "--method",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "final_state",
+        flag: "--final",
+        applies: |_| false,
+        to: "`check` and `litmus` (robust draws the first SC violation's witness)",
+    },
+];
+
+/// `repair`'s options that are `check`'s, and its own.
+const REPAIR_SHARED: &[&str] = &[
+    "file",
+    "model",
+    "json",
+    "timeout",
+    "unroll",
+    "max_depth",
+    "no_spin_assume",
+    "no_spurious_wakeups",
+    "hangs",
+    "define",
+    "include",
+    "std",
+    "clang",
+    "cflags",
+    "ltl",
+    "reach",
+    "deadlock",
+    "fair",
+    "no_buffer_fairness",
+    "max_states",
+    "view",
+    "html",
+    "sarif",
+    "save_trace",
+    "final_state",
+];
+const REPAIR_OWN: &[Rule] = &[
+    Rule {
+        id: "goal",
+        flag: "--goal",
+        applies: |r| r.kind.is_program(),
+        to: "programs (a DVE model is repaired against its properties, --reach or --deadlock)",
+    },
+    Rule {
+        id: "diff",
+        flag: "--diff",
+        applies: |r| r.kind.is_program(),
+        to: "programs (a DVE model's repair is a file of atomic writes: --write)",
+    },
+    Rule {
+        id: "write",
+        flag: "--write",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "all_minimal",
+        flag: "--all-minimal",
+        applies: |_| true,
+        to: "every input",
+    },
+];
+
+/// Which command's options are held.
+#[derive(Clone, Copy, Debug)]
+pub enum Cmd {
+    Check,
+    Robust,
+    Repair,
+}
+
+fn rules(cmd: Cmd) -> Vec<&'static Rule> {
+    let shared = |ids: &[&str]| -> Vec<&'static Rule> {
+        ids.iter()
+            .map(|id| CHECK.iter().find(|r| r.id == *id).expect("a rule of check"))
+            .collect()
+    };
+    match cmd {
+        Cmd::Check => CHECK.iter().collect(),
+        Cmd::Robust => {
+            let mut v = shared(ROBUST_SHARED);
+            v.extend(ROBUST_OWN);
+            v
+        }
+        Cmd::Repair => {
+            let mut v = shared(REPAIR_SHARED);
+            v.extend(REPAIR_OWN);
+            v
+        }
+    }
+}
+
 /// The first option given that does not apply to this run, as an error message; `None`
-/// when every one applies (or the file's kind is unknown: loading it says so).
-pub fn refusal(args: &CheckArgs) -> Option<String> {
+/// when every one applies (or the file's kind is unknown: loading it says so). `args`
+/// are `check`'s arguments as `cmd` built them, with the options the user gave.
+pub fn refusal_in(cmd: Cmd, args: &CheckArgs) -> Option<String> {
     let kind = Kind::of(&args.file)?;
     let run = Run { kind, args };
-    for rule in RULES {
+    for rule in rules(cmd) {
         if args.given.has(rule.id) && !(rule.applies)(&run) {
             return Some(format!(
                 "error: {} does not apply to this run: it applies to {}; {}",
@@ -443,38 +556,44 @@ pub fn refusal(args: &CheckArgs) -> Option<String> {
     None
 }
 
-/// The ids every rule covers, for the test that holds them to the command's options.
-#[cfg(test)]
-pub fn ruled_ids() -> Vec<&'static str> {
-    RULES.iter().map(|r| r.id).collect()
+/// [`refusal_in`] for `check`.
+pub fn refusal(args: &CheckArgs) -> Option<String> {
+    refusal_in(Cmd::Check, args)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{rules, Cmd};
     use clap::CommandFactory;
 
     #[test]
-    fn every_option_of_check_has_a_rule() {
+    fn every_option_of_every_command_has_a_rule() {
         let cli = crate::Cli::command();
-        let check = cli.find_subcommand("check").expect("check");
-        let ruled = super::ruled_ids();
-        let mut missing = Vec::new();
-        for a in check.get_arguments() {
-            let id = a.get_id().as_str();
-            if !matches!(id, "help") && !ruled.contains(&id) {
-                missing.push(id.to_string());
+        for (name, cmd) in [
+            ("check", Cmd::Check),
+            ("robust", Cmd::Robust),
+            ("repair", Cmd::Repair),
+        ] {
+            let sub = cli.find_subcommand(name).expect("a command");
+            let ruled: Vec<&str> = rules(cmd).iter().map(|r| r.id).collect();
+            let mut missing = Vec::new();
+            for a in sub.get_arguments() {
+                let id = a.get_id().as_str();
+                if id != "help" && !ruled.contains(&id) {
+                    missing.push(id.to_string());
+                }
             }
-        }
-        assert!(
-            missing.is_empty(),
-            "options of `check` without a rule in applies.rs (say where each applies): {missing:?}"
-        );
-        // And no rule for an option that is gone.
-        for id in ruled {
             assert!(
-                check.get_arguments().any(|a| a.get_id().as_str() == id),
-                "applies.rs has a rule for `{id}`, which `check` does not have"
+                missing.is_empty(),
+                "options of `{name}` without a rule in applies.rs (say where each applies): {missing:?}"
             );
+            // And no rule for an option that is gone.
+            for id in ruled {
+                assert!(
+                    sub.get_arguments().any(|a| a.get_id().as_str() == id),
+                    "applies.rs has a rule for `{name} {id}`, which `{name}` does not have"
+                );
+            }
         }
     }
 }

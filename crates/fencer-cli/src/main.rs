@@ -127,9 +127,9 @@ struct LitmusArgs {
     /// Exploration engine.
     #[arg(long, short, value_enum, default_value = "dpor")]
     engine: EngineArg,
-    /// DPOR algorithm (with --engine dpor).
-    #[arg(long, value_enum, default_value = "optimal")]
-    algo: AlgoArg,
+    /// DPOR algorithm (with --engine dpor) [default: optimal].
+    #[arg(long, value_enum)]
+    algo: Option<AlgoArg>,
     /// Print the answers as JSON instead of herd7's text.
     #[arg(long)]
     json: bool,
@@ -582,10 +582,14 @@ fn main() -> ExitCode {
         .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
     let cli = match parsed {
         Ok((mut c, m)) => {
-            if let (Command::Check(cmd), Some(sub)) =
-                (&mut c.command, m.subcommand_matches("check"))
-            {
-                cmd.args.given = applies::Given::from_matches(sub);
+            if let Some((_, sub)) = m.subcommand() {
+                let given = applies::Given::from_matches(sub);
+                match &mut c.command {
+                    Command::Check(cmd) => cmd.args.given = given,
+                    Command::Robust(a) => a.given = given,
+                    Command::Repair(a) => a.given = given,
+                    _ => {}
+                }
             }
             c
         }
@@ -1199,6 +1203,13 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
+    if args.algo.is_some() && !matches!(args.engine, EngineArg::Dpor) {
+        return usage_error(
+            args.json,
+            "error: --algo does not apply to this run: it applies to --engine dpor; this run uses --engine reference",
+            None,
+        );
+    }
     let started = Instant::now();
     let mut answers = Vec::new();
     let mut code = 0u8;
@@ -1230,7 +1241,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             }
             EngineArg::Dpor | EngineArg::Abpress => {
                 let opts = fencer_dpor::Options {
-                    algo: match args.algo {
+                    algo: match args.algo.unwrap_or(AlgoArg::Optimal) {
                         AlgoArg::Optimal => fencer_dpor::Algo::Optimal,
                         AlgoArg::Source => fencer_dpor::Algo::Source,
                     },

@@ -110,6 +110,9 @@ pub(crate) struct RepairArgs {
     /// DVE: stop each check after storing this many states (exit code 3).
     #[arg(long, value_name = "N")]
     max_states: Option<u64>,
+    /// The options given on the command line, for `applies`.
+    #[arg(skip)]
+    pub(crate) given: super::applies::Given,
 }
 
 impl RepairArgs {
@@ -160,10 +163,7 @@ impl RepairArgs {
             jobs: None,
             no_spurious_wakeups: self.no_spurious_wakeups,
             hangs: self.hangs,
-            given: super::applies::Given::set(&[
-                ("no_spurious_wakeups", self.no_spurious_wakeups),
-                ("hangs", self.hangs.is_some()),
-            ]),
+            given: self.given.clone(),
         }
     }
 }
@@ -478,7 +478,10 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         Ok(t) => t,
         Err(msg) => return usage_error(args.json, msg, None),
     };
-    if let Some(msg) = super::applies::refusal(&args.check_args(&args.file, ModelArg::Tso, None)) {
+    if let Some(msg) = super::applies::refusal_in(
+        super::applies::Cmd::Repair,
+        &args.check_args(&args.file, ModelArg::Tso, None),
+    ) {
         return usage_error(args.json, &msg, None);
     }
     if args.file.extension().is_some_and(|e| e == "dve") {

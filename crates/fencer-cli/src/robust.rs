@@ -93,6 +93,9 @@ pub struct RobustArgs {
     no_spurious_wakeups: bool,
     #[command(flatten)]
     views: views::ViewArgs,
+    /// The options given on the command line, for `applies`.
+    #[arg(skip)]
+    pub(crate) given: super::applies::Given,
 }
 
 pub fn robust(a: RobustArgs) -> ExitCode {
@@ -152,9 +155,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         jobs: None,
         no_spurious_wakeups: a.no_spurious_wakeups,
         hangs: None,
-        given: super::applies::Given::set(&[("no_spurious_wakeups", a.no_spurious_wakeups)]),
+        given: a.given.clone(),
     });
-    if let Some(msg) = super::applies::refusal(&args) {
+    if let Some(msg) = super::applies::refusal_in(super::applies::Cmd::Robust, &args) {
         return usage_error(args.json, &msg, None);
     }
     let mut prog = match load_program(&args, model, timeout) {

@@ -403,3 +403,49 @@ fn a_shard_says_what_it_covered_never_safe() {
     let o = fencer(&["check", &f, "--model", "tso", "--shard", "1/2"]);
     assert!(matches!(o.status.code(), Some(0 | 1)));
 }
+
+#[test]
+fn robust_repair_and_litmus_refuse_what_they_would_ignore() {
+    let fen = input("fen").display().to_string();
+    let dve = input("dve").display().to_string();
+    let litmus = input("litmus").display().to_string();
+    let refused = |args: &[&str], named: &str| {
+        let o = fencer(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(named) && err.contains("does not apply"),
+            "{args:?}: {err}"
+        );
+    };
+    // robust draws the first SC violation's witness: a chosen final state is not its.
+    refused(&["robust", &fen, "--final", "p.r1=0 q.r2=0"], "--final");
+    refused(&["robust", &fen, "-DX=1"], "-D");
+    // repair: a program's options on a DVE model and the reverse.
+    refused(&["repair", &dve, "--model", "tso", "--diff"], "--diff");
+    refused(
+        &["repair", &dve, "--model", "tso", "--unroll", "3"],
+        "--unroll",
+    );
+    refused(&["repair", &fen, "--reach", "x == 1"], "--reach");
+    refused(&["repair", &fen, "--max-states", "10"], "--max-states");
+    // litmus: the reference engine has no DPOR algorithm.
+    refused(
+        &["litmus", &litmus, "-e", "reference", "--algo", "source"],
+        "--algo",
+    );
+    // What applies still runs.
+    for args in [
+        vec!["robust", fen.as_str(), "--method", "exhaustive", "-v"],
+        vec!["repair", fen.as_str(), "--goal", "robustness", "--diff"],
+        vec!["litmus", litmus.as_str(), "--algo", "source"],
+    ] {
+        let o = fencer(&args);
+        assert_ne!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
