@@ -324,7 +324,17 @@ pub fn prepare(
         &private_vars(args, &ast, orig),
     )
     .map(Some)
-    .map_err(|m| usage_error(args.json, &m, None))
+    .map_err(|m| build_error(args.json, &m))
+}
+
+/// A failed [`build`]: the model's fault (exit 2), or fencer's when the transformed model
+/// does not compile (exit 4).
+fn build_error(json: bool, m: &str) -> ExitCode {
+    if m.starts_with("internal error") {
+        super::internal_error(json, m)
+    } else {
+        usage_error(json, m, None)
+    }
 }
 
 impl Relaxed {
@@ -604,7 +614,7 @@ pub fn transform(a: TransformArgs) -> ExitCode {
         &Default::default(),
     ) {
         Ok(x) => x,
-        Err(m) => return usage_error(false, &m, None),
+        Err(m) => return build_error(false, &m),
     };
     let buffers = match r.meta.bound {
         Some(k) => format!("{} queues of at most {k} writes", r.meta.queues.len()),
@@ -952,7 +962,7 @@ pub fn repair(
     };
     let ov = match dve::overrides(&args) {
         Ok(o) => o,
-        Err(m) => return usage_error(args.json, &m, None),
+        Err(m) => return build_error(args.json, &m),
     };
     let orig = match fencer_dve::load(&path, &src, &ov) {
         Ok(s) => s,
@@ -1057,7 +1067,7 @@ pub fn repair(
                 &private,
             ) {
                 Ok(x) => x,
-                Err(m) => return usage_error(args.json, &m, None),
+                Err(m) => return build_error(args.json, &m),
             };
             if rounds == 1 {
                 all_writes = r.meta.writes.iter().cloned().collect();

@@ -695,7 +695,8 @@ enum Input {
 }
 
 const EXTENSIONS: &str = "`.fen` (fencer's text format), `.litmus` (herd7 X86 litmus tests), \
-    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR), `.dve` (DiVinE models, with `check`)";
+    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR), `.dve` (DiVinE models, with `check`), \
+    `.cub` (Cubicle models, with `check`)";
 
 fn input_kind(path: &std::path::Path) -> Option<Input> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -770,8 +771,14 @@ fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, Exit
     if let Some(msg) = llvm_crashes_on(&args.file) {
         return Err(usage_error(args.json, &msg, None));
     }
-    fencer_c::load(&args.file, &opts, model).map_err(|e| {
-        // The offending source line, with a caret, when the position is known.
+    fencer_c::load(&args.file, &opts, model).map_err(|e| c_load_error(args, &e))
+}
+
+/// A C program that does not load: the message with the offending source line and a
+/// caret when the position is known, and the position in the JSON.
+#[cfg(feature = "c")]
+fn c_load_error(args: &CheckArgs, e: &fencer_c::Error) -> ExitCode {
+    {
         let mut msg = e.to_string();
         if e.line > 0 {
             if let Some(text) = std::fs::read_to_string(&e.file)
@@ -792,7 +799,7 @@ fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, Exit
             help: e.help.clone(),
         };
         usage_error(args.json, &msg, Some(&d))
-    })
+    }
 }
 
 /// Reads an LLVM IR file in this process, for [`llvm_crashes_on`]'s child.

@@ -11,7 +11,8 @@ use fencer_symbolic::{Incomplete, Outcome, Trace};
 
 #[cfg(feature = "c")]
 fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
-    if !fencer_c::handles(&args.file) {
+    // `fencer_c::handles` takes headers too, which clang would make a precompiled header.
+    if input_kind(&args.file) != Some(Input::C) {
         return Err(usage_error(
             args.json,
             &format!(
@@ -22,8 +23,11 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
         ));
     }
     let opts = c_options(args);
+    if let Some(msg) = llvm_crashes_on(&args.file) {
+        return Err(usage_error(args.json, &msg, None));
+    }
     let mut prog = fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
-        .map_err(|e| usage_error(args.json, &e.to_string(), None))?;
+        .map_err(|e| c_load_error(args, &e))?;
     super::apply_conventions(args, &mut prog);
     Ok(prog)
 }

@@ -203,7 +203,7 @@ fn replay_found<'p>(
 ) -> Result<Execution<'p>, ExitCode> {
     fencer_view::replay_schedule(prog, model, limits, &c.schedule).map_err(|e| {
         eprintln!("internal error: the counterexample does not replay: {e}");
-        ExitCode::from(EXIT_USAGE)
+        ExitCode::from(crate::EXIT_INTERNAL)
     })
 }
 
@@ -293,7 +293,7 @@ fn draw_final_state(
     let schedule = &report.final_schedules[i].unpack();
     let x = fencer_view::replay_schedule(prog, model, limits(args), schedule).map_err(|e| {
         eprintln!("internal error: the execution does not replay: {e}");
-        ExitCode::from(EXIT_USAGE)
+        ExitCode::from(crate::EXIT_INTERNAL)
     })?;
     if let Some(p) = &v.save_trace {
         let c = Counterexample {
