@@ -580,6 +580,8 @@ pub(crate) fn properties(
     }
     let mut defines: Vec<(String, String)> = Vec::new();
     let mut formulas: Vec<(String, String)> = Vec::new();
+    // A `.ltl` file is DiVinE's: its formulas are read as DiVinE reads them.
+    let mut divine_file = false;
     if let Some(l) = &args.ltl {
         let file = std::path::Path::new(l);
         if l.ends_with(".ltl") || file.is_file() {
@@ -604,6 +606,7 @@ pub(crate) fn properties(
                     defines.push((name.to_string(), expr.trim().to_string()));
                 } else if let Some(f) = line.strip_prefix("#property") {
                     formulas.push((format!("{}", formulas.len() + 1), f.trim().to_string()));
+                    divine_file = true;
                 } else if !line.is_empty() && !line.starts_with("//") {
                     return Err(usage_error(
                         args.json,
@@ -628,39 +631,61 @@ pub(crate) fn properties(
         formulas = sys.ltl.clone();
     }
     let mut out = Vec::new();
+    let resolve =
+        |f: &fencer_ltl::Formula| -> Result<Vec<fencer_dve::sem::CExpr>, (String, String)> {
+            let mut atoms = Vec::new();
+            for a in &f.atoms {
+                let compiled = match defines.iter().find(|(n, _)| n == a) {
+                    Some((_, e)) => sys.expression(a, e),
+                    None if sys.definitions.contains_key(a) => Ok(sys.definitions[a].clone()),
+                    None => sys.expression(a, a),
+                };
+                atoms.push(compiled.map_err(|d| (a.clone(), d.message))?);
+            }
+            Ok(atoms)
+        };
+    let syntax_error = |name: &str, text: &str, e: fencer_ltl::Error| {
+        usage_error(
+            args.json,
+            &format!(
+                "error: in LTL property {name} `{text}`: {} (at column {})",
+                e.message,
+                e.offset + 1
+            ),
+            None,
+        )
+    };
     for (name, text) in formulas {
-        let f = fencer_ltl::parse(&text).map_err(|e| {
-            usage_error(
-                args.json,
-                &format!(
-                    "error: in LTL property {name} `{text}`: {} (at column {})",
-                    e.message,
-                    e.offset + 1
-                ),
-                None,
-            )
-        })?;
-        let mut atoms = Vec::new();
-        for a in &f.atoms {
-            let compiled = match defines.iter().find(|(n, _)| n == a) {
-                Some((_, e)) => sys.expression(a, e),
-                None if sys.definitions.contains_key(a) => Ok(sys.definitions[a].clone()),
-                None => sys.expression(a, a),
-            };
-            match compiled {
-                Ok(c) => atoms.push(c),
-                Err(d) => {
-                    return Err(usage_error(
-                        args.json,
-                        &format!(
-                            "error: in LTL property {name}: the proposition `{a}` is not defined (`#define {a} EXPR` in the .ltl file, an `expression` in the model, or a variable): {}",
-                            d.message
-                        ),
-                        None,
-                    ))
+        let parsed = if divine_file {
+            fencer_ltl::parse_divine(&text)
+        } else {
+            fencer_ltl::parse(&text)
+        };
+        let f = parsed.map_err(|e| syntax_error(&name, &text, e))?;
+        // A formula given with --ltl in DiVinE's style (`GFa`, `!p1U(p1&&co)`) reads, in
+        // fencer's grammar, as propositions the model does not define: then it is read
+        // as DiVinE would, if every proposition of that reading is defined.
+        let (f, atoms) = match resolve(&f) {
+            Ok(atoms) => (f, atoms),
+            Err((a, why)) => {
+                let divine = (!divine_file)
+                    .then(|| fencer_ltl::parse_divine(&text).ok())
+                    .flatten()
+                    .and_then(|g| resolve(&g).ok().map(|atoms| (g, atoms)));
+                match divine {
+                    Some(x) => x,
+                    None => {
+                        return Err(usage_error(
+                            args.json,
+                            &format!(
+                                "error: in LTL property {name}: the proposition `{a}` is not defined (`#define {a} EXPR` in the .ltl file, an `expression` in the model, or a variable): {why}"
+                            ),
+                            None,
+                        ))
+                    }
                 }
             }
-        }
+        };
         let b = fencer_ltl::negation(&f.ltl);
         out.push((name, Some(text), sys.with_property(&b, &atoms)));
     }

@@ -667,6 +667,52 @@ fn robust_litmus_and_errors() {
 }
 
 #[test]
+fn divine_ltl_formulas_are_read_as_divine_reads_them() {
+    let model = root()
+        .join("examples/dve/peterson.dve")
+        .display()
+        .to_string();
+    let dir = std::env::temp_dir().join(format!("fencer-cli-divine-ltl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The same properties with and without spaces (DiVinE's own files have none), and
+    // one whose binary operators group from the left, as DiVinE's grammar has them.
+    let ltl = dir.join("p.ltl");
+    std::fs::write(
+        &ltl,
+        "#define w (P0.want)\n#define c (P0.cs)\n#property G(w->Fc)\n#property G(w -> F c)\n\
+         #property GFc\n#property G F c\n#property c&&wUc\n#property (c && w) U c\n",
+    )
+    .unwrap();
+    let out = fencer(&["check", &model, "--ltl", ltl.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdicts: Vec<&str> = v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["report"]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), 6, "{v}");
+    for pair in verdicts.chunks(2) {
+        assert_eq!(pair[0], pair[1], "{verdicts:?}");
+    }
+    assert_eq!(verdicts[0], "safe");
+    assert_eq!(verdicts[2], "violation");
+    // On the command line, fencer's grammar first; a formula in DiVinE's style whose
+    // words are no propositions in it is read as DiVinE would.
+    let out = fencer(&["check", &model, "--ltl", "G(turn->Fturn)"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = fencer(&["check", &model, "--ltl", "G(turn->Fnoturn)"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`Fnoturn` is not defined"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn dve_models_through_check() {
     let ex = |f: &str| root().join("examples/dve").join(f).display().to_string();
     // Safe, with a goal that is never reached.

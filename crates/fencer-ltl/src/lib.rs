@@ -305,6 +305,225 @@ pub fn parse(src: &str) -> Result<Formula, Error> {
     })
 }
 
+/// Parses a formula as DiVinE 2 reads its `.ltl` files (`divine/ltl2ba`'s parser), so that
+/// formulas written without spaces mean what they mean there: `GFa` is `G F a`, and
+/// `!p1U(p1&&co)` is `(!p1) U (p1 && co)`. Its lexer takes every `G`, `F`, `X`/`O`, `U`,
+/// `W`, `R`/`V` as an operator and an atom as a lowercase letter or `_` followed by
+/// lowercase letters, digits, `_` and `=` (no uppercase: `aB` is not one atom); `+`, `*`
+/// and `^` are or, and and xor. Its grammar has no precedence among binary operators:
+/// they group from the left (`a && b U c` is `(a && b) U c`, `a -> b -> c` is
+/// `(a -> b) -> c`), and a prefix operator takes the atom or parenthesis after it.
+pub fn parse_divine(src: &str) -> Result<Formula, Error> {
+    let toks = lex_divine(src)?;
+    let mut p = DivineParser {
+        toks,
+        pos: 0,
+        depth: 0,
+        atoms: Vec::new(),
+    };
+    let ltl = p.binary()?;
+    if p.toks[p.pos].0 != DTok::End {
+        return Err(p.err("a binary operator or the end of the formula"));
+    }
+    Ok(Formula {
+        ltl,
+        atoms: p.atoms,
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum DTok {
+    Prefix(char),
+    Binary(&'static str),
+    Open,
+    Close,
+    Atom(String),
+    End,
+}
+
+fn lex_divine(src: &str) -> Result<Vec<(DTok, usize)>, Error> {
+    const TWO: &[(&str, DTok)] = &[
+        ("[]", DTok::Prefix('G')),
+        ("<>", DTok::Prefix('F')),
+        ("->", DTok::Binary("->")),
+        ("||", DTok::Binary("||")),
+        ("&&", DTok::Binary("&&")),
+    ];
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+            continue;
+        }
+        if src[i..].starts_with("<->") {
+            out.push((DTok::Binary("<->"), i));
+            i += 3;
+            continue;
+        }
+        if let Some((t, tok)) = TWO.iter().find(|(t, _)| src[i..].starts_with(t)) {
+            out.push((tok.clone(), i));
+            i += t.len();
+            continue;
+        }
+        let tok = match c {
+            b'(' => DTok::Open,
+            b')' => DTok::Close,
+            b'!' => DTok::Prefix('!'),
+            b'X' | b'O' => DTok::Prefix('X'),
+            b'G' => DTok::Prefix('G'),
+            b'F' => DTok::Prefix('F'),
+            b'U' => DTok::Binary("U"),
+            b'W' => DTok::Binary("W"),
+            b'R' | b'V' => DTok::Binary("R"),
+            b'+' => DTok::Binary("||"),
+            b'*' => DTok::Binary("&&"),
+            b'^' => DTok::Binary("^"),
+            c if c.is_ascii_lowercase() || c == b'_' => {
+                let s = i;
+                while i < b.len()
+                    && (b[i].is_ascii_lowercase()
+                        || b[i].is_ascii_digit()
+                        || b[i] == b'_'
+                        || b[i] == b'=')
+                {
+                    i += 1;
+                }
+                out.push((DTok::Atom(src[s..i].to_string()), s));
+                continue;
+            }
+            _ => {
+                return Err(Error {
+                    offset: i,
+                    message: format!(
+                        "unexpected character `{}` (DiVinE's LTL: operators are G F X U W R V ! && || -> <->, atoms start with a lowercase letter)",
+                        src[i..].chars().next().unwrap_or('?')
+                    ),
+                })
+            }
+        };
+        out.push((tok, i));
+        i += 1;
+    }
+    out.push((DTok::End, src.len()));
+    Ok(out)
+}
+
+struct DivineParser {
+    toks: Vec<(DTok, usize)>,
+    pos: usize,
+    depth: usize,
+    atoms: Vec<String>,
+}
+
+impl DivineParser {
+    fn err(&self, what: &str) -> Error {
+        let (t, offset) = &self.toks[self.pos];
+        let found = match t {
+            DTok::Prefix(c) => format!("`{c}`"),
+            DTok::Binary(o) => format!("`{o}`"),
+            DTok::Open => "`(`".into(),
+            DTok::Close => "`)`".into(),
+            DTok::Atom(a) => format!("`{a}`"),
+            DTok::End => "the end".into(),
+        };
+        Error {
+            offset: *offset,
+            message: format!("expected {what}, found {found}"),
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), Error> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Error {
+                offset: self.toks[self.pos].1,
+                message: format!("formula nested deeper than {MAX_NESTING} levels"),
+            });
+        }
+        Ok(())
+    }
+
+    /// `S -> S bin_op A | A`: binary operators from the left, all of one precedence.
+    fn binary(&mut self) -> Result<Ltl, Error> {
+        let mut a = self.operand()?;
+        while let DTok::Binary(op) = self.toks[self.pos].0 {
+            self.pos += 1;
+            let b = self.operand()?;
+            let (x, y) = (Box::new(a), Box::new(b));
+            a = match op {
+                "U" => Ltl::Until(x, y),
+                "R" => Ltl::Release(x, y),
+                "W" => Ltl::Or(
+                    Box::new(Ltl::Until(x.clone(), y)),
+                    Box::new(Ltl::Release(Box::new(Ltl::False), x)),
+                ),
+                "&&" => Ltl::And(x, y),
+                "||" => Ltl::Or(x, y),
+                "->" => Ltl::Or(Box::new(Ltl::Not(x)), y),
+                "^" => Ltl::Or(
+                    Box::new(Ltl::And(x.clone(), Box::new(Ltl::Not(y.clone())))),
+                    Box::new(Ltl::And(Box::new(Ltl::Not(x)), y)),
+                ),
+                _ => Ltl::Or(
+                    Box::new(Ltl::And(x.clone(), y.clone())),
+                    Box::new(Ltl::And(Box::new(Ltl::Not(x)), Box::new(Ltl::Not(y)))),
+                ),
+            };
+        }
+        Ok(a)
+    }
+
+    /// `A -> un_op A | ( S ) | atom`.
+    fn operand(&mut self) -> Result<Ltl, Error> {
+        let tok = self.toks[self.pos].0.clone();
+        match tok {
+            DTok::Prefix(c) => {
+                self.pos += 1;
+                self.enter()?;
+                let e = self.operand()?;
+                self.depth -= 1;
+                Ok(if c == '!' {
+                    Ltl::Not(Box::new(e))
+                } else {
+                    wrap(c, e)
+                })
+            }
+            DTok::Open => {
+                self.pos += 1;
+                self.enter()?;
+                let e = self.binary()?;
+                self.depth -= 1;
+                if self.toks[self.pos].0 != DTok::Close {
+                    return Err(self.err("`)`"));
+                }
+                self.pos += 1;
+                Ok(e)
+            }
+            DTok::Atom(a) => {
+                self.pos += 1;
+                Ok(match a.as_str() {
+                    "true" => Ltl::True,
+                    "false" => Ltl::False,
+                    _ => {
+                        let i = match self.atoms.iter().position(|x| *x == a) {
+                            Some(i) => i,
+                            None => {
+                                self.atoms.push(a);
+                                self.atoms.len() - 1
+                            }
+                        };
+                        Ltl::Atom(i)
+                    }
+                })
+            }
+            _ => Err(self.err("an atomic proposition, `(`, or a prefix operator")),
+        }
+    }
+}
+
 /// Negation normal form: negations on atoms only.
 fn nnf(f: &Ltl, neg: bool) -> Ltl {
     let b = |x: &Ltl, n| Box::new(nnf(x, n));
@@ -550,6 +769,33 @@ pub fn negation(f: &Ltl) -> Buchi {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn divine_reads_formulas_written_without_spaces() {
+        let d = |s: &str| parse_divine(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let std = |s: &str| parse(s).unwrap();
+        // BEEM's elevator2 property, as DiVinE reads it.
+        let f = d("G(r1->(!p1U(p1U(p1&&co))))");
+        assert_eq!(f.atoms, vec!["r1", "p1", "co"]);
+        assert_eq!(f.ltl, std("G (r1 -> ((!p1) U (p1 U (p1 && co))))").ltl);
+        assert_eq!(d("GFa").ltl, std("G F a").ltl);
+        assert_eq!(d("XXb").ltl, std("X X b").ltl);
+        assert_eq!(d("[]<>a").ltl, std("G F a").ltl);
+        // No precedence among binary operators: from the left.
+        assert_eq!(d("a&&bUc").ltl, std("(a && b) U c").ltl);
+        assert_eq!(d("a->b->c").ltl, std("(a -> b) -> c").ltl);
+        assert_eq!(d("a+b*c").ltl, std("(a || b) && c").ltl);
+        assert_eq!(d("!aRb").ltl, std("(!a) R b").ltl);
+        assert_eq!(d("true U false").ltl, std("true U false").ltl);
+        // An uppercase letter is an operator, never part of an atom.
+        assert!(parse_divine("aB").is_err());
+        assert!(parse_divine("Flag").is_ok());
+        assert_eq!(d("Flag").atoms, vec!["lag"]);
+        let e = parse_divine("G(a").unwrap_err();
+        assert_eq!(e.offset, 3);
+        assert!(parse_divine("a U").is_err());
+        assert!(parse_divine("1a").is_err());
+    }
+
     use super::*;
 
     /// Whether the automaton accepts the lasso `prefix (cycle)^ω` of letters (each letter
