@@ -713,6 +713,28 @@ fn divine_ltl_formulas_are_read_as_divine_reads_them() {
 }
 
 #[test]
+fn a_dve_index_out_of_range_names_the_valid_ones() {
+    let dir = std::env::temp_dir().join(format!("fencer-cli-dve-oob-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("oob.dve");
+    std::fs::write(
+        &f,
+        "byte a[3];\nbyte k = 3;\nprocess P { state s, t; init s; trans s -> t { effect a[k] = 1; }; }\nsystem async;\n",
+    )
+    .unwrap();
+    let out = fencer(&["check", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "index 3 is out of range: the array has 3 elements, valid indices are 0 to 2"
+        ),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn dve_models_through_check() {
     let ex = |f: &str| root().join("examples/dve").join(f).display().to_string();
     // Safe, with a goal that is never reached.

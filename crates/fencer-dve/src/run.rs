@@ -110,11 +110,7 @@ impl System {
         match at {
             CExpr::Index(v, i, span) => {
                 let k = self.ev(i, s).unwrap_or_default();
-                let len = v.len.unwrap_or(1);
-                RtError {
-                    message: format!("index {k} out of range 0..{len}"),
-                    span: *span,
-                }
+                index_error(k, v.len.unwrap_or(1) as i32, *span)
             }
             CExpr::Binary(_, _, _, span) => RtError {
                 message: "division by zero".into(),
@@ -601,8 +597,16 @@ fn range_error(var: Var, v: i32, span: Span) -> RtError {
 
 #[cold]
 fn index_error(k: i32, len: i32, span: Span) -> RtError {
+    let valid = match len {
+        0 => "it has no element".to_string(),
+        1 => "the only valid index is 0".to_string(),
+        n => format!("valid indices are 0 to {}", n - 1),
+    };
     RtError {
-        message: format!("index {k} out of range 0..{len}"),
+        message: format!(
+            "index {k} is out of range: the array has {len} element{}, {valid}",
+            if len == 1 { "" } else { "s" }
+        ),
         span,
     }
 }
