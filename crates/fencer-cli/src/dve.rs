@@ -140,6 +140,9 @@ pub(crate) fn overrides(
 }
 
 pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+    // --timeout bounds the whole run, every property together.
+    let started = std::time::Instant::now();
+    let left = || timeout.map(|t| t.saturating_sub(started.elapsed()));
     let path = args.file.display().to_string();
     let src = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,
@@ -176,7 +179,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         return usage_error(args.json, &msg, None);
     }
     if props.is_empty() {
-        let (report, text) = match check_one(args, timeout, &path, &src, &sys, None, relaxed) {
+        let (report, text) = match check_one(args, left(), &path, &src, &sys, None, relaxed) {
             Ok(r) => r,
             Err(code) => return code,
         };
@@ -193,7 +196,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             Some(f) => format!("property {name}: {f}"),
             None => format!("property process `{name}`"),
         };
-        match check_one(args, timeout, &path, &src, psys, Some(&title), relaxed) {
+        match check_one(args, left(), &path, &src, psys, Some(&title), relaxed) {
             Ok((report, text)) => results.push((name.clone(), formula.clone(), report, text)),
             Err(code) => return code,
         }

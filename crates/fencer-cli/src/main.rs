@@ -920,7 +920,7 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
         Ok(s) => s,
         Err(msg) => return usage_error(args.json, &msg, None),
     };
-    if let Some(msg) = applies::refusal(&args) {
+    if let Some(msg) = applies::refusal(&args).or_else(|| views::refuse_bad_paths(views)) {
         return usage_error(args.json, &msg, None);
     }
     if args.jobs == Some(0) {

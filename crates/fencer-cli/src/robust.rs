@@ -157,7 +157,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         hangs: None,
         given: a.given.clone(),
     });
-    if let Some(msg) = super::applies::refusal_in(super::applies::Cmd::Robust, &args) {
+    if let Some(msg) = super::applies::refusal_in(super::applies::Cmd::Robust, &args)
+        .or_else(|| views::refuse_bad_paths(&a.views))
+    {
         return usage_error(args.json, &msg, None);
     }
     let mut prog = match load_program(&args, model, timeout) {

@@ -145,6 +145,19 @@ fn write_views(
     Ok(())
 }
 
+/// A `--view` file fencer cannot write, found before anything is explored (not after a
+/// long run, and not only when there is a counterexample to draw).
+pub fn refuse_bad_paths(v: &ViewArgs) -> Option<String> {
+    let p = v.view.as_ref()?;
+    match p.extension().and_then(|e| e.to_str()) {
+        Some("dot" | "gv" | "svg") => None,
+        _ => Some(format!(
+            "{}: error: --view writes `.svg` (a timeline) or `.dot` (the execution graph)",
+            p.display()
+        )),
+    }
+}
+
 /// The C flags `check` passed to clang, as the trace records them.
 fn c_flags(args: &CheckArgs) -> Vec<String> {
     if input_kind(&args.file) != Some(Input::C) {

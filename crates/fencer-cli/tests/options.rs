@@ -449,3 +449,16 @@ fn robust_repair_and_litmus_refuse_what_they_would_ignore() {
         );
     }
 }
+
+#[test]
+fn a_view_fencer_cannot_write_is_refused_before_the_run() {
+    // A safe program has no counterexample to draw: the bad extension was found only
+    // after a whole run that had one, before.
+    let safe = root().join("examples/sb_fenced.fen").display().to_string();
+    for cmd in ["check", "robust"] {
+        let o = fencer(&[cmd, &safe, "--model", "tso", "--view", "/tmp/x.txt"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(o.stdout.is_empty(), "{cmd}: nothing explored");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--view writes"));
+    }
+}
