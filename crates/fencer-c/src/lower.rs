@@ -59,6 +59,7 @@ const KNOWN: &str =
     getvalue/destroy, malloc, calloc, free, assert, abort, exit, strlen, strnlen, strcpy, \
     strncpy, strcat, strncat, strcmp, strncmp, strchr, strrchr, memcmp, memchr, memcpy, \
     memmove, memset, abs, labs, llabs, __VERIFIER_error/assume/atomic_begin/atomic_end, \
+    Nidhugg's __VERIFIER_load_await_*/xchg_await_*, \
     printf and puts (ignored)";
 
 struct Ctx<'m> {
@@ -2038,6 +2039,129 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    /// Nidhugg's awaits (`nidhugg_await.h`): `__VERIFIER_load_await_T(p, cond, operand)`
+    /// returns `*p` once `*p cond operand` holds, and `__VERIFIER_xchg_await_T(p, v, cond,
+    /// operand)` also writes `v` in the same atomic step; until then the thread waits.
+    /// `cond` is Nidhugg's bit set, constant: 8 signed, 4 less, 2 equal, 1 greater (`0b010`
+    /// is `==`, `0b101` is `!=`, `0b1100` signed `<`). The wait is a loop whose iterations
+    /// that find the condition false only read, so the spin-loop rewrite turns it into
+    /// the blocking step the await is: one execution per value it can return, and a
+    /// wait nothing ends is a hang. The exchange is a compare-and-swap of the value that
+    /// satisfied the condition, so it writes only while that value is still there.
+    fn await_call(&mut self, c: &'m llvm_ir::instruction::Call, name: &str) -> Result<(), Error> {
+        let xchg = name.starts_with("__VERIFIER_xchg_await");
+        let bits = match self.cx.m.type_of(c).as_ref() {
+            Type::IntegerType { bits } => *bits,
+            t => {
+                return Err(self.err(format!(
+                    "`{name}` returns `{t}`: an await reads an integer (Nidhugg's `_i8` to `_i64`)"
+                )))
+            }
+        };
+        let k = usize::from(xchg);
+        if c.arguments.len() < k + 3 {
+            return Err(self.err(format!(
+                "`{name}` takes {} arguments (the address, {}the condition and its operand)",
+                k + 3,
+                if xchg { "the value to write, " } else { "" }
+            )));
+        }
+        let addr = self.addr(&c.arguments[0].0)?;
+        let new = if xchg { Some(self.arg(c, 1)?) } else { None };
+        let cond = self.arg(c, k + 1)?;
+        let operand = wrap(self.arg(c, k + 2)?, bits);
+        let old = self.new_reg("%await".into());
+        let rel = |op: BinOp| Expr::bin(op, Expr::Reg(old), operand.clone());
+        let holds = match cond {
+            // The usual case, and a readable condition in traces.
+            Expr::Const(cond) => {
+                let signed = cond & 0b1000 != 0;
+                let rels: Vec<BinOp> = [
+                    (0b0100, if signed { BinOp::Lt } else { BinOp::ULt }),
+                    (0b0010, BinOp::Eq),
+                    (0b0001, if signed { BinOp::Gt } else { BinOp::UGt }),
+                ]
+                .into_iter()
+                .filter(|(bit, _)| cond & bit != 0)
+                .map(|(_, op)| op)
+                .collect();
+                if rels.is_empty() || cond & !0b1111 != 0 {
+                    return Err(self.err(format!(
+                        "`{name}`: condition {cond:#b} is not one of Nidhugg's (bits 8 signed, 4 less, 2 equal, 1 greater, at least one of the last three)"
+                    )));
+                }
+                rels.into_iter()
+                    .map(rel)
+                    .reduce(|a, b| Expr::bin(BinOp::LogOr, a, b))
+                    .expect("a relation")
+            }
+            // A condition passed down at run time (Nidhugg's tests wrap the call).
+            cond => {
+                let bit = |b: i64| {
+                    Expr::bin(
+                        BinOp::Ne,
+                        Expr::bin(BinOp::And, cond.clone(), Expr::Const(b)),
+                        Expr::Const(0),
+                    )
+                };
+                let either = |signed_op: BinOp, unsigned_op: BinOp| {
+                    Expr::bin(
+                        BinOp::LogOr,
+                        Expr::bin(BinOp::LogAnd, bit(0b1000), rel(signed_op)),
+                        Expr::bin(
+                            BinOp::LogAnd,
+                            Expr::bin(BinOp::Eq, bit(0b1000), Expr::Const(0)),
+                            rel(unsigned_op),
+                        ),
+                    )
+                };
+                let less = Expr::bin(BinOp::LogAnd, bit(0b0100), either(BinOp::Lt, BinOp::ULt));
+                let equal = Expr::bin(BinOp::LogAnd, bit(0b0010), rel(BinOp::Eq));
+                let greater = Expr::bin(BinOp::LogAnd, bit(0b0001), either(BinOp::Gt, BinOp::UGt));
+                Expr::bin(BinOp::LogOr, Expr::bin(BinOp::LogOr, less, equal), greater)
+            }
+        };
+        let head = self.body.len() as u32;
+        self.emit(Op::Load {
+            dst: old,
+            addr: addr.clone(),
+            copy: false,
+        });
+        if bits < 64 {
+            self.emit(Op::Local {
+                dst: old,
+                expr: wrap(Expr::Reg(old), bits),
+            });
+        }
+        let at = self.body.len() as u32;
+        self.emit(Op::Branch {
+            cond: holds,
+            then_to: at + 2,
+            else_to: at + 1,
+        });
+        self.emit(Op::Jump(head));
+        if let Some(new) = new {
+            let got = self.new_reg("%await_xchg".into());
+            self.emit(Op::Rmw {
+                dst: got,
+                addr,
+                op: RmwOp::Cas {
+                    expected: Expr::Reg(old),
+                    new: wrap(new, bits),
+                },
+            });
+            let at = self.body.len() as u32;
+            self.emit(Op::Branch {
+                cond: Expr::bin(BinOp::Eq, wrap(Expr::Reg(got), bits), Expr::Reg(old)),
+                then_to: at + 2,
+                else_to: at + 1,
+            });
+            self.emit(Op::Jump(head));
+        }
+        self.set_result(c, Expr::Reg(old));
+        Ok(())
+    }
+
     fn call(&mut self, c: &'m llvm_ir::instruction::Call) -> Result<(), Error> {
         let callee = match &c.function {
             either::Either::Left(_) => return self.inline_asm(),
@@ -2716,6 +2840,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
             "free" => {
                 let p = self.arg(c, 0)?;
                 self.emit(Op::Free(p));
+            }
+            n if n.starts_with("__VERIFIER_load_await")
+                || n.starts_with("__VERIFIER_xchg_await") =>
+            {
+                self.await_call(c, n)?
             }
             n if n.starts_with("__VERIFIER_nondet") && self.cx.inputs => {
                 if let Some(d) = &c.dest {

@@ -1,0 +1,25 @@
+// expect: sc=safe tso=safe pso=safe
+/* Nidhugg's xchg-await as a lock: exchange 1 in once the lock is not 1, in one atomic
+ * step, so the two increments never overlap (await_xchg_broken.c waits for 2 instead). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <assert.h>
+#include <stdint.h>
+int __VERIFIER_xchg_await_i32(atomic_int *var, int value, int cond, int operand);
+#define AWAIT_COND_NE 0b101
+atomic_int lock;
+int count;
+static void *t(void *arg) {
+  /* take the lock: exchange 1 in once it is not 1 */
+  __VERIFIER_xchg_await_i32(&lock, 1, AWAIT_COND_NE, 1);
+  int c = count; count = c + 1;
+  atomic_store(&lock, 0);
+  return 0;
+}
+int main(void) {
+  pthread_t a, b;
+  pthread_create(&a, 0, t, 0); pthread_create(&b, 0, t, 0);
+  pthread_join(a, 0); pthread_join(b, 0);
+  assert(count == 2);
+  return 0;
+}
