@@ -28,10 +28,35 @@ const EXIT_USAGE: u8 = 2;
 /// tree has a few hundred units at most).
 const MAX_JOBS: usize = 1024;
 
+#[cfg(feature = "c")]
+macro_rules! c_front_end {
+    () => {
+        "yes (clang-14 compiles .c and .i files; LLVM 14 IR is read in-process)"
+    };
+}
+#[cfg(not(feature = "c"))]
+macro_rules! c_front_end {
+    () => {
+        "no (built without the cargo feature `c`)"
+    };
+}
+
+/// `fencer --version`: the version, the commit it was built from, and whether the C
+/// front-end (which needs LLVM 14) is in.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("FENCER_COMMIT"),
+    ")\nC front-end: ",
+    c_front_end!(),
+    "\nexit codes: 0 no violation, 1 violation, 2 bad input or usage, 3 stopped by a limit, 4 internal error"
+);
+
 #[derive(Parser)]
 #[command(
     name = "fencer",
     version,
+    long_version = LONG_VERSION,
     about = "Verify concurrent programs under the SC, x86-TSO and PSO memory models",
     long_about = "fencer explores the executions of a concurrent program under a memory model \
 and reports whether any of them fails an assertion, deadlocks, or reaches the final state \
@@ -88,7 +113,7 @@ the two can be diffed. Every execution is explored (one per Shasha-Snir trace). 
 end with a summary table.\n\n\
 Exit codes: 0 every test answered, 2 bad input or usage, 3 a limit stopped some test (its \
 answer is partial).\n\n\
-Example:\n  fencer litmus tests/litmus/MP.litmus --model pso"
+Example:\n  fencer litmus examples/MP.litmus --model pso"
     )]
     Litmus(LitmusArgs),
     /// Is every execution under TSO (PSO) sequentially consistent? Finds every distinct
@@ -122,7 +147,7 @@ struct LitmusArgs {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Memory model (X86 tests are x86-TSO by default).
-    #[arg(long, short, value_enum, default_value = "tso")]
+    #[arg(long, short, value_enum, ignore_case = true, default_value = "tso")]
     model: ModelArg,
     /// Exploration engine.
     #[arg(long, short, value_enum, default_value = "dpor")]
@@ -146,7 +171,13 @@ struct BenchArgs {
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Models to run each program under.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "sc,tso,pso")]
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        value_delimiter = ',',
+        default_value = "sc,tso,pso"
+    )]
     models: Vec<ModelArg>,
     /// DPOR algorithm.
     #[arg(long, value_enum, default_value = "optimal")]
@@ -281,7 +312,7 @@ struct CheckArgs {
     #[arg(last = true, value_name = "CFLAGS")]
     cflags: Vec<String>,
     /// Memory model to check under.
-    #[arg(long, short, value_enum, default_value = "sc")]
+    #[arg(long, short, value_enum, ignore_case = true, default_value = "sc")]
     model: ModelArg,
     /// Exploration engine.
     #[arg(long, short, value_enum, default_value = "dpor")]

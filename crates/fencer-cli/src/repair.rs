@@ -37,7 +37,7 @@ pub(crate) struct RepairArgs {
     /// (with atomic writes, under --model pso1, tso or pso).
     file: PathBuf,
     /// The memory model the program must be correct under.
-    #[arg(long, short, value_enum, default_value = "tso")]
+    #[arg(long, short, value_enum, ignore_case = true, default_value = "tso")]
     model: RepairModel,
     /// What the fences must achieve.
     #[arg(long, value_enum, default_value = "safety")]

@@ -41,7 +41,7 @@ pub struct RobustArgs {
     /// The program: `.fen`, `.litmus`, `.c`/`.i`, `.ll`/`.bc`.
     file: PathBuf,
     /// The weak memory model to check robustness against.
-    #[arg(long, short, value_enum, default_value = "tso")]
+    #[arg(long, short, value_enum, ignore_case = true, default_value = "tso")]
     model: WeakModel,
     /// How to decide.
     #[arg(long, value_enum, default_value = "monitor")]

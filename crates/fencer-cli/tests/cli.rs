@@ -813,3 +813,28 @@ fn dve_models_through_check() {
     assert_eq!(out.status.code(), Some(3));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn version_help_and_model_names_serve_a_newcomer() {
+    let out = fencer(&["--version"]);
+    let v = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        v.contains("commit") && v.contains("C front-end") && v.contains("4 internal error"),
+        "{v}"
+    );
+    // Every file an example in `--help` names exists.
+    for cmd in [
+        "check", "litmus", "robust", "repair", "merge", "replay", "bench",
+    ] {
+        let help = String::from_utf8_lossy(&fencer(&[cmd, "--help"]).stdout).to_string();
+        for word in help.split_whitespace() {
+            if word.starts_with("examples/") {
+                assert!(root().join(word).exists(), "`{cmd} --help` names {word}");
+            }
+        }
+    }
+    // Model names in any case, as other tools write them.
+    let sb = root().join("examples/sb.fen").display().to_string();
+    let out = fencer(&["check", &sb, "--model", "TSO", "--jobs", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+}
