@@ -85,7 +85,10 @@ the source makes is kept (see docs/c.md for what each C construct means on TSO a
 Compiler flags pass through: -D, -I, --std, and anything after `--`. A `.dve` file is a \
 DiVinE model, checked by the explicit-state engine: run-time errors and assertions, \
 `--reach EXPR`, `--deadlock`, LTL (`--ltl FORMULA|FILE.ltl`, `property ltl` items or a \
-property process, `--fair` for weakly fair runs), `-D NAME=VALUE` for `input` constants.\n\n\
+property process, `--fair` for weakly fair runs), `-D NAME=VALUE` for `input` constants. \
+A `.cub` file is a Cubicle model, checked for any number of processes.\n\n\
+Each option says in its help what it applies to; one given where it does not apply (another \
+kind of input, another engine, a question this run does not ask) is an error, never ignored.\n\n\
 Examples:\n  fencer check prog.c --model tso\n  fencer check prog.c -m pso -DN=3 -- -Wall\n\n\
 Exit codes: 0 no violation, 1 violation (assertion failure, deadlock, memory error, \
 satisfied `exists` or violated `forall`), 2 bad input or usage, 3 stopped by a limit, \
@@ -397,7 +400,8 @@ struct CheckArgs {
     /// assumes).
     #[arg(long)]
     no_buffer_fairness: bool,
-    /// .cub: stop after visiting this many cubes (exit code 3).
+    /// .cub: stop after visiting this many cubes; --engine abpress: after this many tree
+    /// nodes (default 2,000,000). Exit code 3.
     #[arg(long, value_name = "N")]
     max_nodes: Option<u64>,
     /// .cub: print the inductive invariant of a SAFE answer (the negated visited cubes).
