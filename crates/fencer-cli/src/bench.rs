@@ -86,6 +86,9 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
         .arg(file)
         .args(if model == "dve" {
             vec!["--json".to_string(), "--jobs".into(), o.jobs.to_string()]
+        } else if file.extension().is_some_and(|e| e == "cub") {
+            // The parameterized engine has no DPOR algorithm and runs on one thread.
+            ["--model", model, "--json"].map(String::from).to_vec()
         } else {
             // DPOR runs one worker unless said, so that rows compare engines, not cores.
             let jobs = o.jobs.to_string();
@@ -96,7 +99,11 @@ fn run_one(exe: &Path, file: &Path, model: &str, o: &BenchOptions) -> Value {
             .to_vec()
         })
         .args(["--timeout", &o.timeout.to_string()])
-        .args(spin_flag(model, o))
+        .args(if file.extension().is_some_and(|e| e == "cub") {
+            &[]
+        } else {
+            spin_flag(model, o)
+        })
         .output();
     let wall_ms = start.elapsed().as_secs_f64() * 1000.0;
     let name = file
