@@ -36,6 +36,13 @@ impl Edge {
     }
 }
 
+/// The count of spawned threads, as a location: every spawn reads and writes it, since
+/// threads take ids in the order their spawns run (a spawn of another thread does not
+/// commute with it). No object has this id: object ids stay below 2^31.
+pub const SPAWNS: Loc = Loc {
+    obj: u32::MAX,
+    index: 0,
+};
 /// The object number of the locations that stand for heap objects' lives.
 const LIFE: u32 = u32::MAX - 1;
 
@@ -81,7 +88,10 @@ pub fn read_of(loc: Loc) -> Acc {
 }
 
 /// The memory access of an event, if it has one. Mutex operations read and write their
-/// mutex; a failed trylock or compare-and-swap only reads.
+/// mutex; a failed trylock or compare-and-swap only reads. The trace must agree with
+/// DPOR's clocks on which events commute: an edge between events that commute holds in
+/// one execution of a trace and not in another, and both methods judge one execution per
+/// trace; a missing edge between events that do not commute hides cycles.
 pub fn access(kind: &EventKind) -> Option<Acc> {
     let a = |loc: Loc, read, write, store| {
         Some(Acc {
@@ -107,6 +117,7 @@ pub fn access(kind: &EventKind) -> Option<Acc> {
         // location here once made cycles of traces that are sequentially consistent).
         EventKind::Alloc { obj, .. } => a(life(obj), false, true, false),
         EventKind::Free { obj: Some(o) } => a(life(o), true, true, false),
+        EventKind::Spawn { .. } => a(SPAWNS, true, true, false),
         _ => None,
     }
 }
