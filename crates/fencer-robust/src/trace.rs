@@ -36,13 +36,24 @@ impl Edge {
     }
 }
 
-/// The allocator, as a location: every allocation reads and writes it.
-pub const ALLOCATOR: Loc = Loc {
+/// The count of spawned threads, as a location: every spawn reads and writes it, since
+/// threads take ids in the order their spawns run (a spawn of another thread does not
+/// commute with it). No object has this id: object ids stay below 2^31.
+pub const SPAWNS: Loc = Loc {
     obj: u32::MAX,
     index: 0,
 };
 /// The object number of the locations that stand for heap objects' lives.
 const LIFE: u32 = u32::MAX - 1;
+
+/// The location that stands for heap object `obj`'s life: its allocation and its frees
+/// write it.
+fn life(obj: u32) -> Loc {
+    Loc {
+        obj: LIFE,
+        index: obj,
+    }
+}
 
 /// How an event touches memory, as far as traces are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +88,10 @@ pub fn read_of(loc: Loc) -> Acc {
 }
 
 /// The memory access of an event, if it has one. Mutex operations read and write their
-/// mutex; a failed trylock or compare-and-swap only reads.
+/// mutex; a failed trylock or compare-and-swap only reads. The trace must agree with
+/// DPOR's clocks on which events commute: an edge between events that commute holds in
+/// one execution of a trace and not in another, and both methods judge one execution per
+/// trace; a missing edge between events that do not commute hides cycles.
 pub fn access(kind: &EventKind) -> Option<Acc> {
     let a = |loc: Loc, read, write, store| {
         Some(Acc {
@@ -94,19 +108,16 @@ pub fn access(kind: &EventKind) -> Option<Acc> {
         EventKind::Store { loc, .. } => a(loc, false, true, true),
         EventKind::Rmw { loc, written, .. } => a(loc, true, written.is_some(), false),
         EventKind::Lock { loc, .. } | EventKind::Unlock { loc, .. } => a(loc, true, true, false),
-        // Which object an allocation gets depends on the allocations before it, and a
-        // free orders the frees of its object: both act on locations of their own, like
-        // read-modify-writes that no buffer holds back.
-        EventKind::Alloc { .. } => a(ALLOCATOR, true, true, false),
-        EventKind::Free { obj: Some(o) } => a(
-            Loc {
-                obj: LIFE,
-                index: o,
-            },
-            true,
-            true,
-            false,
-        ),
+        // An allocation begins its object's life and a free ends it: both act on the
+        // object's life location, like writes that no buffer holds back, so a free is
+        // ordered after the allocation and the other frees of its object. Allocations of
+        // different objects commute: an object's identity is its thread and that
+        // thread's allocation count, never a global count, so no location orders them
+        // (the machine's `dependent` and DPOR's clocks say the same; an allocator
+        // location here once made cycles of traces that are sequentially consistent).
+        EventKind::Alloc { obj, .. } => a(life(obj), false, true, false),
+        EventKind::Free { obj: Some(o) } => a(life(o), true, true, false),
+        EventKind::Spawn { .. } => a(SPAWNS, true, true, false),
         _ => None,
     }
 }
