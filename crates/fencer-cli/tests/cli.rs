@@ -838,3 +838,25 @@ fn version_help_and_model_names_serve_a_newcomer() {
     let out = fencer(&["check", &sb, "--model", "TSO", "--jobs", "1"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn a_robust_verdict_on_a_program_that_frees_names_what_it_takes_for_granted() {
+    // The trace does not order an access before another thread's free (ARCHITECTURE.md,
+    // "Robustness"): a robust answer that could rest on that says so, in text and JSON.
+    let f = root().join("crates/fencer-c/tests/c/tls_destructor.c");
+    if !f.exists() || Command::new("clang-14").arg("--version").output().is_err() {
+        return;
+    }
+    let f = f.display().to_string();
+    let out = fencer(&["robust", &f, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["robust"], true, "{v}");
+    assert!(v["assumptions"].to_string().contains("free"), "{v}");
+    let text = String::from_utf8_lossy(&fencer(&["robust", &f]).stdout).to_string();
+    assert!(text.contains("assuming: a cycle through"), "{text}");
+    // A program without frees has nothing to assume.
+    let sb = root().join("examples/sb_fenced.fen").display().to_string();
+    let out = fencer(&["robust", &sb, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["assumptions"], serde_json::json!([]), "{v}");
+}

@@ -555,6 +555,9 @@ impl RobustReport {
             r.program,
             r.model.to_uppercase()
         );
+        for a in &r.assumptions {
+            let _ = writeln!(s, "  assuming: {a}");
+        }
         for (i, v) in self.violations.iter().enumerate() {
             let pos = |t: &TraceLine| {
                 let f = t.file.rsplit('/').next().unwrap_or(&t.file);

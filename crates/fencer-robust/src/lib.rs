@@ -8,6 +8,11 @@
 //! - `exhaustive` explores every execution under the model and checks each trace for a
 //!   happens-before cycle (`trace.rs`). It is the monitor's oracle.
 
+/// What a robust verdict on a program that frees heap memory takes for granted.
+pub const FREE_ORDER: &str = "a cycle through the order of an access to a heap object and \
+    another thread's free of it is not looked for: a program whose threads free memory others \
+    still use may be called robust wrongly";
+
 pub mod monitor;
 pub mod trace;
 pub mod witness;
@@ -265,6 +270,17 @@ impl Outcome {
         };
         if !violations.is_empty() {
             report.verdict = Verdict::Violation;
+        }
+        // The trace does not order an access to a heap object before another thread's
+        // free of it (ARCHITECTURE.md, "Robustness"): a verdict that could rest on that
+        // says so.
+        let frees = prog.functions.iter().any(|f| {
+            f.body
+                .iter()
+                .any(|i| matches!(i.op, fencer_ir::Op::Free(_)))
+        });
+        if frees && robust == Some(true) {
+            report.assumptions.push(FREE_ORDER.to_string());
         }
         RobustReport {
             robust,
