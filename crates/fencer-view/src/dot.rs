@@ -7,7 +7,15 @@
 use crate::Execution;
 use fencer_machine::{loc_name, EventKind, ReadFrom, Step};
 use fencer_memory::Loc;
-use fencer_robust::trace::{Edge, Graph};
+use fencer_robust::trace::{Edge, Graph, SPAWNS};
+
+/// An edge of the order in which threads are spawned (the trace orders spawns through a
+/// location of its own, since thread ids follow it): not memory the program touches, so
+/// not drawn.
+pub(crate) fn spawn_order(g: &Graph, v: usize, w: usize, e: Edge) -> bool {
+    let on_spawns = |n: usize| g.acc[n].is_some_and(|a| a.loc == SPAWNS);
+    e != Edge::Po && on_spawns(v) && on_spawns(w)
+}
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -126,6 +134,9 @@ pub fn render(x: &Execution) -> String {
     }
     for v in 0..g.len() {
         for &(w, e) in &g.succ[v] {
+            if spawn_order(&g, v, w, e) {
+                continue;
+            }
             let (a, b) = (g.pos[v], g.pos[w]);
             let bold = if x.highlight.contains(&a) && x.highlight.contains(&b) {
                 ", penwidth=2.5"

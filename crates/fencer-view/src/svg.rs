@@ -163,6 +163,9 @@ pub fn arrows(x: &Execution) -> Vec<(usize, usize, Edge)> {
     let mut out = Vec::new();
     for v in 0..g.len() {
         for &(w, e) in &g.succ[v] {
+            if crate::dot::spawn_order(&g, v, w, e) {
+                continue;
+            }
             let (a, b) = (g.pos[v], g.pos[w]);
             match e {
                 Edge::Po => {}
