@@ -143,6 +143,17 @@ struct Rule {
 
 const PROGRAM_ENGINES: &[&str] = &["dpor", "reference"];
 
+/// The views draw a program execution the concrete machine replays: the symbolic engine,
+/// DVE and `.cub` models have none to give them.
+const fn view_rule(id: &'static str, flag: &'static str) -> Rule {
+    Rule {
+        id,
+        flag,
+        applies: |r| r.program_with(PROGRAM_ENGINES),
+        to: "programs checked by --engine dpor or reference",
+    }
+}
+
 const CHECK: &[Rule] = &[
     Rule {
         id: "file",
@@ -376,36 +387,11 @@ const CHECK: &[Rule] = &[
         },
         to: "programs checked by --engine dpor or reference (--engine abpress does not look for hangs: only `--hangs ignore` describes it; a DVE model's deadlocks are asked for with --deadlock)",
     },
-    Rule {
-        id: "view",
-        flag: "--view",
-        applies: |r| r.program_with(PROGRAM_ENGINES),
-        to: "programs checked by --engine dpor or reference",
-    },
-    Rule {
-        id: "html",
-        flag: "--html",
-        applies: |r| r.program_with(PROGRAM_ENGINES),
-        to: "programs checked by --engine dpor or reference",
-    },
-    Rule {
-        id: "sarif",
-        flag: "--sarif",
-        applies: |r| r.program_with(PROGRAM_ENGINES),
-        to: "programs checked by --engine dpor or reference",
-    },
-    Rule {
-        id: "save_trace",
-        flag: "--save-trace",
-        applies: |r| r.program_with(PROGRAM_ENGINES),
-        to: "programs checked by --engine dpor or reference",
-    },
-    Rule {
-        id: "final_state",
-        flag: "--final",
-        applies: |r| r.program_with(PROGRAM_ENGINES),
-        to: "programs checked by --engine dpor or reference",
-    },
+    view_rule("view", "--view"),
+    view_rule("html", "--html"),
+    view_rule("sarif", "--sarif"),
+    view_rule("save_trace", "--save-trace"),
+    view_rule("final_state", "--final"),
     Rule {
         id: "shard",
         flag: "--shard",

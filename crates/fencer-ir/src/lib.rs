@@ -712,6 +712,34 @@ pub struct Program {
 }
 
 impl Program {
+    /// A program of these objects, functions and threads, its source one file named
+    /// after it, with every other setting at its plain default: no final condition, hangs
+    /// are violations, no assumption, uninitialised reads are errors, no wait variant.
+    /// Tests and generators build on it, so a new setting has one default to give.
+    pub fn new(
+        name: impl Into<String>,
+        objects: Vec<Object>,
+        functions: Vec<Function>,
+        threads: Vec<ThreadDecl>,
+    ) -> Program {
+        let name = name.into();
+        Program {
+            files: vec![name.clone()],
+            name,
+            objects,
+            functions,
+            threads,
+            cond: None,
+            observe: Vec::new(),
+            observe_explicit: false,
+            source_trace: false,
+            hang_is_violation: true,
+            assumptions: Vec::new(),
+            uninit_arbitrary: false,
+            wait_variant: None,
+        }
+    }
+
     pub fn file_name(&self, loc: SrcLoc) -> &str {
         self.files
             .get(loc.file as usize)

@@ -2163,12 +2163,10 @@ impl State {
     /// symbolic engine's read of it did; `false` when there is none (the explorer does
     /// not choose values).
     fn arbitrary_value(&mut self, prog: &Program, t: u32, loc: Loc) -> bool {
-        if !prog.uninit_arbitrary {
-            return false;
-        }
-        let Some(value) = self.inputs.get_mut(t as usize).and_then(|q| q.pop()) else {
+        let Some(value) = self.next_arbitrary(prog, t) else {
             return false;
         };
+        self.inputs[t as usize].pop();
         self.mem[loc.obj].set(
             loc.index,
             Cell {

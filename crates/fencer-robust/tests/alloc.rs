@@ -41,10 +41,9 @@ fn allocs_around_stores() -> Program {
             .collect(),
         loc: SrcLoc::NONE,
     };
-    Program {
-        name: "allocs".into(),
-        files: vec!["allocs".into()],
-        objects: vec![Object {
+    Program::new(
+        "allocs",
+        vec![Object {
             name: "x".into(),
             kind: ObjKind::Shared,
             size: 1,
@@ -53,26 +52,18 @@ fn allocs_around_stores() -> Program {
             cell_names: Vec::new(),
             loc: SrcLoc::NONE,
         }],
-        functions: vec![
+        vec![
             thread("t0", 1, vec![store(1), alloc.clone()]),
             thread("t1", 3, vec![alloc, store(2)]),
         ],
-        threads: (0..2)
+        (0..2)
             .map(|t| ThreadDecl {
                 name: format!("t{t}"),
                 func: t,
                 arg: 0,
             })
             .collect(),
-        cond: None,
-        observe: Vec::new(),
-        observe_explicit: false,
-        source_trace: false,
-        hang_is_violation: true,
-        assumptions: Vec::new(),
-        uninit_arbitrary: false,
-        wait_variant: None,
-    }
+    )
 }
 
 /// Whether some execution the reference explorer shows has a happens-before cycle.

@@ -63,12 +63,11 @@ fn spawn_order_program() -> Program {
         cell_names: Vec::new(),
         loc: SrcLoc::NONE,
     };
-    Program {
-        name: "spawns".into(),
-        files: vec!["spawns".into()],
-        objects: vec![object("x"), object("y")],
+    Program::new(
+        "spawns",
+        vec![object("x"), object("y")],
         functions,
-        threads: ["T", "A", "B"]
+        ["T", "A", "B"]
             .iter()
             .zip(1..)
             .map(|(name, func)| ThreadDecl {
@@ -77,15 +76,7 @@ fn spawn_order_program() -> Program {
                 arg: 0,
             })
             .collect(),
-        cond: None,
-        observe: Vec::new(),
-        observe_explicit: false,
-        source_trace: false,
-        hang_is_violation: true,
-        assumptions: Vec::new(),
-        uninit_arbitrary: false,
-        wait_variant: None,
-    }
+    )
 }
 
 #[test]

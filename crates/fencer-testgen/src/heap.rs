@@ -284,19 +284,8 @@ pub(crate) fn generated(
         })
         .collect();
     Program {
-        name,
         files: vec![file.into()],
-        objects,
-        functions,
-        threads,
-        cond: None,
-        observe: Vec::new(),
-        observe_explicit: false,
-        source_trace: false,
-        hang_is_violation: true,
-        assumptions: Vec::new(),
-        uninit_arbitrary: false,
-        wait_variant: None,
+        ..Program::new(name, objects, functions, threads)
     }
 }
 
@@ -357,11 +346,10 @@ pub fn future_object_program() -> Program {
         index: Expr::Const(0),
     };
     let future = Ptr { obj: 1, offset: 0 }.encode();
-    Program {
-        name: "future".into(),
-        files: vec!["future".into()],
-        objects: vec![object("x", ObjKind::Shared, 1, false)],
-        functions: vec![
+    Program::new(
+        "future",
+        vec![object("x", ObjKind::Shared, 1, false)],
+        vec![
             thread(
                 "t0",
                 vec![
@@ -399,22 +387,14 @@ pub fn future_object_program() -> Program {
                 ],
             ),
         ],
-        threads: (0..2)
+        (0..2)
             .map(|t| ThreadDecl {
                 name: format!("t{t}"),
                 func: t,
                 arg: 0,
             })
             .collect(),
-        cond: None,
-        observe: Vec::new(),
-        observe_explicit: false,
-        source_trace: false,
-        hang_is_violation: true,
-        assumptions: Vec::new(),
-        uninit_arbitrary: false,
-        wait_variant: None,
-    }
+    )
 }
 
 /// A mutex destroyed and initialised again (`pthread_mutex_destroy`, `pthread_mutex_init`)
