@@ -421,7 +421,7 @@ struct CheckArgs {
     /// ahead by the others; the run is --jobs 1's (the same executions in the same
     /// order, final states, verdict, counterexample and statistics but `reversed`, none
     /// blocked by a sleep set) for any N and timing; where the subtrees come one after
-    /// another and the split does not pay, it goes on as one worker (the `split:` line
+    /// another and the split does not pay, it goes on as one worker (`--verbose`'s `split:` line
     /// says after which unit). With --algo source: the tree is
     /// split at its races (a Source-DPOR top whose branches are units, fed by the races
     /// the units find); the
