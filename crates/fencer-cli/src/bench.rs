@@ -432,7 +432,7 @@ fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64, Optio
         return Err("stopped by --timeout".into());
     }
     let st = &r["stats"];
-    let thrown = crate::merge::thrown_share(&r["split"]);
+    let thrown = fencer::split::thrown_share(&r["split"]);
     match (
         st["elapsed_ms"].as_f64(),
         st["states"].as_u64().or(st["executions"].as_u64()),

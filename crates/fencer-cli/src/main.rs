@@ -1,19 +1,16 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
-mod applies;
 mod bench;
-mod cub;
-mod dve;
-mod dve_relaxed;
 mod merge;
 mod repair;
 mod robust;
-mod symbolic;
 mod views;
 
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use fencer::applies;
+use fencer::{program_model, Algo, Engine, Error, Model, Options};
 use fencer_memory::ModelKind;
-use fencer_report::{Report, Verdict};
+use fencer_report::Report;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
@@ -24,9 +21,6 @@ use std::time::{Duration, Instant};
 
 /// Exit code for bad input or usage.
 const EXIT_USAGE: u8 = 2;
-/// Workers `--jobs` accepts: more threads than this only cost their start-up (a split
-/// tree has a few hundred units at most).
-const MAX_JOBS: usize = 1024;
 
 #[cfg(feature = "c")]
 macro_rules! c_front_end {
@@ -136,7 +130,19 @@ Example:\n  fencer litmus examples/MP.litmus --model pso"
     #[command(
         after_help = "Example:\n  fencer transform examples/dve/peterson.dve --model pso1 -o peterson.pso1.dve\n  fencer check peterson.pso1.dve   # the same states as `check peterson.dve --model pso1`"
     )]
-    Transform(dve_relaxed::TransformArgs),
+    Transform(TransformArgs),
+    /// Print a shell completion script for fencer (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Example (bash):\n  fencer completions bash > ~/.local/share/bash-completion/completions/fencer"
+    )]
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print fencer's manual page (roff), one page with every command.
+    #[command(after_help = "Example:\n  fencer man > fencer.1 && man ./fencer.1")]
+    Man,
     /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
     /// process first, because LLVM aborts or crashes on some malformed IR instead of
     /// returning an error.
@@ -151,13 +157,13 @@ struct LitmusArgs {
     files: Vec<PathBuf>,
     /// Memory model (X86 tests are x86-TSO by default).
     #[arg(long, short, value_enum, ignore_case = true, default_value = "tso")]
-    model: ModelArg,
+    model: Model,
     /// Exploration engine.
     #[arg(long, short, value_enum, default_value = "dpor")]
-    engine: EngineArg,
+    engine: Engine,
     /// DPOR algorithm (with --engine dpor) [default: optimal].
     #[arg(long, value_enum)]
-    algo: Option<AlgoArg>,
+    algo: Option<Algo>,
     /// Print the answers as JSON instead of herd7's text.
     #[arg(long)]
     json: bool,
@@ -181,10 +187,10 @@ struct BenchArgs {
         value_delimiter = ',',
         default_value = "sc,tso,pso"
     )]
-    models: Vec<ModelArg>,
+    models: Vec<Model>,
     /// DPOR algorithm.
     #[arg(long, value_enum, default_value = "optimal")]
-    algo: AlgoArg,
+    algo: Algo,
     /// Per-run time limit in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
@@ -213,283 +219,13 @@ struct BenchArgs {
     no_spin_assume: bool,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ModelArg {
-    /// Sequential consistency: every store reaches memory at once.
-    Sc,
-    /// x86-TSO: one FIFO store buffer per thread, with store forwarding.
-    Tso,
-    /// SPARC PSO: one FIFO store buffer per thread and location.
-    Pso,
-    /// DVE models only: the DiVinE thesis's PSO, one buffer slot per process and location
-    /// (a later write replaces a buffered one) flushed by a memory process.
-    Pso1,
-}
-
-impl From<ModelArg> for ModelKind {
-    fn from(m: ModelArg) -> Self {
-        match m {
-            ModelArg::Sc => ModelKind::Sc,
-            ModelArg::Tso => ModelKind::Tso,
-            // Refused before any program is loaded (see `program_model`).
-            ModelArg::Pso | ModelArg::Pso1 => ModelKind::Pso,
-        }
-    }
-}
-
-/// The model for a program (not a DVE model): `pso1` is DVE's alone.
-fn program_model(m: ModelArg, json: bool) -> Result<ModelKind, ExitCode> {
-    match m {
-        ModelArg::Pso1 => Err(usage_error(
-            json,
-            "error: --model pso1 (one buffer slot per location, the DiVinE thesis's semantics) is for DVE models; programs and litmus tests take sc, tso or pso",
-            None,
-        )),
-        m => Ok(m.into()),
-    }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum PorArg {
-    /// Source sets with sleep sets: a node expands one thread, and others as races ask;
-    /// at a cover, races come from the coverer's summary of shared accesses.
-    Source,
-    /// Sleep sets only: every enabled thread not asleep.
-    Sleep,
-    /// Source sets, reading a coverer's subtree path by path instead of its summary (the
-    /// paper's baseline, to measure what summaries save).
-    SourceEnumerate,
-}
-
-impl From<PorArg> for fencer_symbolic::Por {
-    fn from(p: PorArg) -> Self {
-        match p {
-            PorArg::Source => fencer_symbolic::Por::Source,
-            PorArg::Sleep => fencer_symbolic::Por::Sleep,
-            PorArg::SourceEnumerate => fencer_symbolic::Por::SourceEnumerate,
-        }
-    }
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum EngineArg {
-    /// Dynamic partial-order reduction on chronological traces: one execution per
-    /// Shasha-Snir trace (or close to it), the fast engine.
-    Dpor,
-    /// Exhaustive enumeration of every interleaving, buffer updates included; the oracle
-    /// other engines are tested against. Exact, but exponential.
-    Reference,
-    /// Symbolic (C programs, SC): inputs from `__VERIFIER_nondet_*` and loops without a
-    /// bound, by lazy abstraction with covers and source sets (AbPress).
-    Abpress,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum AlgoArg {
-    /// Optimal-DPOR with wakeup trees: one complete execution per trace; each race is
-    /// reversed by a whole sequence of events.
-    Optimal,
-    /// Source-DPOR with sleep sets: one complete execution per trace; each race is
-    /// reversed by adding one process to a backtrack set.
-    Source,
-}
-
-#[derive(clap::Args, Clone)]
-struct CheckArgs {
-    /// The program to check: `.fen` (text format), `.c`, `.ll` or `.bc`.
-    file: PathBuf,
-    /// C: define a macro (passed to clang as -D).
-    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
-    define: Vec<String>,
-    /// C: add a directory to the include path (passed to clang as -I).
-    #[arg(short = 'I', value_name = "DIR")]
-    include: Vec<PathBuf>,
-    /// C: the language standard (passed to clang as -std=), e.g. c11.
-    #[arg(long, value_name = "STD")]
-    std: Option<String>,
-    /// C: the clang 14 to compile with (default: $FENCER_CLANG, clang-14 on PATH, or
-    /// /usr/lib/llvm-14/bin/clang).
-    #[arg(long, value_name = "PATH")]
-    clang: Option<PathBuf>,
-    /// C: further compiler flags, after `--`.
-    #[arg(last = true, value_name = "CFLAGS")]
-    cflags: Vec<String>,
-    /// Memory model to check under.
-    #[arg(long, short, value_enum, ignore_case = true, default_value = "sc")]
-    model: ModelArg,
-    /// Exploration engine.
-    #[arg(long, short, value_enum, default_value = "dpor")]
-    engine: EngineArg,
-    /// DPOR algorithm (with --engine dpor).
-    #[arg(long, value_enum, default_value = "optimal")]
-    algo: AlgoArg,
-    /// Partial-order reduction of --engine abpress.
-    #[arg(long, value_enum, default_value = "source")]
-    por: PorArg,
-    /// Also print the number of races found and reversed.
-    #[arg(long, short)]
-    verbose: bool,
-    /// Explore every execution even after a violation (to list every final state).
-    #[arg(long)]
-    all: bool,
-    /// Print the result as one JSON object instead of text.
-    #[arg(long)]
-    json: bool,
-    /// Stop after this many seconds, loading (clang) included (exit code 3 with the
-    /// statistics so far).
-    #[arg(long, value_name = "SECS")]
-    timeout: Option<f64>,
-    /// Stop after this many complete executions (exit code 3).
-    #[arg(long, value_name = "N")]
-    max_executions: Option<u64>,
-    /// Most events one thread may execute in one execution: a thread that reaches it is
-    /// stopped while the others go on, and the result then holds up to that bound.
-    #[arg(long, value_name = "N", default_value_t = 100_000)]
-    max_depth: usize,
-    /// Cut executions that run any loop more than N times in a row (each backward jump
-    /// counted from the loop's entry: a nested loop, or one in a function called again,
-    /// starts from 0); the result then holds up to that bound and the cut executions are
-    /// counted.
-    #[arg(long, value_name = "N")]
-    unroll: Option<u32>,
-    /// DVE: also report a reachable state where no process can move.
-    #[arg(long)]
-    deadlock: bool,
-    /// DVE: report a reachable state where this expression holds (over globals, `P.state`
-    /// and `P->var`), e.g. `--reach 'P_0.CS + P_1.CS > 1'`.
-    #[arg(long, value_name = "EXPR")]
-    reach: Option<String>,
-    /// DVE: check an LTL formula over the model (`--ltl 'G (wait0 -> F cs0)'`, atoms being
-    /// the model's `expression`s or variables) or a DiVinE `.ltl` file (`#define NAME EXPR`
-    /// and `#property FORMULA` lines; each property is answered).
-    #[arg(long, value_name = "FORMULA|FILE.ltl")]
-    ltl: Option<String>,
-    /// DVE, LTL: only weakly fair runs count (a process that stays enabled eventually
-    /// moves), so a property is violated only by a fair run.
-    #[arg(long)]
-    fair: bool,
-    /// DVE: stop after storing this many states (exit code 3).
-    #[arg(long, value_name = "N")]
-    max_states: Option<u64>,
-    /// DVE: do not stop at the first run-time error, failed assertion or goal: explore
-    /// every reachable state (an error ends its run and is counted, not stored) and report
-    /// the counts; the first one found is the counterexample.
-    #[arg(long)]
-    keep_going: bool,
-    /// DVE under --model tso|pso: the most writes one process's store buffer holds (a
-    /// process waits while its buffer is full; a SAFE verdict holds up to this bound).
-    #[arg(long, value_name = "K", default_value_t = 2)]
-    buffer_bound: u32,
-    /// DVE under a relaxed model: keep a written-out buffer slot's old value instead of
-    /// zeroing it (more states; to measure the reduction).
-    #[arg(long)]
-    keep_stale: bool,
-    /// DVE under a relaxed model: buffer also the globals that only one process touches
-    /// and no property reads (by default their writes go straight to memory: no one else
-    /// could tell; more states; to measure the reduction).
-    #[arg(long)]
-    buffer_private: bool,
-    /// DVE under a relaxed model (pso1, tso, pso): the writes that bypass the store buffers and the
-    /// transitions that carry a full barrier, one per line: `atomic PROCESS LINE VAR|*`
-    /// or `barrier PROCESS LINE` (LINE: where the transition starts in the model; `#`
-    /// starts a comment). `fencer repair model.dve` writes such a file.
-    #[arg(long, value_name = "FILE")]
-    atomic: Option<PathBuf>,
-    /// DVE under a relaxed model, LTL: also count runs where a buffered write is delayed
-    /// forever (by default a run must flush every buffer infinitely often, as the thesis
-    /// assumes).
-    #[arg(long)]
-    no_buffer_fairness: bool,
-    /// .cub: stop after visiting this many cubes; --engine abpress: after this many tree
-    /// nodes (default 2,000,000). Exit code 3.
-    #[arg(long, value_name = "N")]
-    max_nodes: Option<u64>,
-    /// .cub: print the inductive invariant of a SAFE answer (the negated visited cubes).
-    #[arg(long)]
-    invariant: bool,
-    /// .cub: Cubicle's BRAB (`-brab N`): explore the instance with N processes forward and
-    /// replace new cubes by candidate invariants no explored state satisfies; a candidate
-    /// reachable from `init` is banned and the search restarts. The verdict stays exact.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
-    brab: Option<u8>,
-    /// .cub with --brab: explore the instance at most this many steps forward (Cubicle's
-    /// `-forward-depth`; default: every reachable state, up to 20,000).
-    #[arg(long, value_name = "D", requires = "brab")]
-    forward_depth: Option<u32>,
-    /// Worker threads (at most 1024); default: all cores. Programs (DPOR), with
-    /// --algo optimal: one worker's exploration, the subtrees below a depth explored
-    /// ahead by the others; the run is --jobs 1's (the same executions in the same
-    /// order, final states, verdict, counterexample and statistics but `reversed`, none
-    /// blocked by a sleep set) for any N and timing; where the subtrees come one after
-    /// another and the split does not pay, it goes on as one worker (`--verbose`'s `split:` line
-    /// says after which unit). With --algo source: the tree is
-    /// split at its races (a Source-DPOR top whose branches are units, fed by the races
-    /// the units find); the
-    /// complete executions, final states and verdict are --jobs 1's, the counterexample
-    /// the split tree's first in unit order, and a limit counts every worker's work. With
-    /// --shard: at a static frontier. `--jobs 1` runs the engine unsplit.
-    /// DVE: threads for reachability (errors, assertions, --reach, --deadlock; LTL uses
-    /// one); the answer and the counterexample do not depend on the number of workers.
-    #[arg(long, short = 'j', value_name = "N")]
-    jobs: Option<usize>,
-    /// DVE: store full state vectors. By default each byte is stored in as few bits as the
-    /// values it can hold need (a flag in one bit); this measures what that saves.
-    #[arg(long)]
-    no_pack: bool,
-    /// Keep spin loops as they are. By default a waiting loop's back edge blocks the thread
-    /// after an iteration that only read (the execution is discarded, or reported as a
-    /// hang when nothing can ever release the loop), when no register it writes is read
-    /// later.
-    #[arg(long)]
-    no_spin_assume: bool,
-    /// C: `pthread_cond_wait` returns only when signalled. By default it may also return
-    /// without a signal, as POSIX allows (a program that waits with `if` instead of
-    /// `while` is then found wrong); with this the verdict says that it assumed otherwise.
-    #[arg(long)]
-    no_spurious_wakeups: bool,
-    /// Programs: what an execution that ends with a thread waiting forever (in a loop no
-    /// one can release, or at a lock, join or wait no one can end) counts as. `violation`
-    /// reports it (fencer's default); `ignore` counts it as a blocked execution, as
-    /// Nidhugg and GenMC do (to compare verdicts with them). Programs that follow
-    /// SV-COMP's conventions (they name `reach_error`) default to `ignore`: their property
-    /// is that the error function is never called.
-    #[arg(long, value_enum, value_name = "POLICY")]
-    hangs: Option<HangsArg>,
-    /// The options given on the command line (not defaulted), for `applies`.
-    #[arg(skip)]
-    given: applies::Given,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum HangsArg {
-    /// A thread that waits forever is a violation.
-    Violation,
-    /// An execution that ends so is discarded as blocked.
-    Ignore,
-}
-
-/// The program-level options that change what counts as a violation, applied to a loaded
-/// program (`--hangs`).
-fn apply_conventions(args: &CheckArgs, prog: &mut fencer_ir::Program) {
-    match args.hangs {
-        Some(HangsArg::Violation) => prog.hang_is_violation = true,
-        Some(HangsArg::Ignore) => prog.hang_is_violation = false,
-        None => {}
-    }
-}
-
 /// `check`'s arguments, and the views of its counterexample.
 #[derive(clap::Args)]
 struct CheckCmd {
     #[command(flatten)]
-    args: CheckArgs,
+    args: Options,
     #[command(flatten)]
     views: views::ViewArgs,
-    /// Programs (DPOR): explore only shard I of N (1 <= I <= N) of the split tree, so that
-    /// N runs (on N machines) explore everything exactly once between them; combine their
-    /// `--json` results with `fencer merge`.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
 }
 
 /// Asks glibc's allocator for 64 MiB more each time a heap grows. A thread's own heap
@@ -648,29 +384,36 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(c) => check(c.args, &c.views, c.shard.as_deref()),
+        Command::Check(c) => check(c.args, &c.views),
         Command::Litmus(args) => litmus(args),
         Command::Merge(args) => merge::merge(args),
         Command::Robust(args) => robust::robust(args),
         Command::Replay(args) => views::replay(args),
         Command::Repair(args) => repair::repair(args),
-        Command::Transform(args) => dve_relaxed::transform(args),
+        Command::Transform(args) => transform(args),
         Command::InternalReadLlvm { file } => read_llvm_alone(&file),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "fencer", &mut out);
+            self::out(&String::from_utf8_lossy(&out));
+            ExitCode::SUCCESS
+        }
+        Command::Man => man_page(),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
             models: args
                 .models
                 .iter()
                 .map(|m| match m {
-                    ModelArg::Sc => "sc",
-                    ModelArg::Tso => "tso",
-                    ModelArg::Pso => "pso",
-                    ModelArg::Pso1 => "pso1",
+                    Model::Sc => "sc",
+                    Model::Tso => "tso",
+                    Model::Pso => "pso",
+                    Model::Pso1 => "pso1",
                 })
                 .collect(),
             algo: match args.algo {
-                AlgoArg::Optimal => "optimal",
-                AlgoArg::Source => "source",
+                Algo::Optimal => "optimal",
+                Algo::Source => "source",
             },
             timeout: args.timeout,
             json: args.json,
@@ -709,132 +452,124 @@ fn usage_error(json: bool, msg: &str, diag: Option<&fencer_text::Diagnostic>) ->
     ExitCode::from(EXIT_USAGE)
 }
 
-/// `--timeout SECS` as a duration; a usage error unless positive and finite. A timeout too
-/// long for a `Duration` (centuries) is no limit at all.
-fn timeout_arg(t: Option<f64>) -> Result<Option<Duration>, &'static str> {
-    match t {
-        Some(t) if !(t.is_finite() && t > 0.0) => {
-            Err("error: --timeout expects a positive number of seconds")
-        }
-        Some(t) => Ok(Duration::try_from_secs_f64(t).ok()),
-        None => Ok(None),
+/// A check that could not run, printed as `usage_error` or `internal_error` print.
+fn failed(json: bool, e: &Error) -> ExitCode {
+    if e.internal {
+        internal_error(json, &e.message)
+    } else {
+        usage_error(json, &e.message, e.diagnostic.as_deref())
     }
 }
 
-/// The front-ends `check` reads, by file extension.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Input {
-    Text,
-    Litmus,
-    C,
-}
-
-const EXTENSIONS: &str = "`.fen` (fencer's text format), `.litmus` (herd7 X86 litmus tests), \
-    `.c`/`.i` (C with pthreads), `.ll`/`.bc` (LLVM 14 IR), `.dve` (DiVinE models, with `check`), \
-    `.cub` (Cubicle models, with `check`)";
-
-fn input_kind(path: &std::path::Path) -> Option<Input> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("fen") => Some(Input::Text),
-        Some("litmus") => Some(Input::Litmus),
-        Some("c" | "i" | "ll" | "bc") => Some(Input::C),
-        _ => None,
+fn check(mut args: Options, views: &views::ViewArgs) -> ExitCode {
+    let json = args.json;
+    if let Err(e) = fencer::validate(&args) {
+        return failed(json, &e);
     }
-}
-
-fn load_litmus(args: &CheckArgs) -> Result<fencer_ir::Program, ExitCode> {
-    let path = args.file.display().to_string();
-    let src = std::fs::read_to_string(&args.file).map_err(|e| {
-        usage_error(
-            args.json,
-            &format!("{path}: error: cannot read the file: {e}"),
-            None,
-        )
-    })?;
-    fencer_litmus::parse_litmus(&path, &src)
-        .map(|l| l.program)
-        .map_err(|d| usage_error(args.json, &d.render(&src), Some(&d)))
-}
-
-fn load_text(args: &CheckArgs) -> Result<fencer_ir::Program, ExitCode> {
-    let path = args.file.display().to_string();
-    let src = match std::fs::read(&args.file) {
-        Ok(b) => match String::from_utf8(b) {
-            Ok(s) => s,
-            Err(e) => {
-                return Err(usage_error(
-                    args.json,
-                    &format!(
-                        "{path}: error: the file is not UTF-8 text (invalid byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ),
-                    None,
-                ))
-            }
-        },
-        Err(e) => {
-            return Err(usage_error(
-                args.json,
-                &format!("{path}: error: cannot read the file: {e}"),
-                None,
-            ))
-        }
-    };
-    fencer_text::parse_program(&path, &src)
-        .map_err(|d| usage_error(args.json, &d.render(&src), Some(&d)))
-}
-
-/// clang's options from `-D`, `-I`, `--std`, the flags after `--` and `--clang`.
-#[cfg(feature = "c")]
-fn c_options(args: &CheckArgs) -> fencer_c::CompileOptions {
-    let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
-    flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
-    if let Some(std) = &args.std {
-        flags.push(format!("-std={std}"));
+    if let Some(msg) = views::refuse_bad_paths(views) {
+        return usage_error(json, &msg, None);
     }
-    flags.extend(args.cflags.iter().cloned());
-    fencer_c::CompileOptions {
-        clang: args.clang.clone(),
-        flags,
-        no_spurious_wakeups: args.no_spurious_wakeups,
-    }
-}
-
-#[cfg(feature = "c")]
-fn load_c(args: &CheckArgs, model: ModelKind) -> Result<fencer_ir::Program, ExitCode> {
-    let opts = c_options(args);
-    if let Some(msg) = llvm_crashes_on(&args.file) {
-        return Err(usage_error(args.json, &msg, None));
-    }
-    fencer_c::load(&args.file, &opts, model).map_err(|e| c_load_error(args, &e))
-}
-
-/// A C program that does not load: the message with the offending source line and a
-/// caret when the position is known, and the position in the JSON.
-#[cfg(feature = "c")]
-fn c_load_error(args: &CheckArgs, e: &fencer_c::Error) -> ExitCode {
+    #[cfg(feature = "c")]
     {
-        let mut msg = e.to_string();
-        if e.line > 0 {
-            if let Some(text) = std::fs::read_to_string(&e.file)
-                .ok()
-                .and_then(|s| s.lines().nth(e.line as usize - 1).map(str::to_string))
-            {
-                let caret = " ".repeat(e.col.saturating_sub(1) as usize);
-                msg = format!("{}\n  | {text}\n  | {caret}^", msg);
-            }
-        }
-        let d = fencer_text::Diagnostic {
-            file: e.file.clone(),
-            line: e.line,
-            col: e.col,
-            span: Default::default(),
-            message: e.message.clone(),
-            label: String::new(),
-            help: e.help.clone(),
-        };
-        usage_error(args.json, &msg, Some(&d))
+        args.llvm_guard = Some(llvm_crashes_on);
     }
+    let progress = Progress::start();
+    args.progress = Some(progress.count.clone());
+    let outcome = fencer::check(args);
+    progress.finish();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return failed(json, &e),
+    };
+    out(&outcome.output);
+    for m in &outcome.messages {
+        eprintln!("{m}");
+    }
+    if let (Some(shown), Some(report)) = (&outcome.shown, &outcome.report) {
+        if let Err(code) =
+            views::after_check(&shown.options, views, &shown.program, shown.model, report)
+        {
+            return code;
+        }
+    }
+    ExitCode::from(outcome.exit_code())
+}
+
+/// `fencer transform`'s arguments.
+#[derive(clap::Args)]
+struct TransformArgs {
+    /// The DVE model.
+    file: PathBuf,
+    /// The memory model to build in.
+    #[arg(long, short, value_enum, default_value = "pso1")]
+    model: Model,
+    /// Atomic writes and barriers (see `fencer check --help`, --atomic).
+    #[arg(long, value_name = "FILE")]
+    atomic: Option<PathBuf>,
+    /// Where to write the transformed model (default: standard output).
+    #[arg(long, short, value_name = "OUT.dve")]
+    output: Option<PathBuf>,
+    /// Set an `input` constant.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    define: Vec<String>,
+    /// tso/pso: the most writes one process's buffer holds.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    buffer_bound: u32,
+}
+
+fn transform(a: TransformArgs) -> ExitCode {
+    let text = match fencer::dve_relaxed::transform(
+        &a.file,
+        a.model,
+        a.atomic.as_deref(),
+        &a.define,
+        a.buffer_bound,
+    ) {
+        Ok(t) => t,
+        Err(e) => return failed(false, &e),
+    };
+    match a.output.as_ref().filter(|o| o.as_os_str() != "-") {
+        None => {
+            out(&text);
+            ExitCode::SUCCESS
+        }
+        Some(o) => match std::fs::write(o, text) {
+            Ok(()) => {
+                eprintln!("wrote {}", o.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(
+                false,
+                &format!("{}: error: cannot write: {e}", o.display()),
+                None,
+            ),
+        },
+    }
+}
+
+/// `fencer man`: the top-level page, then each visible command's as a section of it, so
+/// that one file documents everything.
+fn man_page() -> ExitCode {
+    let cmd = Cli::command();
+    let mut page = Vec::new();
+    let render = |c: clap::Command, buf: &mut Vec<u8>| clap_mangen::Man::new(c).render(buf);
+    if render(cmd.clone(), &mut page).is_err() {
+        return internal_error(
+            false,
+            "fencer: internal error: the manual page did not render",
+        );
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("fencer {}", sub.get_name());
+        page.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
+        let man = clap_mangen::Man::new(sub.clone().name(name));
+        let _ = man.render_synopsis_section(&mut page);
+        let _ = man.render_description_section(&mut page);
+        let _ = man.render_options_section(&mut page);
+        let _ = man.render_extra_section(&mut page);
+    }
+    out(&String::from_utf8_lossy(&page));
+    ExitCode::SUCCESS
 }
 
 /// Reads an LLVM IR file in this process, for [`llvm_crashes_on`]'s child.
@@ -933,321 +668,22 @@ fn llvm_crashes_on(file: &std::path::Path) -> Option<String> {
     ))
 }
 
-#[cfg(not(feature = "c"))]
-fn load_c(args: &CheckArgs, _model: ModelKind) -> Result<fencer_ir::Program, ExitCode> {
-    Err(usage_error(
-        args.json,
-        &format!(
-            "{}: error: this fencer was built without C support (cargo feature `c`)",
-            args.file.display()
-        ),
-        None,
-    ))
-}
-
-fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitCode {
-    let started = Instant::now();
-    let timeout = match timeout_arg(args.timeout) {
-        Ok(t) => t,
-        Err(msg) => return usage_error(args.json, msg, None),
-    };
-    let shard = match shard.map(merge::parse_shard).transpose() {
-        Ok(s) => s,
-        Err(msg) => return usage_error(args.json, &msg, None),
-    };
-    if let Some(msg) = applies::refusal(&args).or_else(|| views::refuse_bad_paths(views)) {
-        return usage_error(args.json, &msg, None);
-    }
-    if args.jobs == Some(0) {
-        return usage_error(args.json, "error: --jobs expects at least 1 worker", None);
-    }
-    if args.jobs.is_some_and(|n| n > MAX_JOBS) {
-        return usage_error(
-            args.json,
-            &format!("error: --jobs expects at most {MAX_JOBS} workers"),
-            None,
-        );
-    }
-    if args.file.extension().is_some_and(|e| e == "cub") {
-        return cub::check(&args, timeout);
-    }
-    if matches!(args.engine, EngineArg::Abpress) {
-        return symbolic::check_with(&args, timeout, args.por.into());
-    }
-    if args.file.extension().is_some_and(|e| e == "dve") {
-        return dve::check(&args, timeout);
-    }
-    let model = match program_model(args.model, args.json) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let args = Arc::new(args);
-    let mut prog = match load_program(&args, model, timeout) {
-        Ok(p) => p,
-        Err(Some(code)) => return code,
-        Err(None) => return stopped_while_loading(&args, model, started),
-    };
-    let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
-    let spin_loops = if args.no_spin_assume {
-        0
-    } else {
-        fencer_ir::spin::spin_assume(&mut prog)
-    };
-    let (mut report, split_info) = explore_program(&args, &prog, model, timeout, shard);
-    if let Some(code) = unsupported(args.json, &report) {
-        return code;
-    }
-    // With spurious wake-ups a wait never blocks: the waits no signal ends are looked for
-    // in the program's variant without them (`Program::wait_variant`).
-    let mut shown = (&prog, args.clone());
-    let variant = prog
-        .wait_variant
-        .as_deref()
-        .filter(|_| report.verdict != Verdict::Violation && prog.hang_is_violation);
-    let mut variant_prog;
-    if let Some(v) = variant {
-        variant_prog = v.clone();
-        if !args.no_spin_assume {
-            fencer_ir::spin::spin_assume(&mut variant_prog);
-        }
-        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-        let (w, _) = explore_program(&args, &variant_prog, model, left, shard);
-        if let Some(code) = unsupported(args.json, &w) {
-            return code;
-        }
-        if report.add_wait_variant(w) {
-            let mut a = (*args).clone();
-            a.no_spurious_wakeups = true;
-            shown = (&variant_prog, Arc::new(a));
-        }
-    }
-    report.stats.spin_loops = spin_loops as u64;
-    report.stats.peak_rss_kib = peak_rss_kib();
-    if args.json {
-        match &split_info {
-            Some(info) => out(&format!("{}\n", merge::with_split(&report, info))),
-            None => out(&format!("{}\n", report.to_json())),
-        }
-    } else {
-        let mut text = report.to_text(args.verbose);
-        if let Some(h) = split_info
-            .as_ref()
-            .filter(|_| report.verdict == Verdict::Safe)
-            .and_then(merge::shard_headline)
-        {
-            text = text.replacen(fencer_report::SAFE_HEADLINE, &h, 1);
-        }
-        out(&text);
-        // How the tree was split is for whoever tunes --jobs (or runs a shard), not for
-        // every reader of a verdict; the JSON always has it.
-        if let Some(info) = split_info.as_ref().filter(|_| args.verbose || shard.is_some()) {
-            out(&merge::split_text(info));
-        }
-    }
-    if let Err(code) = views::after_check(&shown.1, views, shown.0, model, &report) {
-        return code;
-    }
-    ExitCode::from(report.verdict.exit_code() as u8)
-}
-
-/// One exploration of `prog` by the engine `args` asks for (and the split's summary for
-/// the JSON, when it was split).
-fn explore_program(
-    args: &Arc<CheckArgs>,
-    prog: &fencer_ir::Program,
-    model: ModelKind,
-    timeout: Option<Duration>,
-    shard: Option<fencer_dpor::Shard>,
-) -> (Report, Option<serde_json::Value>) {
-    match args.engine {
-        EngineArg::Reference => {
-            let opts = fencer_reference::Options {
-                timeout,
-                max_executions: args.max_executions,
-                max_depth: args.max_depth,
-                unroll: args.unroll,
-                ..Default::default()
-            };
-            (fencer_reference::explore(prog, model, &opts).report, None)
-        }
-        EngineArg::Dpor | EngineArg::Abpress => {
-            let progress = Progress::start();
-            let opts = fencer_dpor::Options {
-                algo: match args.algo {
-                    AlgoArg::Optimal => fencer_dpor::Algo::Optimal,
-                    AlgoArg::Source => fencer_dpor::Algo::Source,
-                },
-                timeout,
-                max_executions: args.max_executions,
-                max_depth: args.max_depth,
-                unroll: args.unroll,
-                stop_on_violation: !args.all,
-                progress: Some(progress.count.clone()),
-            };
-            let jobs = args.jobs.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            });
-            let r = if jobs == 1 && shard.is_none() {
-                (fencer_dpor::explore(prog, model, &opts), None)
-            } else {
-                let split = fencer_dpor::Split {
-                    shard,
-                    ..fencer_dpor::Split::jobs(jobs)
-                };
-                let s = fencer_dpor::explore_split(prog, model, &opts, &split, false);
-                let info = merge::split_json(args, prog, jobs, shard, &s);
-                (s.report, Some(info))
-            };
-            progress.finish();
-            r
-        }
-    }
-}
-
-/// Loads the program `args` names with the front-end its extension picks, for `model`.
-/// Loading (clang, parsing, lowering) counts against `timeout` too: it runs on a thread of
-/// its own so that a slow compile still stops on time. `Err(None)`: the time ran out.
-fn load_program(
-    args: &Arc<CheckArgs>,
-    model: ModelKind,
-    timeout: Option<Duration>,
-) -> Result<fencer_ir::Program, Option<ExitCode>> {
-    let Some(kind) = input_kind(&args.file) else {
-        return Err(Some(usage_error(
-            args.json,
-            &format!(
-                "{}: error: fencer does not know this kind of file\n  help: fencer reads {EXTENSIONS}",
-                args.file.display()
-            ),
-            None,
-        )));
-    };
-    let loaded = {
-        let args = args.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let r = match kind {
-                Input::C => load_c(&args, model),
-                Input::Litmus => load_litmus(&args),
-                Input::Text => load_text(&args),
-            };
-            let _ = tx.send(r);
-        });
-        match timeout {
-            Some(t) => rx.recv_timeout(t).ok(),
-            None => rx.recv().ok(),
-        }
-    };
-    match loaded {
-        Some(Ok(mut p)) => {
-            apply_conventions(args, &mut p);
-            Ok(p)
-        }
-        Some(Err(code)) => Err(Some(code)),
-        None => Err(None),
-    }
-}
-
-/// The C front-end refuses lazily: a program is judged unloadable only when exploration
-/// reaches what it cannot model. That is bad input (exit code 2), not a violation.
-fn unsupported(json: bool, report: &Report) -> Option<ExitCode> {
-    let c = report
-        .counterexample
-        .as_ref()
-        .filter(|c| c.kind == "unsupported")?;
-    let full = c
-        .message
-        .rsplit_once(" (thread ")
-        .map_or(&*c.message, |(m, _)| m);
-    let (message, help) = match full.split_once("\n  help: ") {
-        Some((m, h)) => (m.to_string(), Some(h.to_string())),
-        None => (full.to_string(), None),
-    };
-    let (file, line, col) = (
-        c.file.clone().unwrap_or_default(),
-        c.line.unwrap_or(0),
-        c.column.unwrap_or(0),
-    );
-    let d = fencer_text::Diagnostic {
-        file: file.clone(),
-        line,
-        col,
-        span: Default::default(),
-        message,
-        label: String::new(),
-        help,
-    };
-    let text = match line {
-        0 => format!("{file}: error: {full}"),
-        _ => format!("{file}:{line}:{col}: error: {full}"),
-    };
-    Some(usage_error(json, &text, Some(&d)))
-}
-
-/// `--timeout` ran out before the program was even loaded: nothing was explored.
-fn stopped_while_loading(args: &CheckArgs, model: ModelKind, started: Instant) -> ExitCode {
-    let ms = started.elapsed().as_millis() as u64;
-    let report = Report {
-        verdict: fencer_report::Verdict::Incomplete,
-        model: model.name().to_string(),
-        engine: match args.engine {
-            EngineArg::Dpor => "dpor".into(),
-            EngineArg::Reference => "reference".into(),
-            EngineArg::Abpress => "abpress".into(),
-        },
-        algo: None,
-        program: args
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        executions: 0,
-        blocked: 0,
-        elapsed_ms: ms,
-        stats: fencer_report::Stats {
-            elapsed_ms: ms,
-            peak_rss_kib: peak_rss_kib(),
-            ..Default::default()
-        },
-        condition: None,
-        final_vars: Vec::new(),
-        final_states: None,
-        final_schedules: Vec::new(),
-        final_state_executions: None,
-        counterexample: None,
-        stopped_by: Some(fencer_report::Limit::Timeout),
-        assumptions: Vec::new(),
-        hangs: None,
-        notes: Vec::new(),
-    };
-    if args.json {
-        out(&format!("{}\n", report.to_json()));
-    } else {
-        out(&report.to_text(args.verbose));
-        eprintln!(
-            "{}: the --timeout ran out while loading the program",
-            args.file.display()
-        );
-    }
-    ExitCode::from(report.verdict.exit_code() as u8)
-}
-
 fn litmus(args: LitmusArgs) -> ExitCode {
-    let model = match program_model(args.model, args.json) {
+    let model = match program_model(args.model) {
         Ok(m) => m,
-        Err(code) => return code,
+        Err(e) => return failed(args.json, &e),
     };
-    let timeout = match timeout_arg(args.timeout) {
+    let timeout = match fencer::timeout_arg(args.timeout) {
         Ok(t) => t,
-        Err(msg) => return usage_error(args.json, msg, None),
+        Err(e) => return failed(args.json, &e),
     };
-    if matches!(args.engine, EngineArg::Abpress) {
+    if matches!(args.engine, Engine::Abpress) {
         eprintln!(
             "error: --engine abpress checks C programs (fencer check FILE.c), not litmus tests"
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    if args.algo.is_some() && !matches!(args.engine, EngineArg::Dpor) {
+    if args.algo.is_some() && !matches!(args.engine, Engine::Dpor) {
         return usage_error(
             args.json,
             "error: --algo does not apply to this run: it applies to --engine dpor; this run uses --engine reference",
@@ -1276,18 +712,18 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             }
         };
         let report = match args.engine {
-            EngineArg::Reference => {
+            Engine::Reference => {
                 let opts = fencer_reference::Options {
                     timeout,
                     ..Default::default()
                 };
                 fencer_reference::explore(&lit.program, model, &opts).report
             }
-            EngineArg::Dpor | EngineArg::Abpress => {
+            Engine::Dpor | Engine::Abpress => {
                 let opts = fencer_dpor::Options {
-                    algo: match args.algo.unwrap_or(AlgoArg::Optimal) {
-                        AlgoArg::Optimal => fencer_dpor::Algo::Optimal,
-                        AlgoArg::Source => fencer_dpor::Algo::Source,
+                    algo: match args.algo.unwrap_or(Algo::Optimal) {
+                        Algo::Optimal => fencer_dpor::Algo::Optimal,
+                        Algo::Source => fencer_dpor::Algo::Source,
                     },
                     timeout,
                     stop_on_violation: false,
@@ -1401,16 +837,67 @@ impl Progress {
     }
 }
 
-/// The process's peak resident memory (Linux's `VmHWM`), in KiB.
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// Writes to stdout, ignoring a closed pipe (`fencer ... | head` is not an error).
 fn out(s: &str) {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(s.as_bytes()).and_then(|_| o.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::{CommandFactory, FromArgMatches};
+    use fencer::applies::{rule_ids, Cmd};
+
+    #[test]
+    fn every_option_of_every_command_has_a_rule() {
+        let cli = Cli::command();
+        for (name, cmd) in [
+            ("check", Cmd::Check),
+            ("robust", Cmd::Robust),
+            ("repair", Cmd::Repair),
+        ] {
+            let sub = cli.find_subcommand(name).expect("a command");
+            let ruled = rule_ids(cmd);
+            let mut missing = Vec::new();
+            for a in sub.get_arguments() {
+                let id = a.get_id().as_str();
+                if id != "help" && !ruled.contains(&id) {
+                    missing.push(id.to_string());
+                }
+            }
+            assert!(
+                missing.is_empty(),
+                "options of `{name}` without a rule in fencer's applies.rs (say where each applies): {missing:?}"
+            );
+            // And no rule for an option that is gone.
+            for id in ruled {
+                assert!(
+                    sub.get_arguments().any(|a| a.get_id().as_str() == id),
+                    "applies.rs has a rule for `{name} {id}`, which `{name}` does not have"
+                );
+            }
+        }
+    }
+
+    /// The library's defaults are the command's: a program that calls `fencer::check`
+    /// with `Options::file(..)` asks what `fencer check FILE` asks.
+    #[test]
+    fn the_library_defaults_are_the_command_line_defaults() {
+        let m = Cli::command()
+            .try_get_matches_from(["fencer", "check", "x.fen"])
+            .expect("parses");
+        let Cli {
+            command: super::Command::Check(c),
+        } = Cli::from_arg_matches(&m).expect("a check")
+        else {
+            panic!("not check");
+        };
+        assert_eq!(
+            format!("{:?}", c.args),
+            format!("{:?}", fencer::Options::file("x.fen"))
+        );
+        assert!(fencer::Options::file("x.fen").set().is_empty());
+    }
 }

@@ -1,10 +1,9 @@
 //! `fencer repair`: the fewest fences that make a program correct under TSO or PSO,
 //! written back into the user's source and re-checked from that source.
 
-use super::{
-    input_kind, out, timeout_arg, usage_error, views, CheckArgs, Input, ModelArg, EXTENSIONS,
-};
+use super::{failed, out, usage_error, views, Model, Options};
 use clap::ValueEnum;
+use fencer::EXTENSIONS;
 use fencer_ir::{Program, SrcLoc};
 use fencer_memory::ModelKind;
 use fencer_repair::{Fence, FenceKind, Outcome, Position};
@@ -75,7 +74,7 @@ pub(crate) struct RepairArgs {
     no_spurious_wakeups: bool,
     /// Programs: what a thread that waits forever counts as (see `fencer check --help`).
     #[arg(long, value_enum, value_name = "POLICY")]
-    hangs: Option<super::HangsArg>,
+    hangs: Option<fencer::Hangs>,
     /// C: define a macro (passed to clang as -D).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     define: Vec<String>,
@@ -112,20 +111,15 @@ pub(crate) struct RepairArgs {
     max_states: Option<u64>,
     /// The options given on the command line, for `applies`.
     #[arg(skip)]
-    pub(crate) given: super::applies::Given,
+    pub(crate) given: fencer::applies::Given,
 }
 
 impl RepairArgs {
     /// The `check` arguments that load `file` as this command would.
-    fn check_args(
-        &self,
-        file: &Path,
-        model: ModelArg,
-        extra_include: Option<PathBuf>,
-    ) -> CheckArgs {
+    fn check_args(&self, file: &Path, model: Model, extra_include: Option<PathBuf>) -> Options {
         let mut include = self.include.clone();
         include.extend(extra_include);
-        CheckArgs {
+        Options {
             file: file.to_path_buf(),
             define: self.define.clone(),
             include,
@@ -133,14 +127,8 @@ impl RepairArgs {
             clang: self.clang.clone(),
             cflags: self.cflags.clone(),
             model,
-            engine: super::EngineArg::Dpor,
-            por: super::PorArg::Source,
-            algo: super::AlgoArg::Optimal,
-            verbose: false,
-            all: false,
             json: self.json,
             timeout: self.timeout,
-            max_executions: None,
             max_depth: self.max_depth,
             unroll: self.unroll,
             no_spin_assume: self.no_spin_assume,
@@ -149,32 +137,35 @@ impl RepairArgs {
             ltl: self.ltl.clone(),
             fair: self.fair,
             max_states: self.max_states,
-            atomic: None,
             no_buffer_fairness: self.no_buffer_fairness,
-            no_pack: false,
-            keep_going: false,
-            buffer_bound: 2,
-            keep_stale: false,
-            buffer_private: false,
-            max_nodes: None,
-            invariant: false,
-            brab: None,
-            forward_depth: None,
-            jobs: None,
             no_spurious_wakeups: self.no_spurious_wakeups,
             hangs: self.hangs,
             given: self.given.clone(),
+
+            ..Options::default()
         }
     }
 }
 
-fn load(args: &CheckArgs, kind: Input, model: ModelKind) -> Result<Program, ExitCode> {
-    let mut prog = match kind {
-        Input::C => super::load_c(args, model)?,
-        Input::Litmus => super::load_litmus(args)?,
-        Input::Text => super::load_text(args)?,
-    };
-    super::apply_conventions(args, &mut prog);
+/// The source languages repair writes fences into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Text,
+    Litmus,
+    C,
+}
+
+fn input_kind(path: &Path) -> Option<Input> {
+    match fencer::Kind::of(path)? {
+        fencer::Kind::Fen => Some(Input::Text),
+        fencer::Kind::Litmus => Some(Input::Litmus),
+        k if k.is_c() => Some(Input::C),
+        _ => None,
+    }
+}
+
+fn load(args: &Options, model: ModelKind) -> Result<Program, ExitCode> {
+    let mut prog = fencer::load(args, model).map_err(|e| failed(args.json, &e))?;
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }
@@ -468,30 +459,41 @@ struct Run<'a> {
     prog: &'a Program,
     file: &'a str,
     model: ModelKind,
-    model_arg: ModelArg,
+    model_arg: Model,
     started: Instant,
 }
 
 pub(crate) fn repair(args: RepairArgs) -> ExitCode {
     let started = Instant::now();
-    let timeout = match timeout_arg(args.timeout) {
+    let timeout = match fencer::timeout_arg(args.timeout) {
         Ok(t) => t,
-        Err(msg) => return usage_error(args.json, msg, None),
+        Err(e) => return failed(args.json, &e),
     };
-    if let Some(msg) = super::applies::refusal_in(
-        super::applies::Cmd::Repair,
-        &args.check_args(&args.file, ModelArg::Tso, None),
+    if let Some(msg) = fencer::applies::refusal_in(
+        fencer::applies::Cmd::Repair,
+        &args.check_args(&args.file, Model::Tso, None),
     ) {
         return usage_error(args.json, &msg, None);
     }
     if args.file.extension().is_some_and(|e| e == "dve") {
         let model = match args.model {
-            RepairModel::Tso => ModelArg::Tso,
-            RepairModel::Pso => ModelArg::Pso,
-            RepairModel::Pso1 => ModelArg::Pso1,
+            RepairModel::Tso => Model::Tso,
+            RepairModel::Pso => Model::Pso,
+            RepairModel::Pso1 => Model::Pso1,
         };
         let cargs = args.check_args(&args.file, model, None);
-        return super::dve_relaxed::repair(cargs, args.all_minimal, args.write.clone(), timeout);
+        return match fencer::dve_relaxed::repair(
+            cargs,
+            args.all_minimal,
+            args.write.clone(),
+            timeout,
+        ) {
+            Ok(o) => {
+                out(&o.output);
+                ExitCode::from(o.exit_code())
+            }
+            Err(e) => failed(args.json, &e),
+        };
     }
     let Some(kind) = input_kind(&args.file) else {
         return usage_error(
@@ -526,8 +528,8 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
         }
     };
     let model_arg = match args.model {
-        RepairModel::Tso => ModelArg::Tso,
-        RepairModel::Pso | RepairModel::Pso1 => ModelArg::Pso,
+        RepairModel::Tso => Model::Tso,
+        RepairModel::Pso | RepairModel::Pso1 => Model::Pso,
     };
     let src = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,
@@ -544,7 +546,7 @@ pub(crate) fn repair(args: RepairArgs) -> ExitCode {
     let loaded = {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(load(&cargs, kind, model));
+            let _ = tx.send(load(&cargs, model));
         });
         match timeout {
             Some(t) => rx.recv_timeout(t).ok(),
@@ -807,7 +809,7 @@ fn repaired(run: &Run, r: &fencer_repair::Repair) -> ExitCode {
                 None,
             );
         }
-        let recheck = recheck(args, &check_path, kind, model, model_arg);
+        let recheck = recheck(args, &check_path, model, model_arg);
         let ok = matches!(&recheck, Ok(rep) if checks(rep));
         attempts.push((placed, unplaced, new_src, recheck));
         if ok {
@@ -1178,9 +1180,8 @@ fn other_anchor(prog: &Program, p: Position) -> Option<Anchor> {
 fn recheck(
     args: &RepairArgs,
     path: &Path,
-    kind: Input,
     model: ModelKind,
-    model_arg: ModelArg,
+    model_arg: Model,
 ) -> Result<fencer_report::Report, String> {
     // Includes next to the original still resolve from wherever the copy is.
     let dir = args
@@ -1196,8 +1197,7 @@ fn recheck(
         .map(Path::to_path_buf);
     let mut cargs = args.check_args(path, model_arg, dir);
     cargs.json = true;
-    let kind = input_kind(path).unwrap_or(kind);
-    load_quiet(&cargs, kind, model).map(|p| {
+    load_quiet(&cargs, model).map(|p| {
         let o = fencer_dpor::Options {
             unroll: args.unroll,
             max_depth: args.max_depth,
@@ -1230,37 +1230,13 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Loads without printing diagnostics (the caller reports a failed re-check itself).
-fn load_quiet(args: &CheckArgs, kind: Input, model: ModelKind) -> Result<Program, String> {
-    let path = args.file.display().to_string();
-    let mut prog = match kind {
-        Input::Text => {
-            let s = std::fs::read_to_string(&args.file).map_err(|e| e.to_string())?;
-            fencer_text::parse_program(&path, &s).map_err(|d| d.message)?
-        }
-        Input::Litmus => {
-            let s = std::fs::read_to_string(&args.file).map_err(|e| e.to_string())?;
-            fencer_litmus::parse_litmus(&path, &s)
-                .map_err(|d| d.message)?
-                .program
-        }
-        Input::C => load_c_quiet(args, model)?,
-    };
-    super::apply_conventions(args, &mut prog);
+fn load_quiet(args: &Options, model: ModelKind) -> Result<Program, String> {
+    let mut prog = fencer::load(args, model)
+        .map_err(|e| e.message.lines().next().unwrap_or_default().to_string())?;
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }
     Ok(prog)
-}
-
-#[cfg(feature = "c")]
-fn load_c_quiet(args: &CheckArgs, model: ModelKind) -> Result<Program, String> {
-    let opts = super::c_options(args);
-    fencer_c::load(&args.file, &opts, model).map_err(|e| e.to_string())
-}
-
-#[cfg(not(feature = "c"))]
-fn load_c_quiet(_args: &CheckArgs, _model: ModelKind) -> Result<Program, String> {
-    Err("this fencer was built without C support".into())
 }
 
 pub(crate) const AFTER_HELP: &str = "Counterexample-guided: each failing execution under the \

@@ -20,7 +20,7 @@ Examples:\n  fencer robust examples/sb.fen --model tso\n  fencer robust prog.c -
 Exit codes: 0 robust, 1 not robust (or a safety violation), 2 bad input or usage, 3 stopped \
 by a limit before anything was found.";
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub enum WeakModel {
     /// x86-TSO: one FIFO store buffer per thread.
     Tso,
@@ -28,7 +28,7 @@ pub enum WeakModel {
     Pso,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, clap::ValueEnum)]
 pub enum MethodArg {
     /// Explore SC executions and monitor each for what TSO/PSO could do differently.
     Monitor,
@@ -48,7 +48,7 @@ pub struct RobustArgs {
     method: MethodArg,
     /// DPOR algorithm.
     #[arg(long, value_enum, default_value = "optimal")]
-    algo: AlgoArg,
+    algo: Algo,
     /// C: define a macro (passed to clang as -D).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     define: Vec<String>,
@@ -95,7 +95,7 @@ pub struct RobustArgs {
     views: views::ViewArgs,
     /// The options given on the command line, for `applies`.
     #[arg(skip)]
-    pub(crate) given: super::applies::Given,
+    pub(crate) given: fencer::applies::Given,
 }
 
 pub fn robust(a: RobustArgs) -> ExitCode {
@@ -108,13 +108,13 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         MethodArg::Exhaustive => fencer_robust::Method::Exhaustive,
     };
     let started = Instant::now();
-    let timeout = match timeout_arg(a.timeout) {
+    let timeout = match fencer::timeout_arg(a.timeout) {
         Ok(t) => t,
-        Err(msg) => return usage_error(a.json, msg, None),
+        Err(e) => return failed(a.json, &e),
     };
     // The loaders read `check`'s arguments; the program is lowered for the weak model
     // (C11 fences and atomics map differently per model), whichever model explores it.
-    let args = Arc::new(CheckArgs {
+    let args = Arc::new(Options {
         file: a.file,
         define: a.define,
         include: a.include,
@@ -122,11 +122,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         clang: a.clang,
         cflags: a.cflags,
         model: match a.model {
-            WeakModel::Tso => ModelArg::Tso,
-            WeakModel::Pso => ModelArg::Pso,
+            WeakModel::Tso => Model::Tso,
+            WeakModel::Pso => Model::Pso,
         },
-        engine: EngineArg::Dpor,
-        por: PorArg::Source,
         algo: a.algo,
         verbose: a.verbose,
         all: true,
@@ -136,36 +134,27 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         max_depth: a.max_depth,
         unroll: a.unroll,
         no_spin_assume: a.no_spin_assume,
-        deadlock: false,
-        reach: None,
-        ltl: None,
-        fair: false,
-        max_states: None,
-        atomic: None,
-        no_buffer_fairness: false,
-        no_pack: false,
-        keep_going: false,
-        buffer_bound: 2,
-        keep_stale: false,
-        buffer_private: false,
-        max_nodes: None,
-        invariant: false,
-        brab: None,
-        forward_depth: None,
-        jobs: None,
         no_spurious_wakeups: a.no_spurious_wakeups,
-        hangs: None,
         given: a.given.clone(),
+
+        ..Options::default()
     });
-    if let Some(msg) = super::applies::refusal_in(super::applies::Cmd::Robust, &args)
+    if let Some(msg) = fencer::applies::refusal_in(fencer::applies::Cmd::Robust, &args)
         .or_else(|| views::refuse_bad_paths(&a.views))
     {
         return usage_error(args.json, &msg, None);
     }
-    let mut prog = match load_program(&args, model, timeout) {
-        Ok(p) => p,
-        Err(Some(code)) => return code,
-        Err(None) => return stopped_while_loading(&args, model, started),
+    let mut prog = match fencer::load_within(&args, model, timeout) {
+        Ok(Some(p)) => p,
+        Err(e) => return failed(args.json, &e),
+        Ok(None) => {
+            let o = fencer::stopped_while_loading(&args, model, started);
+            out(&o.output);
+            for m in &o.messages {
+                eprintln!("{m}");
+            }
+            return ExitCode::from(o.exit_code());
+        }
     };
     // Final conditions ask about outcomes; robustness is about every execution.
     prog.cond = None;
@@ -177,8 +166,8 @@ pub fn robust(a: RobustArgs) -> ExitCode {
     let progress = Progress::start();
     let opts = fencer_dpor::Options {
         algo: match args.algo {
-            AlgoArg::Optimal => fencer_dpor::Algo::Optimal,
-            AlgoArg::Source => fencer_dpor::Algo::Source,
+            Algo::Optimal => fencer_dpor::Algo::Optimal,
+            Algo::Source => fencer_dpor::Algo::Source,
         },
         timeout: timeout.map(|t| t.saturating_sub(started.elapsed())),
         max_executions: args.max_executions,
@@ -189,12 +178,12 @@ pub fn robust(a: RobustArgs) -> ExitCode {
     };
     let outcome = fencer_robust::check(&prog, model, method, &opts);
     progress.finish();
-    if let Some(code) = unsupported(args.json, &outcome.report) {
-        return code;
+    if let Err(e) = fencer::unsupported(&outcome.report) {
+        return failed(args.json, &e);
     }
     let mut report = outcome.into_report(&prog, model, method);
     report.report.stats.spin_loops = spin_loops as u64;
-    report.report.stats.peak_rss_kib = peak_rss_kib();
+    report.report.stats.peak_rss_kib = fencer::peak_rss_kib();
     if args.json {
         out(&format!("{}\n", report.to_json()));
     } else {

@@ -52,7 +52,7 @@ pub struct ReplayArgs {
     trace: PathBuf,
     /// Memory model (default: the trace's).
     #[arg(long, short, value_enum)]
-    model: Option<ModelArg>,
+    model: Option<Model>,
     /// Print the replayed execution as JSON.
     #[arg(long)]
     json: bool,
@@ -159,8 +159,8 @@ pub fn refuse_bad_paths(v: &ViewArgs) -> Option<String> {
 }
 
 /// The C flags `check` passed to clang, as the trace records them.
-fn c_flags(args: &CheckArgs) -> Vec<String> {
-    if input_kind(&args.file) != Some(Input::C) {
+fn c_flags(args: &Options) -> Vec<String> {
+    if !fencer::Kind::of(&args.file).is_some_and(|k| k.is_c()) {
         return Vec::new();
     }
     let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
@@ -172,7 +172,7 @@ fn c_flags(args: &CheckArgs) -> Vec<String> {
     flags
 }
 
-fn trace_file(args: &CheckArgs, x: &Execution, c: &Counterexample, robust: bool) -> TraceFile {
+fn trace_file(args: &Options, x: &Execution, c: &Counterexample, robust: bool) -> TraceFile {
     let lines = x.lines();
     TraceFile {
         program: args.file.display().to_string(),
@@ -200,7 +200,7 @@ fn trace_file(args: &CheckArgs, x: &Execution, c: &Counterexample, robust: bool)
     }
 }
 
-fn limits(args: &CheckArgs) -> Limits {
+fn limits(args: &Options) -> Limits {
     Limits {
         unroll: args.unroll,
         max_depth: args.max_depth.min(u32::MAX as usize) as u32,
@@ -222,7 +222,7 @@ fn replay_found<'p>(
 
 /// After `check`: the views and the trace file the options ask for.
 pub fn after_check(
-    args: &CheckArgs,
+    args: &Options,
     v: &ViewArgs,
     prog: &fencer_ir::Program,
     model: ModelKind,
@@ -249,7 +249,7 @@ pub fn after_check(
 /// `--final 'a=1 b=2'`: the first execution that ended in the final state where every
 /// named variable has its value.
 fn draw_final_state(
-    args: &CheckArgs,
+    args: &Options,
     v: &ViewArgs,
     prog: &fencer_ir::Program,
     model: ModelKind,
@@ -328,7 +328,7 @@ fn draw_final_state(
 /// way) drawn, with the cycle highlighted; SARIF lists every violation.
 pub fn after_robust(
     v: &ViewArgs,
-    args: &CheckArgs,
+    args: &Options,
     prog: &fencer_ir::Program,
     model: ModelKind,
     report: &RobustReport,
@@ -389,50 +389,16 @@ pub fn after_robust(
 }
 
 /// `check`'s arguments with every default, for loading `file`.
-fn plain_args(file: &Path, model: ModelKind, json: bool) -> CheckArgs {
-    CheckArgs {
+fn plain_args(file: &Path, model: ModelKind, json: bool) -> Options {
+    Options {
         file: file.to_path_buf(),
-        define: Vec::new(),
-        include: Vec::new(),
-        std: None,
-        clang: None,
-        cflags: Vec::new(),
         model: match model {
-            ModelKind::Sc => ModelArg::Sc,
-            ModelKind::Tso => ModelArg::Tso,
-            ModelKind::Pso => ModelArg::Pso,
+            ModelKind::Sc => Model::Sc,
+            ModelKind::Tso => Model::Tso,
+            ModelKind::Pso => Model::Pso,
         },
-        engine: EngineArg::Dpor,
-        por: PorArg::Source,
-        algo: AlgoArg::Optimal,
-        verbose: false,
-        all: false,
         json,
-        timeout: None,
-        max_executions: None,
-        max_depth: 100_000,
-        unroll: None,
-        no_spin_assume: false,
-        deadlock: false,
-        reach: None,
-        ltl: None,
-        fair: false,
-        max_states: None,
-        atomic: None,
-        no_buffer_fairness: false,
-        no_pack: false,
-        keep_going: false,
-        buffer_bound: 2,
-        keep_stale: false,
-        buffer_private: false,
-        max_nodes: None,
-        invariant: false,
-        brab: None,
-        forward_depth: None,
-        jobs: None,
-        no_spurious_wakeups: false,
-        hangs: None,
-        given: Default::default(),
+        ..Options::default()
     }
 }
 
@@ -503,10 +469,9 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
     args.no_spin_assume = !t.spin_assume;
     args.no_spurious_wakeups = !t.spurious_wakeups;
     let args = Arc::new(args);
-    let mut prog = match load_program(&args, model, None) {
+    let mut prog = match fencer::load(&args, model) {
         Ok(p) => p,
-        Err(Some(code)) => return code,
-        Err(None) => return ExitCode::from(EXIT_USAGE),
+        Err(e) => return failed(args.json, &e),
     };
     if t.ignore_condition {
         prog.cond = None;

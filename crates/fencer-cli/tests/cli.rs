@@ -860,3 +860,39 @@ fn a_robust_verdict_on_a_program_that_frees_names_what_it_takes_for_granted() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["assumptions"], serde_json::json!([]), "{v}");
 }
+
+/// `fencer man` documents every visible command with its options, and `fencer
+/// completions` writes a script for each shell clap knows.
+#[test]
+fn man_page_and_completions() {
+    let man = fencer(&["man"]);
+    assert_eq!(man.status.code(), Some(0));
+    let page = String::from_utf8_lossy(&man.stdout);
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH fencer 1"),
+        "{page}"
+    );
+    for cmd in [
+        "CHECK", "LITMUS", "ROBUST", "REPAIR", "REPLAY", "MERGE", "BENCH",
+    ] {
+        assert!(
+            page.contains(&format!(".SH \"FENCER {cmd}\"")),
+            "no {cmd} section"
+        );
+    }
+    assert!(
+        page.contains("max\\-depth"),
+        "check's options are in the page"
+    );
+    assert!(!page.contains("internal\\-read\\-llvm"));
+    for shell in ["bash", "zsh", "fish"] {
+        let c = fencer(&["completions", shell]);
+        assert_eq!(c.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&c.stdout);
+        assert!(
+            script.contains("fencer") && script.contains("max-depth"),
+            "{shell}"
+        );
+    }
+    assert_eq!(fencer(&["completions", "tcsh"]).status.code(), Some(2));
+}

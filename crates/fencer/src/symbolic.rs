@@ -2,19 +2,21 @@
 //! SC). A violation it finds is replayed on the concrete machine, with its input values,
 //! before it is reported: a trace that does not replay is an internal error (exit 4).
 
-use super::*;
+use crate::{peak_rss_kib, Error, Model, Options, Outcome as Checked, Report};
 use fencer_ir::Program;
 use fencer_machine::{collect::Collector, State, Status, Step};
 use fencer_memory::Sc;
 use fencer_report::{Limit, Stats, Verdict};
 use fencer_symbolic::{Incomplete, Outcome, Trace};
+use std::time::{Duration, Instant};
 
 #[cfg(feature = "c")]
-fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
+fn load(args: &Options) -> Result<Program, Error> {
+    use crate::program::{apply_conventions, c_load_error, c_options};
+    use fencer_memory::ModelKind;
     // `fencer_c::handles` takes headers too, which clang would make a precompiled header.
-    if input_kind(&args.file) != Some(Input::C) {
-        return Err(usage_error(
-            args.json,
+    if !crate::Kind::of(&args.file).is_some_and(|k| k.is_c()) {
+        return Err(Error::usage(
             &format!(
                 "{}: error: --engine abpress reads C programs (.c, .i, .ll, .bc)",
                 args.file.display()
@@ -23,19 +25,18 @@ fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
         ));
     }
     let opts = c_options(args);
-    if let Some(msg) = llvm_crashes_on(&args.file) {
-        return Err(usage_error(args.json, &msg, None));
+    if let Some(msg) = args.llvm_guard.and_then(|guard| guard(&args.file)) {
+        return Err(Error::usage(&msg, None));
     }
     let mut prog = fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
-        .map_err(|e| c_load_error(args, &e))?;
-    super::apply_conventions(args, &mut prog);
+        .map_err(|e| c_load_error(&e))?;
+    apply_conventions(args, &mut prog);
     Ok(prog)
 }
 
 #[cfg(not(feature = "c"))]
-fn load(args: &CheckArgs) -> Result<Program, ExitCode> {
-    Err(usage_error(
-        args.json,
+fn load(_args: &Options) -> Result<Program, Error> {
+    Err(Error::usage(
         "error: this fencer was built without C support",
         None,
     ))
@@ -107,21 +108,38 @@ pub fn replay(prog: &Program, trace: &Trace) -> Result<fencer_report::Counterexa
 
 /// `--engine abpress`, with the partial-order reduction `--por` chose.
 pub fn check_with(
-    args: &CheckArgs,
+    args: &Options,
     timeout: Option<Duration>,
     por: fencer_symbolic::Por,
-) -> ExitCode {
+) -> Result<Checked, Error> {
     let started = Instant::now();
-    if !matches!(args.model, ModelArg::Sc) {
-        return usage_error(
-            args.json,
+    if !matches!(args.model, Model::Sc) {
+        return Err(Error::usage(
             "error: --engine abpress checks programs under SC (`--model sc`)",
             None,
-        );
+        ));
     }
-    let prog = match load(args) {
-        Ok(p) => p,
-        Err(code) => return code,
+    // Loading (clang) counts against --timeout, as it does for the other engines.
+    let prog = {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mine = args.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(load(&mine));
+        });
+        let loaded = match timeout {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.recv().ok(),
+        };
+        match loaded {
+            Some(p) => p?,
+            None => {
+                return Ok(crate::stopped_while_loading(
+                    args,
+                    fencer_memory::ModelKind::Sc,
+                    started,
+                ))
+            }
+        }
     };
     let opts = fencer_symbolic::Options {
         max_nodes: args.max_nodes.map_or(2_000_000, |n| n as usize),
@@ -141,23 +159,21 @@ pub fn check_with(
         fencer_symbolic::Verdict::Unsafe(trace) => match replay(&prog, trace) {
             Ok(c) => (Verdict::Violation, Some(c), None),
             Err(e) => {
-                return internal_error(
-                    args.json,
+                return Err(Error::internal(
                     &format!(
                         "{}: internal error: the symbolic engine's counterexample does not replay on the machine ({e}); schedule {:?}, inputs {:?}",
                         args.file.display(),
                         trace.schedule,
                         trace.inputs
                     ),
-                );
+                ));
             }
         },
         fencer_symbolic::Verdict::Incomplete(Incomplete::Unsupported(m)) => {
-            return usage_error(
-                args.json,
+            return Err(Error::usage(
                 &format!("{}: error: {m}", args.file.display()),
                 None,
-            );
+            ));
         }
         fencer_symbolic::Verdict::Incomplete(i) => {
             let limit = match i {
@@ -203,7 +219,7 @@ pub fn check_with(
         notes: Vec::new(),
     };
     let solver_ms = stats.solver_time.as_secs_f64() * 1000.0;
-    if args.json {
+    let output = if args.json {
         let mut j = serde_json::to_value(&report).expect("json");
         j["symbolic"] = serde_json::json!({
             "nodes": stats.nodes,
@@ -226,10 +242,7 @@ pub fn check_with(
         if let fencer_symbolic::Verdict::Unsafe(t) = &verdict {
             j["inputs"] = serde_json::json!(t.inputs);
         }
-        out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&j).expect("json")
-        ));
+        format!("{}\n", serde_json::to_string_pretty(&j).expect("json"))
     } else {
         let head = format!("{program} (C, sc, abpress)");
         let mut text = match v {
@@ -265,7 +278,14 @@ pub fn check_with(
             }
             text.push_str("  (replayed on the concrete machine with these inputs)\n");
         }
-        out(&text);
-    }
-    ExitCode::from(v.exit_code() as u8)
+        text
+    };
+    Ok(Checked {
+        verdict: v,
+        output,
+        messages: Vec::new(),
+        report: Some(report),
+        split: None,
+        shown: None,
+    })
 }

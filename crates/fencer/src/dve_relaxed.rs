@@ -3,11 +3,13 @@
 //! original model's terms (each step at its source line, buffer flushes as their own
 //! events). Also `fencer transform`, which writes the rewritten model.
 
-use super::*;
+use crate::{dve, Error, Model, Options, Outcome, Verdict};
 use fencer_dve::relaxed::{Meta, Origin, Placement, Shared};
 use fencer_dve::run::Label;
 use fencer_dve::sem::{load, Var};
 use fencer_report::TraceLine;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// A model checked under a relaxed memory model, with what is needed to read its runs.
 pub struct Relaxed {
@@ -26,12 +28,12 @@ pub struct Relaxed {
     pub ast: fencer_dve::ast::Model,
 }
 
-fn model_name(m: ModelArg) -> &'static str {
+fn model_name(m: Model) -> &'static str {
     match m {
-        ModelArg::Sc => "sc",
-        ModelArg::Tso => "tso",
-        ModelArg::Pso => "pso",
-        ModelArg::Pso1 => "pso1",
+        Model::Sc => "sc",
+        Model::Tso => "tso",
+        Model::Pso => "pso",
+        Model::Pso1 => "pso1",
     }
 }
 
@@ -176,7 +178,7 @@ pub fn build(
     ast: &fencer_dve::ast::Model,
     orig: fencer_dve::System,
     pl: &Placement,
-    model: ModelArg,
+    model: Model,
     ov: &std::collections::HashMap<String, i32>,
     fairness: bool,
     bound: u32,
@@ -188,14 +190,14 @@ pub fn build(
         .filter(|s| !private.contains(&s.name))
         .collect();
     let (m2, meta) = match model {
-        ModelArg::Pso1 => fencer_dve::relaxed::pso1(ast, &memory, pl),
-        ModelArg::Tso => {
+        Model::Pso1 => fencer_dve::relaxed::pso1(ast, &memory, pl),
+        Model::Tso => {
             fencer_dve::relaxed::fifo(ast, &memory, pl, fencer_dve::relaxed::Fifo::Tso, bound)
         }
-        ModelArg::Pso => {
+        Model::Pso => {
             fencer_dve::relaxed::fifo(ast, &memory, pl, fencer_dve::relaxed::Fifo::Pso, bound)
         }
-        ModelArg::Sc => unreachable!("SC needs no transformation"),
+        Model::Sc => unreachable!("SC needs no transformation"),
     }
     .map_err(|e| {
         let d = fencer_text::Diagnostic::new(path, src, e.span, e.message.clone(), "here");
@@ -241,7 +243,7 @@ pub fn build(
 /// `--buffer-private`; what the properties read comes from `--reach`, `--ltl` and the
 /// model's own properties.
 pub fn private_vars(
-    args: &CheckArgs,
+    args: &Options,
     ast: &fencer_dve::ast::Model,
     orig: &fencer_dve::System,
 ) -> std::collections::HashSet<String> {
@@ -264,13 +266,13 @@ pub fn private_vars(
 
 /// For `check`: the model transformed for `--model`, or `None` under SC.
 pub fn prepare(
-    args: &CheckArgs,
+    args: &Options,
     path: &str,
     src: &str,
     ov: &std::collections::HashMap<String, i32>,
     orig: &fencer_dve::System,
-) -> Result<Option<(fencer_dve::System, Relaxed)>, ExitCode> {
-    if matches!(args.model, ModelArg::Sc) {
+) -> Result<Option<(fencer_dve::System, Relaxed)>, Error> {
+    if matches!(args.model, Model::Sc) {
         let given = [
             (args.atomic.is_some(), "--atomic"),
             (args.keep_stale, "--keep-stale"),
@@ -278,8 +280,7 @@ pub fn prepare(
             (args.no_buffer_fairness, "--no-buffer-fairness"),
         ];
         if let Some((_, flag)) = given.iter().find(|g| g.0) {
-            return Err(usage_error(
-                args.json,
+            return Err(Error::usage(
                 &format!("error: {flag} is about store buffers: add --model pso1, tso or pso"),
                 None,
             ));
@@ -287,27 +288,19 @@ pub fn prepare(
         return Ok(None);
     }
     if args.buffer_bound == 0 || args.buffer_bound > MAX_BUFFER_BOUND {
-        return Err(usage_error(
-            args.json,
-            &format!("error: --buffer-bound takes 1 to {MAX_BUFFER_BOUND} writes per buffer (the transformed model grows with the bound: each slot is a variable, and each flush a transition per slot)"),
+        return Err(Error::usage(&format!("error: --buffer-bound takes 1 to {MAX_BUFFER_BOUND} writes per buffer (the transformed model grows with the bound: each slot is a variable, and each flush a transition per slot)"),
             None,
         ));
     }
-    let ast = fencer_dve::parse(path, src)
-        .map_err(|d| usage_error(args.json, &d.render(src), Some(&d)))?;
+    let ast = fencer_dve::parse(path, src).map_err(|d| Error::diagnostic(&d, src))?;
     let mut pl = match &args.atomic {
         None => Placement::default(),
         Some(f) => {
             let fname = f.display().to_string();
             let text = std::fs::read_to_string(f).map_err(|e| {
-                usage_error(
-                    args.json,
-                    &format!("{fname}: error: cannot read the file: {e}"),
-                    None,
-                )
+                Error::usage(&format!("{fname}: error: cannot read the file: {e}"), None)
             })?;
-            read_placement(&fname, &text, &ast, src)
-                .map_err(|m| usage_error(args.json, &m, None))?
+            read_placement(&fname, &text, &ast, src).map_err(|m| Error::usage(&m, None))?
         }
     };
     pl.keep_stale = args.keep_stale;
@@ -324,16 +317,16 @@ pub fn prepare(
         &private_vars(args, &ast, orig),
     )
     .map(Some)
-    .map_err(|m| build_error(args.json, &m))
+    .map_err(|m| build_error(&m))
 }
 
 /// A failed [`build`]: the model's fault (exit 2), or fencer's when the transformed model
 /// does not compile (exit 4).
-fn build_error(json: bool, m: &str) -> ExitCode {
+fn build_error(m: &str) -> Error {
     if m.starts_with("internal error") {
-        super::internal_error(json, m)
+        Error::internal(m)
     } else {
-        usage_error(json, m, None)
+        Error::usage(m, None)
     }
 }
 
@@ -504,118 +497,75 @@ impl Relaxed {
     }
 }
 
-/// `fencer transform`'s arguments.
-#[derive(clap::Args)]
-pub struct TransformArgs {
-    /// The DVE model.
-    pub file: PathBuf,
-    /// The memory model to build in.
-    #[arg(long, short, value_enum, default_value = "pso1")]
-    pub model: ModelArg,
-    /// Atomic writes and barriers (see `fencer check --help`, --atomic).
-    #[arg(long, value_name = "FILE")]
-    pub atomic: Option<PathBuf>,
-    /// Where to write the transformed model (default: standard output).
-    #[arg(long, short, value_name = "OUT.dve")]
-    pub output: Option<PathBuf>,
-    /// Set an `input` constant.
-    #[arg(short = 'D', value_name = "NAME=VALUE")]
-    pub define: Vec<String>,
-    /// tso/pso: the most writes one process's buffer holds.
-    #[arg(long, value_name = "K", default_value_t = 2)]
-    pub buffer_bound: u32,
-}
-
 /// The largest `--buffer-bound`: beyond it the transformed model's expressions pass the
 /// DVE compiler's limits (16 did, on peterson) long before anyone could explore it.
-pub(crate) const MAX_BUFFER_BOUND: u32 = 8;
+pub const MAX_BUFFER_BOUND: u32 = 8;
 
-pub fn transform(a: TransformArgs) -> ExitCode {
-    let path = a.file.display().to_string();
-    if a.file.extension().is_none_or(|e| e != "dve") {
-        return usage_error(
-            false,
+/// `fencer transform`: the DVE model at `file` with store buffers for `model` built in,
+/// as DVE text with a header that says what was added.
+pub fn transform(
+    file: &std::path::Path,
+    model: Model,
+    atomic: Option<&std::path::Path>,
+    define: &[String],
+    buffer_bound: u32,
+) -> Result<String, Error> {
+    let path = file.display().to_string();
+    if file.extension().is_none_or(|e| e != "dve") {
+        return Err(Error::usage(
             &format!("{path}: error: `fencer transform` rewrites DVE models (`.dve` files)"),
             None,
-        );
+        ));
     }
-    let src = match std::fs::read_to_string(&a.file) {
-        Ok(s) => s,
-        Err(e) => {
-            return usage_error(
-                false,
-                &format!("{path}: error: cannot read the file: {e}"),
-                None,
-            )
-        }
-    };
+    let src = std::fs::read_to_string(file)
+        .map_err(|e| Error::usage(&format!("{path}: error: cannot read the file: {e}"), None))?;
     let mut ov = std::collections::HashMap::new();
-    for d in &a.define {
+    for d in define {
         match d.split_once('=').map(|(k, v)| (k, v.trim().parse::<i32>())) {
             Some((k, Ok(v))) => {
                 ov.insert(k.to_string(), v);
             }
             _ => {
-                return usage_error(
-                    false,
+                return Err(Error::usage(
                     &format!("error: -D {d}: expected NAME=VALUE with an integer VALUE"),
                     None,
-                )
+                ))
             }
         }
     }
-    if matches!(a.model, ModelArg::Sc) {
-        return usage_error(
-            false,
+    if matches!(model, Model::Sc) {
+        return Err(Error::usage(
             "error: under --model sc a DVE model is its own transformation; pick pso1, tso or pso",
             None,
-        );
+        ));
     }
-    let orig = match fencer_dve::load(&path, &src, &ov) {
-        Ok(s) => s,
-        Err(d) => return usage_error(false, &d.render(&src), Some(&d)),
-    };
-    let ast = match fencer_dve::parse(&path, &src) {
-        Ok(m) => m,
-        Err(d) => return usage_error(false, &d.render(&src), Some(&d)),
-    };
-    let pl = match &a.atomic {
+    let orig = fencer_dve::load(&path, &src, &ov).map_err(|d| Error::diagnostic(&d, &src))?;
+    let ast = fencer_dve::parse(&path, &src).map_err(|d| Error::diagnostic(&d, &src))?;
+    let pl = match atomic {
         None => Placement::default(),
         Some(f) => {
             let fname = f.display().to_string();
-            let text = match std::fs::read_to_string(f) {
-                Ok(t) => t,
-                Err(e) => {
-                    return usage_error(
-                        false,
-                        &format!("{fname}: error: cannot read the file: {e}"),
-                        None,
-                    )
-                }
-            };
-            match read_placement(&fname, &text, &ast, &src) {
-                Ok(p) => p,
-                Err(m) => return usage_error(false, &m, None),
-            }
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                Error::usage(&format!("{fname}: error: cannot read the file: {e}"), None)
+            })?;
+            read_placement(&fname, &text, &ast, &src).map_err(|m| Error::usage(&m, None))?
         }
     };
-    let (_, r) = match build(
+    let (_, r) = build(
         &path,
         &src,
         &ast,
         orig,
         &pl,
-        a.model,
+        model,
         &ov,
         true,
-        a.buffer_bound,
+        buffer_bound,
         // Every global is buffered: what a property of the written model reads is not
         // known here.
         &Default::default(),
-    ) {
-        Ok(x) => x,
-        Err(m) => return build_error(false, &m),
-    };
+    )
+    .map_err(|m| build_error(&m))?;
     let buffers = match r.meta.bound {
         Some(k) => format!("{} queues of at most {k} writes", r.meta.queues.len()),
         None => format!("{} buffers", r.meta.buffers.len()),
@@ -624,24 +574,7 @@ pub fn transform(a: TransformArgs) -> ExitCode {
         "// {} under {}: store buffers added by `fencer transform` ({buffers}, memory process `{}`).\n// Every global is buffered. A property of this model is checked without the buffer\n// fairness of `fencer check --model {}` (no write delayed forever).\n",
         path, r.model, r.meta.memory, r.model
     );
-    let text = format!("{header}{}", r.text);
-    match a.output.as_ref().filter(|o| o.as_os_str() != "-") {
-        None => {
-            out(&text);
-            ExitCode::SUCCESS
-        }
-        Some(o) => match std::fs::write(o, text) {
-            Ok(()) => {
-                eprintln!("wrote {}", o.display());
-                ExitCode::SUCCESS
-            }
-            Err(e) => usage_error(
-                false,
-                &format!("{}: error: cannot write: {e}", o.display()),
-                None,
-            ),
-        },
-    }
+    Ok(format!("{header}{}", r.text))
 }
 
 /// A run that violates the property: the initial state, each step with the state it leads
@@ -657,11 +590,11 @@ struct Run {
 /// Looks for a violation of what `args` asks (properties, else errors, assertions,
 /// `--reach`, `--deadlock`) in `sys`; `Err` names the limit that stopped the search.
 fn violation(
-    args: &CheckArgs,
+    args: &Options,
     sys: &fencer_dve::System,
     relaxed: Option<&Relaxed>,
     timeout: Option<Duration>,
-) -> Result<Result<Option<Run>, &'static str>, ExitCode> {
+) -> Result<Result<Option<Run>, &'static str>, Error> {
     let opts = fencer_explicit::Options {
         deadlock: args.deadlock,
         timeout,
@@ -677,7 +610,7 @@ fn violation(
         let goal = match &args.reach {
             Some(e) => Some(
                 sys.expression("--reach", e)
-                    .map_err(|d| usage_error(args.json, &d.render(e), Some(&d)))?,
+                    .map_err(|d| Error::usage(&d.render(e), Some(&d)))?,
             ),
             None => None,
         };
@@ -943,65 +876,57 @@ fn kill_set(
 /// `fencer repair model.dve`: the fewest atomic writes under which the model satisfies
 /// its property under `--model`, counterexample-guided and verified.
 pub fn repair(
-    args: CheckArgs,
+    args: Options,
     all_minimal: bool,
     write: Option<PathBuf>,
     timeout: Option<Duration>,
-) -> ExitCode {
+) -> Result<Outcome, Error> {
     let started = Instant::now();
     let path = args.file.display().to_string();
-    let src = match std::fs::read_to_string(&args.file) {
-        Ok(s) => s,
-        Err(e) => {
-            return usage_error(
-                args.json,
-                &format!("{path}: error: cannot read the file: {e}"),
-                None,
-            )
-        }
-    };
-    let ov = match dve::overrides(&args) {
-        Ok(o) => o,
-        Err(m) => return build_error(args.json, &m),
-    };
-    let orig = match fencer_dve::load(&path, &src, &ov) {
-        Ok(s) => s,
-        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
-    };
-    let ast = match fencer_dve::parse(&path, &src) {
-        Ok(m) => m,
-        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
-    };
+    let src = crate::read_source(&args)?;
+    let ov = dve::overrides(&args).map_err(|m| build_error(&m))?;
+    let orig = fencer_dve::load(&path, &src, &ov).map_err(|d| Error::diagnostic(&d, &src))?;
+    let ast = fencer_dve::parse(&path, &src).map_err(|d| Error::diagnostic(&d, &src))?;
     let left = |t: Option<Duration>| t.map(|t| t.saturating_sub(started.elapsed()));
+    let outcome = |verdict: Verdict, output: String| Outcome {
+        verdict,
+        output,
+        messages: Vec::new(),
+        report: None,
+        split: None,
+        shown: None,
+    };
     let limit = |what: &str, rounds: usize| {
         let msg = format!("{path}: repair stopped by a limit ({what}) after {rounds} rounds");
-        if args.json {
-            out(&format!(
-                "{}\n",
-                serde_json::json!({"verdict": "incomplete", "stopped_by": what, "rounds": rounds})
-            ));
-        } else {
-            out(&format!("{msg}\n"));
-        }
-        ExitCode::from(3)
+        Ok(outcome(
+            Verdict::Incomplete,
+            if args.json {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"verdict": "incomplete", "stopped_by": what, "rounds": rounds})
+                )
+            } else {
+                format!("{msg}\n")
+            },
+        ))
     };
     // Under SC first: atomic writes cannot repair a model that is wrong there.
-    match violation(&args, &orig, None, left(timeout)) {
-        Err(code) => return code,
-        Ok(Err(what)) => return limit(what, 0),
-        Ok(Ok(Some(run))) => {
+    match violation(&args, &orig, None, left(timeout))? {
+        Err(what) => return limit(what, 0),
+        Ok(Some(run)) => {
             let mut sc_args = args.clone();
-            sc_args.model = ModelArg::Sc;
+            sc_args.model = Model::Sc;
             let msg = format!(
                 "{path}: the model is wrong under SC ({}): no atomic writes can repair it; the SC counterexample follows",
                 run.what
             );
+            let mut sc = dve::check(&sc_args, left(timeout))?;
             if !args.json {
-                out(&format!("{msg}\n\n"));
+                sc.output = format!("{msg}\n\n{}", sc.output);
             }
-            return dve::check(&sc_args, left(timeout));
+            return Ok(sc);
         }
-        Ok(Ok(None)) => {}
+        Ok(None) => {}
     }
     let shared_vars = shared(&orig);
     // What the property reads: a write to it is hazardous whoever else looks.
@@ -1054,7 +979,7 @@ pub fn repair(
                 break;
             }
             let pl = placement(set);
-            let (sys, r) = match build(
+            let (sys, r) = build(
                 &path,
                 &src,
                 &ast,
@@ -1065,21 +990,18 @@ pub fn repair(
                 !args.no_buffer_fairness,
                 args.buffer_bound,
                 &private,
-            ) {
-                Ok(x) => x,
-                Err(m) => return build_error(args.json, &m),
-            };
+            )
+            .map_err(|m| build_error(&m))?;
             if rounds == 1 {
                 all_writes = r.meta.writes.iter().cloned().collect();
             }
-            match violation(&args, &sys, Some(&r), left(timeout)) {
-                Err(code) => return code,
-                Ok(Err(what)) => return limit(what, rounds),
-                Ok(Ok(Some(run))) => {
+            match violation(&args, &sys, Some(&r), left(timeout))? {
+                Err(what) => return limit(what, rounds),
+                Ok(Some(run)) => {
                     failing = Some((run, sys, r));
                     break;
                 }
-                Ok(Ok(None)) => {
+                Ok(None) => {
                     if ci == 0 {
                         first = Some((pl, r));
                     }
@@ -1095,8 +1017,7 @@ pub fn repair(
                 "{path}: no set of atomic writes repairs the model under {}: a counterexample ({}) has no write that another process observes while it is buffered",
                 r.model, run.what
             );
-            out(&format!("{msg}\n"));
-            return ExitCode::from(1);
+            return Ok(outcome(Verdict::Violation, format!("{msg}\n")));
         }
         examples.push(run.what.clone());
         let set: Vec<u32> = k
@@ -1151,11 +1072,10 @@ pub fn repair(
     let text = placement_text(&pl, &ast, &src);
     if let Some(w) = &write {
         if let Err(e) = std::fs::write(w, &text) {
-            return usage_error(
-                args.json,
+            return Err(Error::usage(
                 &format!("{}: error: cannot write: {e}", w.display()),
                 None,
-            );
+            ));
         }
     }
     let ms = started.elapsed().as_millis();
@@ -1177,24 +1097,26 @@ pub fn repair(
                     .collect::<Vec<_>>())
             })
             .collect();
-        out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "verdict": "repaired",
-                "model": r.model,
-                "atomic_writes": size,
-                "atomic_writes_split": split(&pl.atomic),
-                "writes": all.len(),
-                "writes_split": split(all),
-                "rounds": rounds,
-                "counterexamples": sets.len(),
-                "minimal_sets": sets_json,
-                "atomic_file": text,
-                "elapsed_ms": ms,
-            }))
-            .expect("json")
+        return Ok(outcome(
+            Verdict::Safe,
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "verdict": "repaired",
+                    "model": r.model,
+                    "atomic_writes": size,
+                    "atomic_writes_split": split(&pl.atomic),
+                    "writes": all.len(),
+                    "writes_split": split(all),
+                    "rounds": rounds,
+                    "counterexamples": sets.len(),
+                    "minimal_sets": sets_json,
+                    "atomic_file": text,
+                    "elapsed_ms": ms,
+                }))
+                .expect("json")
+            ),
         ));
-        return ExitCode::SUCCESS;
     }
     let mut s = String::new();
     if size == 0 {
@@ -1254,8 +1176,7 @@ pub fn repair(
     if let Some(w) = &write {
         s.push_str(&format!("wrote {}\n", w.display()));
     }
-    out(&s);
-    ExitCode::SUCCESS
+    Ok(outcome(Verdict::Safe, s))
 }
 
 /// Whether the accepting states of the model's property process accept whatever follows:

@@ -9,9 +9,7 @@
 //! Conditions that need the model read first (DVE's `--fair` with no LTL property to
 //! check, a `-D` naming no `input` constant) are checked by the DVE front-end.
 
-use crate::{CheckArgs, EngineArg, HangsArg, ModelArg};
-use clap::parser::ValueSource;
-use clap::ArgMatches;
+use crate::{Engine, Hangs, Model, Options};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -20,7 +18,10 @@ use std::path::Path;
 pub struct Given(BTreeSet<String>);
 
 impl Given {
-    pub fn from_matches(m: &ArgMatches) -> Given {
+    /// The options of a parsed command that came from its command line.
+    #[cfg(feature = "cli")]
+    pub fn from_matches(m: &clap::ArgMatches) -> Given {
+        use clap::parser::ValueSource;
         Given(
             m.ids()
                 .filter(|id| m.value_source(id.as_str()) == Some(ValueSource::CommandLine))
@@ -31,6 +32,15 @@ impl Given {
 
     pub fn has(&self, id: &str) -> bool {
         self.0.contains(id)
+    }
+
+    /// Marks the option `id` (its field name) given.
+    pub fn insert(&mut self, id: &str) {
+        self.0.insert(id.to_string());
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = &String> {
+        self.0.iter()
     }
 }
 
@@ -63,11 +73,13 @@ impl Kind {
         })
     }
 
-    fn is_program(self) -> bool {
+    /// A program (every input but DVE and `.cub` models).
+    pub fn is_program(self) -> bool {
         !matches!(self, Kind::Dve | Kind::Cub)
     }
 
-    fn is_c(self) -> bool {
+    /// C source, preprocessed C or LLVM IR: what the C front-end reads.
+    pub fn is_c(self) -> bool {
         matches!(self, Kind::C | Kind::Preprocessed | Kind::Ir)
     }
 }
@@ -75,7 +87,7 @@ impl Kind {
 /// The run the options are held to.
 struct Run<'a> {
     kind: Kind,
-    args: &'a CheckArgs,
+    args: &'a Options,
 }
 
 impl Run<'_> {
@@ -84,7 +96,7 @@ impl Run<'_> {
     }
 
     fn relaxed_dve(&self) -> bool {
-        self.kind == Kind::Dve && !matches!(self.args.model, ModelArg::Sc)
+        self.kind == Kind::Dve && !matches!(self.args.model, Model::Sc)
     }
 
     fn describe(&self) -> String {
@@ -115,20 +127,20 @@ impl Run<'_> {
     }
 }
 
-fn engine_name(e: EngineArg) -> &'static str {
+fn engine_name(e: Engine) -> &'static str {
     match e {
-        EngineArg::Dpor => "dpor",
-        EngineArg::Reference => "reference",
-        EngineArg::Abpress => "abpress",
+        Engine::Dpor => "dpor",
+        Engine::Reference => "reference",
+        Engine::Abpress => "abpress",
     }
 }
 
-fn model_name(m: ModelArg) -> &'static str {
+fn model_name(m: Model) -> &'static str {
     match m {
-        ModelArg::Sc => "sc",
-        ModelArg::Tso => "tso",
-        ModelArg::Pso => "pso",
-        ModelArg::Pso1 => "pso1",
+        Model::Sc => "sc",
+        Model::Tso => "tso",
+        Model::Pso => "pso",
+        Model::Pso1 => "pso1",
     }
 }
 
@@ -212,7 +224,7 @@ const CHECK: &[Rule] = &[
     Rule {
         id: "por",
         flag: "--por",
-        applies: |r| r.kind.is_c() && matches!(r.args.engine, EngineArg::Abpress),
+        applies: |r| r.kind.is_c() && matches!(r.args.engine, Engine::Abpress),
         to: "C programs checked by --engine abpress",
     },
     Rule {
@@ -296,7 +308,7 @@ const CHECK: &[Rule] = &[
     Rule {
         id: "buffer_bound",
         flag: "--buffer-bound",
-        applies: |r| r.kind == Kind::Dve && matches!(r.args.model, ModelArg::Tso | ModelArg::Pso),
+        applies: |r| r.kind == Kind::Dve && matches!(r.args.model, Model::Tso | Model::Pso),
         to: "DVE models under --model tso or pso (pso1 has one slot per location; programs' buffers are unbounded)",
     },
     Rule {
@@ -327,7 +339,7 @@ const CHECK: &[Rule] = &[
         id: "max_nodes",
         flag: "--max-nodes",
         applies: |r| {
-            r.kind == Kind::Cub || (r.kind.is_c() && matches!(r.args.engine, EngineArg::Abpress))
+            r.kind == Kind::Cub || (r.kind.is_c() && matches!(r.args.engine, Engine::Abpress))
         },
         to: ".cub models and C programs checked by --engine abpress",
     },
@@ -382,8 +394,8 @@ const CHECK: &[Rule] = &[
         applies: |r| {
             r.program_with(PROGRAM_ENGINES)
                 || (r.kind.is_c()
-                    && matches!(r.args.engine, EngineArg::Abpress)
-                    && r.args.hangs == Some(HangsArg::Ignore))
+                    && matches!(r.args.engine, Engine::Abpress)
+                    && r.args.hangs == Some(Hangs::Ignore))
         },
         to: "programs checked by --engine dpor or reference (--engine abpress does not look for hangs: only `--hangs ignore` describes it; a DVE model's deadlocks are asked for with --deadlock)",
     },
@@ -523,14 +535,26 @@ fn rules(cmd: Cmd) -> Vec<&'static Rule> {
     }
 }
 
+/// The ids of the options `cmd` has rules for (every option it has, a test holds).
+pub fn rule_ids(cmd: Cmd) -> Vec<&'static str> {
+    rules(cmd).iter().map(|r| r.id).collect()
+}
+
 /// The first option given that does not apply to this run, as an error message; `None`
 /// when every one applies (or the file's kind is unknown: loading it says so). `args`
-/// are `check`'s arguments as `cmd` built them, with the options the user gave.
-pub fn refusal_in(cmd: Cmd, args: &CheckArgs) -> Option<String> {
+/// are `check`'s options as `cmd` built them, with the options the user gave. For
+/// `check`, an option whose value is not its default counts as given (a program that
+/// calls the library sets fields, not flags); `robust` and `repair` set some fields for
+/// their own runs, so only what their user gave counts.
+pub fn refusal_in(cmd: Cmd, args: &Options) -> Option<String> {
     let kind = Kind::of(&args.file)?;
     let run = Run { kind, args };
+    let set = match cmd {
+        Cmd::Check => args.set(),
+        _ => args.given.ids().cloned().collect(),
+    };
     for rule in rules(cmd) {
-        if args.given.has(rule.id) && !(rule.applies)(&run) {
+        if set.contains(rule.id) && !(rule.applies)(&run) {
             return Some(format!(
                 "error: {} does not apply to this run: it applies to {}; {}",
                 rule.flag,
@@ -543,43 +567,6 @@ pub fn refusal_in(cmd: Cmd, args: &CheckArgs) -> Option<String> {
 }
 
 /// [`refusal_in`] for `check`.
-pub fn refusal(args: &CheckArgs) -> Option<String> {
+pub fn refusal(args: &Options) -> Option<String> {
     refusal_in(Cmd::Check, args)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{rules, Cmd};
-    use clap::CommandFactory;
-
-    #[test]
-    fn every_option_of_every_command_has_a_rule() {
-        let cli = crate::Cli::command();
-        for (name, cmd) in [
-            ("check", Cmd::Check),
-            ("robust", Cmd::Robust),
-            ("repair", Cmd::Repair),
-        ] {
-            let sub = cli.find_subcommand(name).expect("a command");
-            let ruled: Vec<&str> = rules(cmd).iter().map(|r| r.id).collect();
-            let mut missing = Vec::new();
-            for a in sub.get_arguments() {
-                let id = a.get_id().as_str();
-                if id != "help" && !ruled.contains(&id) {
-                    missing.push(id.to_string());
-                }
-            }
-            assert!(
-                missing.is_empty(),
-                "options of `{name}` without a rule in applies.rs (say where each applies): {missing:?}"
-            );
-            // And no rule for an option that is gone.
-            for id in ruled {
-                assert!(
-                    sub.get_arguments().any(|a| a.get_id().as_str() == id),
-                    "applies.rs has a rule for `{name} {id}`, which `{name}` does not have"
-                );
-            }
-        }
-    }
 }

@@ -1,48 +1,36 @@
 //! `fencer check model.cub`: Cubicle and Cubicle-W models through the parameterized engine
 //! (backward reachability over cubes).
 
-use super::*;
-use fencer_param::{Outcome, System};
+use crate::{peak_rss_kib, Error, Model, Options, Outcome, Report};
+use fencer_param::{Outcome as Found, System};
 use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
+use std::time::Duration;
 
-pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+pub fn check(args: &Options, timeout: Option<Duration>) -> Result<Outcome, Error> {
     let path = args.file.display().to_string();
-    let src = match std::fs::read_to_string(&args.file) {
-        Ok(s) => s,
-        Err(e) => {
-            return usage_error(
-                args.json,
-                &format!("{path}: error: cannot read the file: {e}"),
-                None,
-            )
-        }
-    };
+    let src = crate::read_source(args)?;
     let file = match fencer_cub::parse(&path, &src) {
         Ok(f) => f,
-        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+        Err(d) => return Err(Error::diagnostic(&d, &src)),
     };
-    let mode = match (args.given.has("model"), args.model) {
+    let mode = match (args.set().contains("model"), args.model) {
         (false, _) if file.has_weak() => fencer_cub::Mode::Tso,
-        (false, _) | (true, ModelArg::Sc) => fencer_cub::Mode::Sc,
-        (true, ModelArg::Tso) => fencer_cub::Mode::Tso,
-        (true, ModelArg::Pso | ModelArg::Pso1) => {
-            return usage_error(
-                args.json,
-                "error: .cub models are checked under SC (`--model sc`) or TSO (`--model tso`, Cubicle-W's semantics), not PSO",
+        (false, _) | (true, Model::Sc) => fencer_cub::Mode::Sc,
+        (true, Model::Tso) => fencer_cub::Mode::Tso,
+        (true, Model::Pso | Model::Pso1) => {
+            return Err(Error::usage("error: .cub models are checked under SC (`--model sc`) or TSO (`--model tso`, Cubicle-W's semantics), not PSO",
                 None,
-            )
+            ))
         }
     };
     let sys = match fencer_cub::lower(&path, &src, &file, mode) {
         Ok(s) => s,
-        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
+        Err(d) => return Err(Error::diagnostic(&d, &src)),
     };
     if args.brab.is_some() && (sys.tso || sys.procs.is_some()) {
-        return usage_error(
-            args.json,
-            "error: --brab needs a model for any number of processes (no `number_procs`) without weak memory (use `--model sc`)",
+        return Err(Error::usage("error: --brab needs a model for any number of processes (no `number_procs`) without weak memory (use `--model sc`)",
             None,
-        );
+        ));
     }
     let opts = fencer_param::Options {
         max_nodes: args.max_nodes,
@@ -62,13 +50,13 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         .unwrap_or_default();
     let ms = res.elapsed.as_millis() as u64;
     let (verdict, counterexample, stopped_by) = match &res.outcome {
-        Outcome::Safe { .. } => (Verdict::Safe, None, None),
-        Outcome::Unsafe { trace, procs, .. } => (
+        Found::Safe { .. } => (Verdict::Safe, None, None),
+        Found::Unsafe { trace, procs, .. } => (
             Verdict::Violation,
             Some(counterexample(&sys, &path, trace, *procs)),
             None,
         ),
-        Outcome::Limit(l) => (
+        Found::Limit(l) => (
             Verdict::Incomplete,
             None,
             Some(if *l == "timeout" {
@@ -77,19 +65,18 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
                 fencer_report::Limit::MaxStates
             }),
         ),
-        Outcome::Spurious { trace, procs, why } => {
+        Found::Spurious { trace, procs, why } => {
             let steps: Vec<String> = trace.iter().map(|s| step_text(&sys, s)).collect();
-            return internal_error(
-                args.json,
+            return Err(Error::internal(
                 &format!(
                     "{path}: internal error: the backward search found a trace that does not run on {procs} processes ({why}): {}",
                     steps.join("; ")
                 ),
-            );
+            ));
         }
     };
     let invariant: Vec<String> = match &res.outcome {
-        Outcome::Safe { invariant } => invariant
+        Found::Safe { invariant } => invariant
             .iter()
             .map(|c| format!("not ({})", fencer_param::formula::cube_text(&sys, &c.lits)))
             .collect(),
@@ -128,15 +115,12 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
         hangs: None,
         notes: Vec::new(),
     };
-    if args.json {
+    let output = if args.json {
         let mut v = serde_json::to_value(&report).expect("json");
         if args.invariant && verdict == Verdict::Safe {
             v["invariant"] = serde_json::json!(invariant);
         }
-        out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&v).expect("json")
-        ));
+        format!("{}\n", serde_json::to_string_pretty(&v).expect("json"))
     } else {
         let how = if sys.procs.is_some() {
             format!(
@@ -151,7 +135,7 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             Verdict::Violation => format!("{program} (.cub, {model}, backward reachability): VIOLATION: an unsafe state is reachable\n"),
             Verdict::Incomplete => format!("{program} (.cub, {model}, backward reachability): INCOMPLETE: stopped by a limit\n"),
         };
-        if let Some(Outcome::Limit(l)) = Some(&res.outcome) {
+        if let Some(Found::Limit(l)) = Some(&res.outcome) {
             text.push_str(&format!(
                 "  stopped: {}\n",
                 if *l == "timeout" {
@@ -193,9 +177,16 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
         }
         text.push('\n');
-        out(&text);
-    }
-    ExitCode::from(verdict.exit_code() as u8)
+        text
+    };
+    Ok(Outcome {
+        verdict,
+        output,
+        messages: Vec::new(),
+        report: Some(report),
+        split: None,
+        shown: None,
+    })
 }
 
 fn step_text(sys: &System, s: &fencer_param::Step) -> String {

@@ -1,9 +1,10 @@
 //! `fencer check model.dve`: DVE models through the explicit-state engine.
 
-use super::*;
+use crate::{dve_relaxed, peak_rss_kib, Error, Options, Outcome, Report};
 use fencer_dve::run::Label;
-use fencer_explicit::{reach, FoundKind, Options, TransitionSystem};
+use fencer_explicit::{reach, FoundKind, Options as SearchOptions, TransitionSystem};
 use fencer_report::{Counterexample, Stats, TraceLine, Verdict};
+use std::time::Duration;
 
 /// A DVE system as the engine sees it: fixed-width states and their successors, of the
 /// model alone or (`product`) in step with its property process, for LTL.
@@ -117,9 +118,7 @@ fn step_line(
 }
 
 /// `-D NAME=VALUE` sets a DVE `input` constant.
-pub(crate) fn overrides(
-    args: &CheckArgs,
-) -> Result<std::collections::HashMap<String, i32>, String> {
+pub(crate) fn overrides(args: &Options) -> Result<std::collections::HashMap<String, i32>, String> {
     let mut m = std::collections::HashMap::new();
     for d in &args.define {
         let parsed = d
@@ -139,56 +138,40 @@ pub(crate) fn overrides(
     Ok(m)
 }
 
-pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
+pub fn check(args: &Options, timeout: Option<Duration>) -> Result<Outcome, Error> {
     // --timeout bounds the whole run, every property together.
     let started = std::time::Instant::now();
     let left = || timeout.map(|t| t.saturating_sub(started.elapsed()));
     let path = args.file.display().to_string();
-    let src = match std::fs::read_to_string(&args.file) {
-        Ok(s) => s,
-        Err(e) => {
-            return usage_error(
-                args.json,
-                &format!("{path}: error: cannot read the file: {e}"),
-                None,
-            )
-        }
-    };
-    let ov = match overrides(args) {
-        Ok(o) => o,
-        Err(msg) => return usage_error(args.json, &msg, None),
-    };
-    let sys = match fencer_dve::load(&path, &src, &ov) {
-        Ok(s) => s,
-        Err(d) => return usage_error(args.json, &d.render(&src), Some(&d)),
-    };
-    let (sys, relaxed) = match dve_relaxed::prepare(args, &path, &src, &ov, &sys) {
-        Ok(Some((s, r))) => (s, Some(r)),
-        Ok(None) => (sys, None),
-        Err(code) => return code,
+    let src = crate::read_source(args)?;
+    let ov = overrides(args).map_err(|msg| Error::usage(&msg, None))?;
+    let sys = fencer_dve::load(&path, &src, &ov).map_err(|d| Error::diagnostic(&d, &src))?;
+    let (sys, relaxed) = match dve_relaxed::prepare(args, &path, &src, &ov, &sys)? {
+        Some((s, r)) => (s, Some(r)),
+        None => (sys, None),
     };
     let relaxed = relaxed.as_ref();
     // The properties to answer: `--ltl`, else the model's property process, else its
     // `property ltl` items; none means reachability (errors, assertions, --reach,
     // --deadlock).
-    let props = match properties(args, &sys) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+    let props = properties(args, &sys)?;
     if let Some(msg) = refuse_for_the_question(args, props.is_empty()) {
-        return usage_error(args.json, &msg, None);
+        return Err(Error::usage(&msg, None));
     }
     if props.is_empty() {
-        let (report, text) = match check_one(args, left(), &path, &src, &sys, None, relaxed) {
-            Ok(r) => r,
-            Err(code) => return code,
-        };
-        out(&if args.json {
-            format!("{}\n", report.to_json())
-        } else {
-            text
+        let (report, text) = check_one(args, left(), &path, &src, &sys, None, relaxed)?;
+        return Ok(Outcome {
+            verdict: report.verdict,
+            output: if args.json {
+                format!("{}\n", report.to_json())
+            } else {
+                text
+            },
+            messages: Vec::new(),
+            report: Some(report),
+            split: None,
+            shown: None,
         });
-        return ExitCode::from(report.verdict.exit_code() as u8);
     }
     let mut results = Vec::new();
     for (name, formula, psys) in &props {
@@ -196,21 +179,19 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
             Some(f) => format!("property {name}: {f}"),
             None => format!("property process `{name}`"),
         };
-        match check_one(args, left(), &path, &src, psys, Some(&title), relaxed) {
-            Ok((report, text)) => results.push((name.clone(), formula.clone(), report, text)),
-            Err(code) => return code,
-        }
+        let (report, text) = check_one(args, left(), &path, &src, psys, Some(&title), relaxed)?;
+        results.push((name.clone(), formula.clone(), report, text));
     }
-    let code = if results.iter().any(|r| r.2.verdict == Verdict::Violation) {
-        1
+    let verdict = if results.iter().any(|r| r.2.verdict == Verdict::Violation) {
+        Verdict::Violation
     } else if results.iter().any(|r| r.2.verdict == Verdict::Incomplete) {
-        3
+        Verdict::Incomplete
     } else {
-        0
+        Verdict::Safe
     };
-    if args.json {
+    let output = if args.json {
         if results.len() == 1 {
-            out(&format!("{}\n", results[0].2.to_json()));
+            format!("{}\n", results[0].2.to_json())
         } else {
             let list: Vec<serde_json::Value> = results
                 .iter()
@@ -222,38 +203,46 @@ pub fn check(args: &CheckArgs, timeout: Option<Duration>) -> ExitCode {
                     })
                 })
                 .collect();
-            out(&format!(
+            format!(
                 "{}\n",
                 serde_json::to_string_pretty(&serde_json::json!({ "properties": list }))
                     .expect("json")
-            ));
+            )
         }
     } else {
         let texts: Vec<&str> = results.iter().map(|r| r.3.as_str()).collect();
-        out(&texts.join("\n"));
-    }
-    ExitCode::from(code)
+        texts.join("\n")
+    };
+    let report = (results.len() == 1).then(|| results.swap_remove(0).2);
+    Ok(Outcome {
+        verdict,
+        output,
+        messages: Vec::new(),
+        report,
+        split: None,
+        shown: None,
+    })
 }
 
 /// One property (or reachability): the report and its text.
 fn check_one(
-    args: &CheckArgs,
+    args: &Options,
     timeout: Option<Duration>,
     path: &str,
     src: &str,
     sys: &fencer_dve::System,
     title: Option<&str>,
     relaxed: Option<&dve_relaxed::Relaxed>,
-) -> Result<(Report, String), ExitCode> {
+) -> Result<(Report, String), Error> {
     let path = path.to_string();
     let goal = match &args.reach {
         Some(e) => match sys.expression("--reach", e) {
             Ok(c) => Some(c),
-            Err(d) => return Err(usage_error(args.json, &d.render(e), Some(&d))),
+            Err(d) => return Err(Error::diagnostic(&d, e)),
         },
         None => None,
     };
-    let opts = Options {
+    let opts = SearchOptions {
         deadlock: args.deadlock,
         timeout,
         max_states: args.max_states,
@@ -541,8 +530,9 @@ fn check_one(
 /// Options that ask about LTL when the run answers reachability, or the reverse: which
 /// question is asked is known once the model is read (its property process or `property
 /// ltl` items), so `applies` cannot tell.
-pub(crate) fn refuse_for_the_question(args: &CheckArgs, reachability: bool) -> Option<String> {
-    let given = |id: &str| args.given.has(id);
+pub(crate) fn refuse_for_the_question(args: &Options, reachability: bool) -> Option<String> {
+    let set = args.set();
+    let given = |id: &str| set.contains(id);
     if given("ltl") && (args.reach.is_some() || args.deadlock) {
         return Some(
             "error: --ltl cannot be combined with --reach or --deadlock: those ask whether a state is reachable, which is another run (run them one after the other)".into(),
@@ -575,9 +565,9 @@ pub(crate) fn refuse_for_the_question(args: &CheckArgs, reachability: bool) -> O
 /// property's automaton as its property process).
 #[allow(clippy::type_complexity)]
 pub(crate) fn properties(
-    args: &CheckArgs,
+    args: &Options,
     sys: &fencer_dve::System,
-) -> Result<Vec<(String, Option<String>, fencer_dve::System)>, ExitCode> {
+) -> Result<Vec<(String, Option<String>, fencer_dve::System)>, Error> {
     if args.reach.is_some() || args.deadlock {
         return Ok(Vec::new());
     }
@@ -589,19 +579,14 @@ pub(crate) fn properties(
         let file = std::path::Path::new(l);
         if l.ends_with(".ltl") || file.is_file() {
             let text = std::fs::read_to_string(file).map_err(|e| {
-                usage_error(
-                    args.json,
-                    &format!("{l}: error: cannot read the file: {e}"),
-                    None,
-                )
+                Error::usage(&format!("{l}: error: cannot read the file: {e}"), None)
             })?;
             for (n, line) in text.lines().enumerate() {
                 let line = line.trim();
                 if let Some(d) = line.strip_prefix("#define") {
                     let d = d.trim();
                     let (name, expr) = d.split_once(char::is_whitespace).ok_or_else(|| {
-                        usage_error(
-                            args.json,
+                        Error::usage(
                             &format!("{l}:{}: error: expected `#define NAME EXPRESSION`", n + 1),
                             None,
                         )
@@ -611,16 +596,13 @@ pub(crate) fn properties(
                     formulas.push((format!("{}", formulas.len() + 1), f.trim().to_string()));
                     divine_file = true;
                 } else if !line.is_empty() && !line.starts_with("//") {
-                    return Err(usage_error(
-                        args.json,
-                        &format!("{l}:{}: error: expected `#define NAME EXPRESSION` or `#property FORMULA`", n + 1),
+                    return Err(Error::usage(&format!("{l}:{}: error: expected `#define NAME EXPRESSION` or `#property FORMULA`", n + 1),
                         None,
                     ));
                 }
             }
             if formulas.is_empty() {
-                return Err(usage_error(
-                    args.json,
+                return Err(Error::usage(
                     &format!("{l}: error: no `#property` line"),
                     None,
                 ));
@@ -648,8 +630,7 @@ pub(crate) fn properties(
             Ok(atoms)
         };
     let syntax_error = |name: &str, text: &str, e: fencer_ltl::Error| {
-        usage_error(
-            args.json,
+        Error::usage(
             &format!(
                 "error: in LTL property {name} `{text}`: {} (at column {})",
                 e.message,
@@ -678,9 +659,7 @@ pub(crate) fn properties(
                 match divine {
                     Some(x) => x,
                     None => {
-                        return Err(usage_error(
-                            args.json,
-                            &format!(
+                        return Err(Error::usage(&format!(
                                 "error: in LTL property {name}: the proposition `{a}` is not defined (`#define {a} EXPR` in the .ltl file, an `expression` in the model, or a variable): {why}"
                             ),
                             None,

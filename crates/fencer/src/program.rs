@@ -1,0 +1,406 @@
+//! Programs (`.fen`, litmus, C, LLVM IR) through the concrete engines: loading with the
+//! front-end the extension picks, under the timeout, and the exploration.
+
+use crate::applies::Kind;
+use crate::options::program_model;
+use crate::{split, Algo, Engine, Error, Hangs, Options, Outcome, Shown};
+use fencer_memory::ModelKind;
+use fencer_report::{Report, Verdict};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Workers `--jobs` accepts: more threads than this only cost their start-up (a split
+/// tree has a few hundred units at most).
+pub const MAX_JOBS: usize = 1024;
+
+/// The program-level options that change what counts as a violation, applied to a loaded
+/// program (`--hangs`).
+pub(crate) fn apply_conventions(args: &Options, prog: &mut fencer_ir::Program) {
+    match args.hangs {
+        Some(Hangs::Violation) => prog.hang_is_violation = true,
+        Some(Hangs::Ignore) => prog.hang_is_violation = false,
+        None => {}
+    }
+}
+
+/// `--timeout SECS` as a duration; a usage error unless positive and finite. A timeout too
+/// long for a `Duration` (centuries) is no limit at all.
+pub fn timeout_arg(t: Option<f64>) -> Result<Option<Duration>, Error> {
+    match t {
+        Some(t) if !(t.is_finite() && t > 0.0) => Err(Error::usage(
+            "error: --timeout expects a positive number of seconds",
+            None,
+        )),
+        Some(t) => Ok(Duration::try_from_secs_f64(t).ok()),
+        None => Ok(None),
+    }
+}
+
+fn load_litmus(args: &Options) -> Result<fencer_ir::Program, Error> {
+    let path = args.file.display().to_string();
+    let src = crate::read_source(args)?;
+    fencer_litmus::parse_litmus(&path, &src)
+        .map(|l| l.program)
+        .map_err(|d| Error::usage(&d.render(&src), Some(&d)))
+}
+
+fn load_text(args: &Options) -> Result<fencer_ir::Program, Error> {
+    let path = args.file.display().to_string();
+    let src = crate::read_source(args)?;
+    fencer_text::parse_program(&path, &src).map_err(|d| Error::usage(&d.render(&src), Some(&d)))
+}
+
+/// clang's options from `-D`, `-I`, `--std`, the flags after `--` and `--clang`.
+#[cfg(feature = "c")]
+pub(crate) fn c_options(args: &Options) -> fencer_c::CompileOptions {
+    let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
+    flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
+    if let Some(std) = &args.std {
+        flags.push(format!("-std={std}"));
+    }
+    flags.extend(args.cflags.iter().cloned());
+    fencer_c::CompileOptions {
+        clang: args.clang.clone(),
+        flags,
+        no_spurious_wakeups: args.no_spurious_wakeups,
+    }
+}
+
+#[cfg(feature = "c")]
+fn load_c(args: &Options, model: ModelKind) -> Result<fencer_ir::Program, Error> {
+    let opts = c_options(args);
+    if let Some(msg) = args.llvm_guard.and_then(|guard| guard(&args.file)) {
+        return Err(Error::usage(&msg, None));
+    }
+    fencer_c::load(&args.file, &opts, model).map_err(|e| c_load_error(&e))
+}
+
+/// A C program that does not load: the message with the offending source line and a
+/// caret when the position is known, and the position in the JSON.
+#[cfg(feature = "c")]
+pub(crate) fn c_load_error(e: &fencer_c::Error) -> Error {
+    {
+        let mut msg = e.to_string();
+        if e.line > 0 {
+            if let Some(text) = std::fs::read_to_string(&e.file)
+                .ok()
+                .and_then(|s| s.lines().nth(e.line as usize - 1).map(str::to_string))
+            {
+                let caret = " ".repeat(e.col.saturating_sub(1) as usize);
+                msg = format!("{}\n  | {text}\n  | {caret}^", msg);
+            }
+        }
+        let d = fencer_text::Diagnostic {
+            file: e.file.clone(),
+            line: e.line,
+            col: e.col,
+            span: Default::default(),
+            message: e.message.clone(),
+            label: String::new(),
+            help: e.help.clone(),
+        };
+        Error::usage(&msg, Some(&d))
+    }
+}
+
+#[cfg(not(feature = "c"))]
+fn load_c(args: &Options, _model: ModelKind) -> Result<fencer_ir::Program, Error> {
+    Err(Error::usage(
+        &format!(
+            "{}: error: this fencer was built without C support (cargo feature `c`)",
+            args.file.display()
+        ),
+        None,
+    ))
+}
+
+/// `fencer check` on a program: load, explore, and look for waits no signal ends.
+pub(crate) fn check(
+    args: Options,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+) -> Result<Outcome, Error> {
+    let started = Instant::now();
+    let model = program_model(args.model)?;
+    let args = Arc::new(args);
+    let mut prog = match load_program(&args, model, timeout)? {
+        Some(p) => p,
+        None => return Ok(stopped_while_loading(&args, model, started)),
+    };
+    let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    let spin_loops = if args.no_spin_assume {
+        0
+    } else {
+        fencer_ir::spin::spin_assume(&mut prog)
+    };
+    let (mut report, split_info) = explore_program(&args, &prog, model, timeout, shard);
+    unsupported(&report)?;
+    // With spurious wake-ups a wait never blocks: the waits no signal ends are looked for
+    // in the program's variant without them (`Program::wait_variant`).
+    let variant = prog
+        .wait_variant
+        .as_deref()
+        .filter(|_| report.verdict != Verdict::Violation && prog.hang_is_violation)
+        .cloned();
+    let mut shown = None;
+    if let Some(mut variant_prog) = variant {
+        if !args.no_spin_assume {
+            fencer_ir::spin::spin_assume(&mut variant_prog);
+        }
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        let (w, _) = explore_program(&args, &variant_prog, model, left, shard);
+        unsupported(&w)?;
+        if report.add_wait_variant(w) {
+            let mut a = (*args).clone();
+            a.no_spurious_wakeups = true;
+            shown = Some(Shown {
+                program: variant_prog,
+                options: a,
+                model,
+            });
+        }
+    }
+    report.stats.spin_loops = spin_loops as u64;
+    report.stats.peak_rss_kib = peak_rss_kib();
+    let output = if args.json {
+        match &split_info {
+            Some(info) => format!("{}\n", split::with_split(&report, info)),
+            None => format!("{}\n", report.to_json()),
+        }
+    } else {
+        let mut text = report.to_text(args.verbose);
+        if let Some(h) = split_info
+            .as_ref()
+            .filter(|_| report.verdict == Verdict::Safe)
+            .and_then(split::shard_headline)
+        {
+            text = text.replacen(fencer_report::SAFE_HEADLINE, &h, 1);
+        }
+        // How the tree was split is for whoever tunes --jobs (or runs a shard), not for
+        // every reader of a verdict; the JSON always has it.
+        if let Some(info) = split_info
+            .as_ref()
+            .filter(|_| args.verbose || shard.is_some())
+        {
+            text += &split::split_text(info);
+        }
+        text
+    };
+    let shown = shown.unwrap_or_else(|| Shown {
+        program: prog,
+        options: (*args).clone(),
+        model,
+    });
+    Ok(Outcome {
+        verdict: report.verdict,
+        output,
+        messages: Vec::new(),
+        report: Some(report),
+        split: split_info,
+        shown: Some(shown),
+    })
+}
+
+/// One exploration of `prog` by the engine `args` asks for (and the split's summary for
+/// the JSON, when it was split).
+fn explore_program(
+    args: &Arc<Options>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+) -> (Report, Option<serde_json::Value>) {
+    match args.engine {
+        Engine::Reference => {
+            let opts = fencer_reference::Options {
+                timeout,
+                max_executions: args.max_executions,
+                max_depth: args.max_depth,
+                unroll: args.unroll,
+                ..Default::default()
+            };
+            (fencer_reference::explore(prog, model, &opts).report, None)
+        }
+        Engine::Dpor | Engine::Abpress => {
+            let opts = fencer_dpor::Options {
+                algo: match args.algo {
+                    Algo::Optimal => fencer_dpor::Algo::Optimal,
+                    Algo::Source => fencer_dpor::Algo::Source,
+                },
+                timeout,
+                max_executions: args.max_executions,
+                max_depth: args.max_depth,
+                unroll: args.unroll,
+                stop_on_violation: !args.all,
+                progress: args.progress.clone(),
+            };
+            let jobs = args.jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            if jobs == 1 && shard.is_none() {
+                (fencer_dpor::explore(prog, model, &opts), None)
+            } else {
+                let split = fencer_dpor::Split {
+                    shard,
+                    ..fencer_dpor::Split::jobs(jobs)
+                };
+                let s = fencer_dpor::explore_split(prog, model, &opts, &split, false);
+                let info = split::split_json(args, prog, jobs, shard, &s);
+                (s.report, Some(info))
+            }
+        }
+    }
+}
+
+/// Loads the program `args` names with the front-end its extension picks, lowered for
+/// `model` (C11 atomics and fences map differently per model), with the program-level
+/// options (`hangs`) applied.
+pub fn load(args: &Options, model: ModelKind) -> Result<fencer_ir::Program, Error> {
+    let mut prog = match crate::kind_of(&args.file)? {
+        Kind::Litmus => load_litmus(args)?,
+        Kind::Fen => load_text(args)?,
+        Kind::Dve | Kind::Cub => {
+            return Err(Error::usage(
+                &format!(
+                    "{}: error: a model, not a program: `fencer check` explores it",
+                    args.file.display()
+                ),
+                None,
+            ))
+        }
+        _ => load_c(args, model)?,
+    };
+    apply_conventions(args, &mut prog);
+    Ok(prog)
+}
+
+/// [`load`] under a time limit: loading (clang, parsing, lowering) runs on a thread of its
+/// own so that a slow compile still stops on time. `Ok(None)`: the time ran out.
+pub fn load_within(
+    args: &Arc<Options>,
+    model: ModelKind,
+    timeout: Option<Duration>,
+) -> Result<Option<fencer_ir::Program>, Error> {
+    load_program(args, model, timeout)
+}
+
+fn load_program(
+    args: &Arc<Options>,
+    model: ModelKind,
+    timeout: Option<Duration>,
+) -> Result<Option<fencer_ir::Program>, Error> {
+    crate::kind_of(&args.file)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mine = args.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(load(&mine, model));
+    });
+    let loaded = match timeout {
+        Some(t) => rx.recv_timeout(t).ok(),
+        None => rx.recv().ok(),
+    };
+    loaded.transpose()
+}
+
+/// The C front-end refuses lazily: a program is judged unloadable only when exploration
+/// reaches what it cannot model. That is bad input (exit code 2), not a violation.
+pub fn unsupported(report: &Report) -> Result<(), Error> {
+    let Some(c) = report
+        .counterexample
+        .as_ref()
+        .filter(|c| c.kind == "unsupported")
+    else {
+        return Ok(());
+    };
+    let full = c
+        .message
+        .rsplit_once(" (thread ")
+        .map_or(&*c.message, |(m, _)| m);
+    let (message, help) = match full.split_once("\n  help: ") {
+        Some((m, h)) => (m.to_string(), Some(h.to_string())),
+        None => (full.to_string(), None),
+    };
+    let (file, line, col) = (
+        c.file.clone().unwrap_or_default(),
+        c.line.unwrap_or(0),
+        c.column.unwrap_or(0),
+    );
+    let d = fencer_text::Diagnostic {
+        file: file.clone(),
+        line,
+        col,
+        span: Default::default(),
+        message,
+        label: String::new(),
+        help,
+    };
+    let text = match line {
+        0 => format!("{file}: error: {full}"),
+        _ => format!("{file}:{line}:{col}: error: {full}"),
+    };
+    Err(Error::usage(&text, Some(&d)))
+}
+
+/// `--timeout` ran out before the program was even loaded: nothing was explored.
+pub fn stopped_while_loading(args: &Options, model: ModelKind, started: Instant) -> Outcome {
+    let ms = started.elapsed().as_millis() as u64;
+    let report = Report {
+        verdict: fencer_report::Verdict::Incomplete,
+        model: model.name().to_string(),
+        engine: match args.engine {
+            Engine::Dpor => "dpor".into(),
+            Engine::Reference => "reference".into(),
+            Engine::Abpress => "abpress".into(),
+        },
+        algo: None,
+        program: args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        executions: 0,
+        blocked: 0,
+        elapsed_ms: ms,
+        stats: fencer_report::Stats {
+            elapsed_ms: ms,
+            peak_rss_kib: peak_rss_kib(),
+            ..Default::default()
+        },
+        condition: None,
+        final_vars: Vec::new(),
+        final_states: None,
+        final_schedules: Vec::new(),
+        final_state_executions: None,
+        counterexample: None,
+        stopped_by: Some(fencer_report::Limit::Timeout),
+        assumptions: Vec::new(),
+        hangs: None,
+        notes: Vec::new(),
+    };
+    let (output, messages) = if args.json {
+        (format!("{}\n", report.to_json()), Vec::new())
+    } else {
+        (
+            report.to_text(args.verbose),
+            vec![format!(
+                "{}: the --timeout ran out while loading the program",
+                args.file.display()
+            )],
+        )
+    };
+    Outcome {
+        verdict: report.verdict,
+        output,
+        messages,
+        report: Some(report),
+        split: None,
+        shown: None,
+    }
+}
+
+/// The process's peak resident memory (Linux's `VmHWM`), in KiB.
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
