@@ -64,12 +64,12 @@ fn verdicts_by_model() {
 #[test]
 fn options_that_do_not_apply_are_refused() {
     let sb = std::fs::read_to_string(example("sb.fen")).unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Options)>)> = vec![
-        ("--reach", Box::new(|o| o.reach = Some("x == 1".into()))),
-        ("--deadlock", Box::new(|o| o.deadlock = true)),
-        ("--invariant", Box::new(|o| o.invariant = true)),
-        ("--buffer-bound", Box::new(|o| o.buffer_bound = 3)),
-        ("-I", Box::new(|o| o.include.push("inc".into()))),
+    let cases: [(&str, fn(&mut Options)); 5] = [
+        ("--reach", |o| o.reach = Some("x == 1".into())),
+        ("--deadlock", |o| o.deadlock = true),
+        ("--invariant", |o| o.invariant = true),
+        ("--buffer-bound", |o| o.buffer_bound = 3),
+        ("-I", |o| o.include.push("inc".into())),
     ];
     for (flag, set) in cases {
         let mut o = Options::text("sb.fen", sb.clone());
