@@ -64,7 +64,8 @@ fn verdicts_by_model() {
 #[test]
 fn options_that_do_not_apply_are_refused() {
     let sb = std::fs::read_to_string(example("sb.fen")).unwrap();
-    let cases: [(&str, fn(&mut Options)); 5] = [
+    type Set = fn(&mut Options);
+    let cases: [(&str, Set); 5] = [
         ("--reach", |o| o.reach = Some("x == 1".into())),
         ("--deadlock", |o| o.deadlock = true),
         ("--invariant", |o| o.invariant = true),
