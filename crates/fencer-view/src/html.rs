@@ -54,11 +54,16 @@ fn states_json(x: &Execution) -> Value {
                         .iter()
                         .enumerate()
                         .filter(|&(r, _)| written.get(r).copied().unwrap_or(true))
-                        .take(MAX_REGS)
                         .map(|(r, v)| {
                             let n = f.reg_names.get(r).cloned().unwrap_or(format!("r{r}"));
-                            json!([n, v])
+                            (n, v)
                         })
+                        // `%` names are the compiler's temporaries (LLVM's `%call1`, `%2`)
+                        // and the litmus front-end's hidden flags: no source names them.
+                        // A C program's variables live in memory, which the panel shows.
+                        .filter(|(n, _)| !n.starts_with('%'))
+                        .take(MAX_REGS)
+                        .map(|(n, v)| json!([n, v]))
                         .collect();
                     json!({
                         "name": names.get(t).cloned().unwrap_or_else(|| st.thread_name(x.prog, t as u32)),
