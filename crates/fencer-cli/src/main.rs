@@ -226,6 +226,9 @@ struct CheckCmd {
     args: Options,
     #[command(flatten)]
     views: views::ViewArgs,
+    /// Print only the verdict's line (the exit code tells it too); errors still print.
+    #[arg(long, short, conflicts_with = "json")]
+    quiet: bool,
 }
 
 /// Asks glibc's allocator for 64 MiB more each time a heap grows. A thread's own heap
@@ -384,7 +387,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(c) => check(c.args, &c.views),
+        Command::Check(c) => check(c.args, &c.views, c.quiet),
         Command::Litmus(args) => litmus(args),
         Command::Merge(args) => merge::merge(args),
         Command::Robust(args) => robust::robust(args),
@@ -461,7 +464,7 @@ fn failed(json: bool, e: &Error) -> ExitCode {
     }
 }
 
-fn check(mut args: Options, views: &views::ViewArgs) -> ExitCode {
+fn check(mut args: Options, views: &views::ViewArgs, quiet: bool) -> ExitCode {
     let json = args.json;
     if let Err(e) = fencer::validate(&args) {
         return failed(json, &e);
@@ -481,7 +484,19 @@ fn check(mut args: Options, views: &views::ViewArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return failed(json, &e),
     };
-    out(&outcome.output);
+    if quiet {
+        // The verdict, and whatever qualifies it: what it takes for granted and the
+        // bounds it holds up to are part of the answer, never noise.
+        let mut lines = outcome.output.lines();
+        let mut kept: Vec<&str> = lines.next().into_iter().collect();
+        kept.extend(lines.filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("assuming:") || t.starts_with("stopped:") || t.contains("holds up to")
+        }));
+        out(&(kept.join("\n") + "\n"));
+    } else {
+        out(&outcome.output);
+    }
     for m in &outcome.messages {
         eprintln!("{m}");
     }

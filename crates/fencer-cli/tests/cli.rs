@@ -896,3 +896,22 @@ fn man_page_and_completions() {
     }
     assert_eq!(fencer(&["completions", "tcsh"]).status.code(), Some(2));
 }
+
+/// `--quiet` prints the verdict's line and what qualifies it, with the same exit code.
+#[test]
+fn quiet_prints_the_verdict_and_its_qualifications() {
+    let sb = root().join("examples/sb.fen");
+    let sb = sb.to_str().unwrap();
+    let q = fencer(&["check", sb, "--model", "tso", "--quiet"]);
+    assert_eq!(q.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&q.stdout);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("VIOLATION"), "{text}");
+    let safe = fencer(&["check", sb, "-q", "--unroll", "1"]);
+    assert_eq!(safe.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&safe.stdout).starts_with("sb under SC"));
+    assert_eq!(
+        fencer(&["check", sb, "-q", "--json"]).status.code(),
+        Some(2)
+    );
+}

@@ -246,6 +246,12 @@ const CHECK: &[Rule] = &[
         to: "every input",
     },
     Rule {
+        id: "quiet",
+        flag: "--quiet",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
         id: "timeout",
         flag: "--timeout",
         applies: |_| true,
