@@ -57,9 +57,11 @@ pub mod applies;
 mod cub;
 pub mod dve;
 pub mod dve_relaxed;
+pub mod dve_repair;
 mod error;
 mod options;
 mod program;
+pub mod repair;
 pub mod split;
 mod symbolic;
 
