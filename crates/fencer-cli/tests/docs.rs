@@ -60,7 +60,11 @@ fn docs() {
             .args(["--shard", &format!("{i}/2"), "--json"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "shard {i}/2 of peterson_fenced.fen");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "shard {i}/2 of peterson_fenced.fen"
+        );
         std::fs::write(work.join(format!("part{i}.json")), out.stdout).unwrap();
     }
 
