@@ -5,9 +5,11 @@
 //! The commands run in a scratch directory whose `examples` links to the repository's, so
 //! `examples/...` resolves as from the repository's root, and files the examples write
 //! (`--write fixed.fen`, `--save-trace sb.trace`) land in the scratch directory, not in the
-//! source tree. Blocks fenced as ```console,clang need clang-14 and the C front-end: without
-//! either they are skipped (a copy of the page with those blocks marked `ignore` is run)
-//! and the test says so.
+//! source tree. Pages run in parallel in that one directory, so a file a page writes needs
+//! a name no other page uses. Blocks fenced as ```console,clang need clang-14 and the C
+//! front-end: without either they are skipped (a copy of the page with those blocks marked
+//! `ignore` is run) and the test says so. trycmd turns every backslash of the output into a
+//! slash before it compares, so an expected output writes `[..]` for one (herd7's `/\`).
 //!
 //! After a deliberate change of output: `TRYCMD=overwrite cargo test -p fencer-cli --test
 //! docs` rewrites the pages (it keeps the wildcards where it can; read the diff).
