@@ -53,6 +53,11 @@
 //! assert_eq!(err.exit_code(), 2);
 //! ```
 
+/// The README's Rust examples, compiled by `cargo test` so that they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
+
 pub mod applies;
 mod cub;
 pub mod dve;
