@@ -770,7 +770,10 @@ fn litmus(args: LitmusArgs) -> ExitCode {
     if args.json {
         out(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({ "tests": answers })).expect("json")
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "schema": "fencer-litmus/1", "tests": answers })
+            )
+            .expect("json")
         ));
     } else if args.files.len() > 1 {
         out(&format!(

@@ -915,3 +915,26 @@ fn quiet_prints_the_verdict_and_its_qualifications() {
         Some(2)
     );
 }
+
+/// Every JSON result says which schema it is written in.
+#[test]
+fn json_results_name_their_schema() {
+    let ex = root().join("examples");
+    for args in [
+        vec!["check", "sb.fen", "--json"],
+        vec!["check", "dve/peterson.dve", "--json"],
+        vec!["check", "cub/lock.cub", "--json"],
+        vec!["robust", "sb.fen", "--json"],
+    ] {
+        let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        a[1] = ex.join(&a[1]).display().to_string();
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = fencer(&a);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["schema"], "fencer-report/1", "{args:?}");
+    }
+    let lit = ex.join("MP.litmus");
+    let out = fencer(&["litmus", lit.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["schema"], "fencer-litmus/1");
+}

@@ -338,6 +338,7 @@ impl<'a> Collector<'a> {
             schedules.push(f.schedule);
         }
         Report {
+            schema: Default::default(),
             verdict,
             model: model.to_string(),
             engine: engine.to_string(),

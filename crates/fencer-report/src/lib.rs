@@ -260,8 +260,32 @@ pub struct Stats {
     pub elapsed_ms: u64,
 }
 
+/// The version of the JSON a report is written as: `"schema": "fencer-report/1"` heads
+/// every report, so that a script can tell which fields to expect. The number grows when a
+/// field changes meaning or goes; new fields do not change it.
+pub const SCHEMA: &str = "fencer-report/1";
+
+/// A report's `schema` field: always [`SCHEMA`] when written; any value is accepted when
+/// read (a newer fencer's shard results still merge).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Schema;
+
+impl Serialize for Schema {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(SCHEMA)
+    }
+}
+
+impl<'de> Deserialize<'de> for Schema {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Schema, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Schema)
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
+    #[serde(default)]
+    pub schema: Schema,
     pub verdict: Verdict,
     pub model: String,
     pub engine: String,
@@ -754,6 +778,7 @@ mod tests {
     #[test]
     fn json_keeps_the_contract_fields() {
         let r = Report {
+            schema: Default::default(),
             verdict: Verdict::Safe,
             model: "sc".into(),
             engine: "reference".into(),

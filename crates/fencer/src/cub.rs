@@ -83,6 +83,7 @@ pub fn check(args: &Options, timeout: Option<Duration>) -> Result<Outcome, Error
         _ => Vec::new(),
     };
     let report = Report {
+        schema: Default::default(),
         verdict,
         model: model.into(),
         engine: "param".into(),

@@ -393,6 +393,7 @@ fn check_one(
     };
     let ms = st.elapsed.as_millis() as u64;
     let report = Report {
+        schema: Default::default(),
         verdict,
         model: match relaxed {
             Some(r) => format!("dve/{}", r.model),

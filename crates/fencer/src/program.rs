@@ -345,6 +345,7 @@ pub fn unsupported(report: &Report) -> Result<(), Error> {
 pub fn stopped_while_loading(args: &Options, model: ModelKind, started: Instant) -> Outcome {
     let ms = started.elapsed().as_millis() as u64;
     let report = Report {
+        schema: Default::default(),
         verdict: fencer_report::Verdict::Incomplete,
         model: model.name().to_string(),
         engine: match args.engine {

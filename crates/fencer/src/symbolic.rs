@@ -191,6 +191,7 @@ pub fn check_with(
     };
     let ms = stats.elapsed.as_millis() as u64;
     let report = Report {
+        schema: Default::default(),
         verdict: v,
         model: "sc".into(),
         engine: "abpress".into(),
