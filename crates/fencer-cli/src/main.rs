@@ -1040,7 +1040,10 @@ fn check(args: CheckArgs, views: &views::ViewArgs, shard: Option<&str>) -> ExitC
         out(&text);
         // How the tree was split is for whoever tunes --jobs (or runs a shard), not for
         // every reader of a verdict; the JSON always has it.
-        if let Some(info) = split_info.as_ref().filter(|_| args.verbose || shard.is_some()) {
+        if let Some(info) = split_info
+            .as_ref()
+            .filter(|_| args.verbose || shard.is_some())
+        {
             out(&merge::split_text(info));
         }
     }
