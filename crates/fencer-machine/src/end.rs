@@ -1,0 +1,195 @@
+//! How an execution that cannot go on ended: complete, stopped by a false `assume`, or hung
+//! in a waiting loop.
+
+use crate::locals::Local;
+use crate::{eval, EventKind, State, Status, Step};
+use fencer_ir::{Op, Program, SrcLoc, Value};
+use fencer_memory::MemoryModel;
+
+/// What [`State::hang`] works in, kept by its caller for the allocations: a copy of the
+/// final state, and a waiting thread's registers after its last iteration and after this
+/// one.
+#[derive(Default)]
+pub struct HangScratch {
+    state: Option<State>,
+    last: Vec<Value>,
+    now: Vec<Value>,
+}
+
+impl State {
+    /// Every buffer empty, and every thread finished; or the process ended
+    /// ([`Op::ExitProcess`]) and every other thread is done for good: finished, or
+    /// waiting for something that can never come (a waiting loop that [`State::hang`]
+    /// proves stuck, a mutex or a join), with none cut by a bound, faulted, stopped by a
+    /// false `assume`, or blocked after an iteration that changed nothing. A thread blocked
+    /// in a waiting loop that could still leave it is not done: the execution in which it
+    /// reads later is explored, and this one is discarded, as without the exit.
+    pub fn is_complete<M: MemoryModel>(&self, prog: &Program) -> bool {
+        if !self.bufs.iter().all(|b| b.is_empty()) {
+            return false;
+        }
+        if !self.threads.iter().any(|t| t.exited) {
+            return self.threads.iter().all(|t| t.finished);
+        }
+        let mut waiting = false;
+        for (t, th) in self.threads.iter().enumerate() {
+            if th.finished || th.exited {
+                continue;
+            }
+            if th.cut.is_some() || th.faulted || th.spin.dropped {
+                return false;
+            }
+            if th.spin.blocked {
+                waiting = true;
+            } else if matches!(&self.current(prog, t as u32).1.op, Op::Assume(c)
+                if eval(c, &self.current(prog, t as u32).0.regs) == Some(0))
+            {
+                return false;
+            }
+        }
+        !waiting || self.hang::<M>(prog, &mut HangScratch::default()).is_some()
+    }
+
+    /// Whether some thread is blocked for good by a false `assume`: an execution that ends
+    /// so is discarded (it is not a deadlock).
+    pub fn assume_blocked(&self, prog: &Program) -> bool {
+        (0..self.threads.len() as u32).any(|t| {
+            self.threads[t as usize].spin.blocked
+                || !self.threads[t as usize].finished
+                    && matches!(&self.current(prog, t).1.op, Op::Assume(c)
+                    if eval(c, &self.current(prog, t).0.regs) == Some(0))
+        })
+    }
+
+    /// Whether this execution, which cannot go on, ends in a *hang*: a thread blocked in a
+    /// waiting loop that could never leave it. Such a thread was blocked because an
+    /// iteration read nothing new; that alone proves nothing (it may have read too early,
+    /// and another execution lets it read later). So each waiting thread is run once more,
+    /// alone, on the final memory: if it comes back to its loop having again done nothing
+    /// but read, nothing can ever release it. Returns the thread and its loop's position.
+    /// A thread stopped by a false `assume` the user wrote means the execution is
+    /// discarded instead. The threads run in `scratch`, kept for its allocations (every
+    /// execution an `assume` blocks comes here).
+    pub fn hang<M: MemoryModel>(
+        &self,
+        prog: &Program,
+        scratch: &mut HangScratch,
+    ) -> Option<(u32, SrcLoc)> {
+        // A thread cut by a bound may not be waiting at all; one blocked after an
+        // iteration that changed nothing is not: the execution without that iteration
+        // is explored, and shows any hang of the others.
+        if self
+            .threads
+            .iter()
+            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped)
+        {
+            return None;
+        }
+        for (t, th) in self.threads.iter().enumerate() {
+            if !th.finished
+                && !th.spin.blocked
+                && matches!(&self.current(prog, t as u32).1.op, Op::Assume(_))
+            {
+                return None;
+            }
+        }
+        let waiting = (0..self.threads.len() as u32).filter(|&t| {
+            let th = &self.threads[t as usize];
+            !th.finished && th.spin.blocked
+        });
+        let HangScratch { state, last, now } = scratch;
+        let s = match state {
+            Some(s) => {
+                s.clone_from(self);
+                s
+            }
+            None => state.insert(self.clone()),
+        };
+        let mut first = None;
+        for t in waiting {
+            let (fr, ins) = s.current(prog, t);
+            let (at, to, start) = match ins.op {
+                Op::SpinBack { to, start } => {
+                    let body = &prog.functions[fr.func as usize].body;
+                    (body[to as usize].loc, Some(to), Some(start))
+                }
+                _ => (ins.loc, None, None),
+            };
+            first.get_or_insert((t, at));
+            // The thread's registers where it blocked, but for the iteration's start
+            // (an event count, new every time): a loop that carries a register (a CAS
+            // retry loop takes the value its failed CAS read) blocks again with other
+            // registers and may leave on the next iteration; only a pure iteration that
+            // ends where the previous one did proves that nothing ever lets it leave.
+            let regs_now = |s: &State, t: u32, r: &mut Vec<Value>| {
+                r.clone_from(&s.threads[t as usize].frames.last().expect("frame").regs);
+                if let Some(x) = start.and_then(|k| r.get_mut(k as usize)) {
+                    *x = 0;
+                }
+            };
+            regs_now(s, t, last);
+            let restart = |s: &mut State| {
+                let th = &mut s.threads[t as usize];
+                th.spin.blocked = false;
+                th.spin.at = None;
+                if let Some(to) = to {
+                    th.frames.last_mut().expect("frame").pc = to;
+                }
+            };
+            restart(s);
+            if !matches!(s.run_locals(prog, t), Local::Ready) {
+                return None;
+            }
+            let mut steps = 0;
+            loop {
+                let th = &s.threads[t as usize];
+                if th.spin.blocked {
+                    regs_now(s, t, now);
+                    if now == last {
+                        break;
+                    }
+                    std::mem::swap(last, now);
+                    steps += 1;
+                    if steps > 10_000 {
+                        return None;
+                    }
+                    restart(s);
+                    if !matches!(s.run_locals(prog, t), Local::Ready) {
+                        return None;
+                    }
+                    continue;
+                }
+                steps += 1;
+                if th.finished || th.exited || th.cut.is_some() || steps > 10_000 {
+                    return None;
+                }
+                if !s.thread_enabled::<M>(prog, t) {
+                    return None;
+                }
+                let (ev, status) = s.step::<M>(prog, Step::Thread(t));
+                // The loop can let another thread go on (it gives back a mutex that one
+                // waits for, then takes it again: `pthread_cond_wait` in a `while`): then
+                // nothing says it waits forever; the execution where the other thread
+                // goes on in that window is explored (the other's attempt races with the
+                // acquisition that blocked it).
+                if (0..s.threads.len() as u32).any(|u| u != t && s.thread_runs::<M>(prog, u)) {
+                    return None;
+                }
+                // A mutex taken and given back in the iteration is judged at its end.
+                let paired = s.lock_pairs
+                    && matches!(
+                        ev.kind,
+                        EventKind::Lock {
+                            trylock: false,
+                            destroy: false,
+                            ..
+                        } | EventKind::Unlock { .. }
+                    );
+                if status != Status::Ok || !(ev.kind.is_pure() || paired) {
+                    return None;
+                }
+            }
+        }
+        first
+    }
+}
