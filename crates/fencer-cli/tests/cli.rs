@@ -938,3 +938,34 @@ fn json_results_name_their_schema() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["schema"], "fencer-litmus/1");
 }
+
+/// LLVM IR without debug information gets a note that says why every line is 0; IR
+/// with it gets none.
+#[test]
+fn ir_without_debug_info_says_so() {
+    if Command::new("clang-14").arg("--version").output().is_err() {
+        eprintln!("skipped: clang-14 is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fencer-nodebug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = root().join("examples/c/sb.c");
+    for (name, g) in [("nog.ll", false), ("g.ll", true)] {
+        let ll = dir.join(name);
+        let mut cc = Command::new("clang-14");
+        cc.args(["-O0", "-S", "-emit-llvm"]);
+        if g {
+            cc.arg("-g");
+        }
+        assert!(cc.arg(&src).arg("-o").arg(&ll).status().unwrap().success());
+        let out = fencer(&["check", ll.to_str().unwrap(), "--model", "tso"]);
+        assert_eq!(out.status.code(), Some(1));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.contains("has no debug information"),
+            !g,
+            "{name}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

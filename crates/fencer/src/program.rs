@@ -161,6 +161,9 @@ pub(crate) fn check(
         }
     }
     report.stats.spin_loops = spin_loops as u64;
+    if let Some(n) = no_debug_info(&args, &prog) {
+        report.notes.push(n);
+    }
     report.stats.peak_rss_kib = peak_rss_kib();
     let output = if args.json {
         match &split_info {
@@ -198,6 +201,27 @@ pub(crate) fn check(
         report: Some(report),
         split: split_info,
         shown: Some(shown),
+    })
+}
+
+/// LLVM IR compiled without `-g` has no source positions: every step of a counterexample
+/// is at line 0. Saying why spares the user a hunt.
+fn no_debug_info(args: &Options, prog: &fencer_ir::Program) -> Option<String> {
+    if !Kind::of(&args.file).is_some_and(|k| k == Kind::Ir) {
+        return None;
+    }
+    // File 0 is the input's own; fencer's C library, linked in, has its own positions.
+    let located = prog
+        .functions
+        .iter()
+        .flat_map(|f| &f.body)
+        .any(|i| i.loc.file == 0 && i.loc.line > 0);
+    (!located).then(|| {
+        format!(
+            "{} has no debug information, so source lines are unknown (compile it with \
+             clang-14 -g to see them)",
+            args.file.display()
+        )
     })
 }
 
