@@ -4,7 +4,7 @@
 //! Optimal-DPOR explores a node's branches one after the other because each branch's
 //! exploration inserts sequences into the wakeup trees of the nodes above it, below the
 //! branches still to come: a later branch's subtree is fixed only once every branch before
-//! it has finished (ARCHITECTURE.md, *Why a split tree is not optimal*). So this split
+//! it has finished (docs/design/splits.md, *Why a split tree is not optimal*). So this split
 //! does not give subtrees away: a *leader* runs the one-worker engine above `D`, in its
 //! order, and only the exploration below `D` is done elsewhere.
 //!

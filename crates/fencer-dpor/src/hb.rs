@@ -719,7 +719,7 @@ impl Hb {
                 info.last_lock = Some(pos);
                 // A store to the mutex (`pthread_mutex_init` after a destroy) decides
                 // whether this faults: they race, as a load races with a store (also a
-                // buffer's update of it: ARCHITECTURE.md, "A store to a mutex"). Not a
+                // buffer's update of it: docs/design/splits.md, "A store to a mutex races with the locks after it"). Not a
                 // store made while the mutex was held (an init of a held mutex, the
                 // release of a hand-made lock): this lock cannot run just before it, and
                 // its race with the acquisition puts it before both. (A trylock or a

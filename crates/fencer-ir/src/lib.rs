@@ -1,6 +1,6 @@
 //! The program IR: the one representation every front-end produces and every engine consumes.
 //!
-//! Design points (see ARCHITECTURE.md for the why):
+//! Design points (see docs/design/ir.md for the why):
 //! - Memory is a set of *objects* (globals now, heap objects at run time), each a row of
 //!   word-sized cells. An address is an object and a cell offset; a pointer value encodes
 //!   both in one `i64` (see [`Ptr`]), so registers and memory hold plain integers.

@@ -272,7 +272,7 @@ impl Outcome {
             report.verdict = Verdict::Violation;
         }
         // The trace does not order an access to a heap object before another thread's
-        // free of it (ARCHITECTURE.md, "Robustness"): a verdict that could rest on that
+        // free of it (docs/design/robustness.md): a verdict that could rest on that
         // says so.
         let frees = prog.functions.iter().any(|f| {
             f.body

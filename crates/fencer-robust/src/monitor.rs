@@ -33,7 +33,7 @@
 //! happening before here would have committed. The result is the union of the paper's
 //! reports over every SC execution of the trace, in O(N * P) per execution plus the pairs
 //! reported; with DPOR exploring every trace, the paper's completeness theorem (which
-//! speaks of all SC executions) carries over. ARCHITECTURE.md gives the argument.
+//! speaks of all SC executions) carries over. docs/design/robustness.md gives the argument.
 
 use crate::trace::{access, faulted_read, read_of};
 use fencer_ir::FenceKind;

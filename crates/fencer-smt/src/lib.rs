@@ -3,7 +3,7 @@
 //! `number_procs`), of infinite uninterpreted sorts (process identifiers, abstract types),
 //! and linear arithmetic over integers and reals.
 //!
-//! Why our own and not Z3: see ARCHITECTURE.md ("The SMT layer"). In short, the queries
+//! Why our own and not Z3: see docs/design/smt.md. In short, the queries
 //! are tiny conjunctions (a cube and one negated literal, a cube and an initial formula),
 //! the fragment is decidable by union-find with a finite-domain search plus
 //! Fourier-Motzkin with integer tightening, and this keeps CI free of a C++ library.

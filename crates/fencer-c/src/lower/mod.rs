@@ -4,7 +4,7 @@
 //! arithmetic result is brought back to its width; unsigned operations look at the
 //! zero-extended bits. Pointers are the IR's encoded pointers; memory is a row of byte cells
 //! per object and a scalar lives in the cell of its first byte (accesses of different widths
-//! that overlap at different offsets are not modelled: see ARCHITECTURE.md).
+//! that overlap at different offsets are not modelled: see docs/design/c-front-end.md).
 //!
 //! Memory-model mapping (the standard C11 mappings to x86-TSO and to SPARC PSO):
 //! - plain, volatile, relaxed, acquire and seq_cst loads: a load;
