@@ -245,34 +245,113 @@ fn explore_program(
             };
             (fencer_reference::explore(prog, model, &opts).report, None)
         }
-        Engine::Dpor | Engine::Abpress => {
-            let opts = fencer_dpor::Options {
-                algo: match args.algo {
-                    Algo::Optimal => fencer_dpor::Algo::Optimal,
-                    Algo::Source => fencer_dpor::Algo::Source,
-                },
-                timeout,
-                max_executions: args.max_executions,
-                max_depth: args.max_depth,
-                unroll: args.unroll,
-                stop_on_violation: !args.all,
-                progress: args.progress.clone(),
-            };
-            let jobs = args.jobs.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            });
-            if jobs == 1 && shard.is_none() {
-                (fencer_dpor::explore(prog, model, &opts), None)
-            } else {
-                let split = fencer_dpor::Split {
-                    shard,
-                    ..fencer_dpor::Split::jobs(jobs)
-                };
-                let s = fencer_dpor::explore_split(prog, model, &opts, &split, false);
-                let info = split::split_json(args, prog, jobs, shard, &s);
-                (s.report, Some(info))
+        Engine::Dpor | Engine::Abpress => deepening(args, prog, model, timeout, shard),
+    }
+}
+
+/// The per-thread bound of a deepening search's first round, and the factor by which
+/// each round's grows (up to `--max-depth`).
+const FIRST_DEPTH: usize = 256;
+const DEEPER: usize = 64;
+
+/// DPOR, shallow first: depth-first search runs one thread's loop as deep as
+/// `--max-depth` before it reverses the race at its first iteration, so a bug there
+/// can take minutes to reach. The first round bounds every thread at [`FIRST_DEPTH`]
+/// events; a round that found a violation ends the search (its counterexample is an
+/// execution of the program: a bound only cuts executions, never invents one), and so
+/// does a round that cut no execution (its tree is the whole tree). Else the bound grows
+/// [`DEEPER`]-fold, up to `--max-depth`, whose round is the search without deepening.
+/// A program whose executions stay under the first bound is explored exactly once; the
+/// report is the last round's, with a note of the rounds before it. `--all` and shards
+/// explore at `--max-depth` at once: they ask for the whole tree, and a shard must
+/// explore the tree the others split.
+fn deepening(
+    args: &Arc<Options>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+) -> (Report, Option<serde_json::Value>) {
+    let started = Instant::now();
+    let mut bound = if args.all || shard.is_some() {
+        args.max_depth
+    } else {
+        FIRST_DEPTH.min(args.max_depth)
+    };
+    let (mut rounds, mut executions, mut events) = (Vec::new(), 0u64, 0u64);
+    loop {
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        let max_executions = args.max_executions.map(|m| m.saturating_sub(executions));
+        let (mut report, info) =
+            explore_dpor(args, prog, model, left, shard, bound, max_executions);
+        // A round cut short by the time or the execution limit says so as it is.
+        let deeper = bound < args.max_depth
+            && report.verdict != Verdict::Violation
+            && report.stats.depth_cut > 0
+            && !matches!(
+                report.stopped_by,
+                Some(fencer_report::Limit::Timeout | fencer_report::Limit::MaxExecutions)
+            );
+        if !deeper {
+            if !rounds.is_empty() {
+                let bounds: Vec<String> = rounds.iter().map(usize::to_string).collect();
+                report.notes.push(format!(
+                    "explored shallow first: rounds bounding each thread at {} events found no \
+                     violation ({executions} executions, {events} events), then this round at \
+                     {bound}",
+                    bounds.join(", then ")
+                ));
             }
+            if bound < args.max_depth && report.stats.depth_cut > 0 {
+                report.notes.push(format!(
+                    "this round bounded each thread at {bound} events (--max-depth is {})",
+                    args.max_depth
+                ));
+            }
+            return (report, info);
         }
+        rounds.push(bound);
+        executions += report.executions;
+        events += report.stats.events;
+        bound = bound.saturating_mul(DEEPER).min(args.max_depth);
+    }
+}
+
+/// One DPOR exploration with each thread bounded at `max_depth` events.
+fn explore_dpor(
+    args: &Arc<Options>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+    max_depth: usize,
+    max_executions: Option<u64>,
+) -> (Report, Option<serde_json::Value>) {
+    let opts = fencer_dpor::Options {
+        algo: match args.algo {
+            Algo::Optimal => fencer_dpor::Algo::Optimal,
+            Algo::Source => fencer_dpor::Algo::Source,
+        },
+        timeout,
+        max_executions,
+        max_depth,
+        unroll: args.unroll,
+        stop_on_violation: !args.all,
+        progress: args.progress.clone(),
+    };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if jobs == 1 && shard.is_none() {
+        (fencer_dpor::explore(prog, model, &opts), None)
+    } else {
+        let split = fencer_dpor::Split {
+            shard,
+            ..fencer_dpor::Split::jobs(jobs)
+        };
+        let s = fencer_dpor::explore_split(prog, model, &opts, &split, false);
+        let info = split::split_json(args, prog, jobs, shard, &s);
+        (s.report, Some(info))
     }
 }
 

@@ -93,3 +93,52 @@ fn bad_input_is_an_error_with_its_position() {
     let e = check(Options::file("notes.txt")).unwrap_err();
     assert!(e.message.contains("does not know this kind of file"));
 }
+
+/// The bug at a spin loop's first iteration: depth-first search alone would run the
+/// loop to `--max-depth` (100,000 events) before reversing the race at its start.
+const SPINNER: &str = "shared go = 0;
+thread spinner { k = 0; while (go == 0) { k = k + 2; } assert(k != 2); }
+thread starter { go = 1; }";
+
+#[test]
+fn the_first_bug_first() {
+    for jobs in [1, 2] {
+        let mut o = Options::text("spinner.fen", SPINNER);
+        o.jobs = Some(jobs);
+        o.timeout = Some(60.0);
+        let t = std::time::Instant::now();
+        let r = check(o).unwrap();
+        assert_eq!(r.verdict, Verdict::Violation, "jobs {jobs}: {}", r.output);
+        assert!(
+            r.output.contains("assertion `k != 2` failed"),
+            "{}",
+            r.output
+        );
+        // Generous for a loaded debug build; it takes milliseconds.
+        assert!(t.elapsed().as_secs() < 20, "jobs {jobs}: {:?}", t.elapsed());
+    }
+}
+
+/// Without a bug, shallow rounds change nothing but the note: the last round is the
+/// search at `--max-depth`, with the executions `--all` (which does not deepen) explores.
+#[test]
+fn deepening_explores_the_same_tree() {
+    // p runs 400 events: past the first round's bound of 256.
+    let long = "shared x = 0, y = 0;
+thread p { i = 0; while (i < 400) { x = i; i = i + 1; } }
+thread q { r = y; s = x; }";
+    let deep = check(Options::text("long.fen", long)).unwrap();
+    let mut all = Options::text("long.fen", long);
+    all.all = true;
+    let all = check(all).unwrap();
+    assert_eq!(deep.verdict, Verdict::Safe, "{}", deep.output);
+    let (d, a) = (deep.report.unwrap(), all.report.unwrap());
+    assert_eq!(d.executions, a.executions);
+    assert_eq!(d.final_states, a.final_states);
+    assert!(
+        d.notes.iter().any(|n| n.contains("shallow first")),
+        "{:?}",
+        d.notes
+    );
+    assert!(a.notes.is_empty(), "{:?}", a.notes);
+}
