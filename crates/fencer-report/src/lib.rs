@@ -339,6 +339,44 @@ pub enum HangPolicy {
 }
 
 impl Report {
+    /// A report of `program` checked under `model` by `engine` that explored nothing
+    /// yet: the fields every engine fills in, with everything else empty. Engines that
+    /// are not DPOR's fill in what they have (`Report { stats, counterexample,
+    /// ..Report::new(..) }`).
+    pub fn new(
+        verdict: Verdict,
+        model: &str,
+        engine: &str,
+        program: &str,
+        elapsed_ms: u64,
+    ) -> Report {
+        Report {
+            schema: Schema,
+            verdict,
+            model: model.into(),
+            engine: engine.into(),
+            algo: None,
+            program: program.into(),
+            executions: 0,
+            blocked: 0,
+            elapsed_ms,
+            stats: Stats {
+                elapsed_ms,
+                ..Default::default()
+            },
+            condition: None,
+            final_vars: Vec::new(),
+            final_states: None,
+            final_schedules: Vec::new(),
+            final_state_executions: None,
+            counterexample: None,
+            stopped_by: None,
+            assumptions: Vec::new(),
+            hangs: None,
+            notes: Vec::new(),
+        }
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serialises")
     }

@@ -83,10 +83,6 @@ pub fn check(args: &Options, timeout: Option<Duration>) -> Result<Outcome, Error
         _ => Vec::new(),
     };
     let report = Report {
-        schema: Default::default(),
-        verdict,
-        model: model.into(),
-        engine: "param".into(),
         algo: Some(
             if args.brab.is_some() {
                 "brab"
@@ -95,26 +91,15 @@ pub fn check(args: &Options, timeout: Option<Duration>) -> Result<Outcome, Error
             }
             .into(),
         ),
-        program: program.clone(),
-        executions: 0,
-        blocked: 0,
-        elapsed_ms: ms,
         stats: Stats {
             nodes: Some(res.nodes),
             elapsed_ms: ms,
             peak_rss_kib: peak_rss_kib(),
             ..Default::default()
         },
-        condition: None,
-        final_vars: Vec::new(),
-        final_states: None,
-        final_schedules: Vec::new(),
-        final_state_executions: None,
         counterexample,
         stopped_by,
-        assumptions: Vec::new(),
-        hangs: None,
-        notes: Vec::new(),
+        ..Report::new(verdict, model, "param", &program, ms)
     };
     let output = if args.json {
         let mut v = serde_json::to_value(&report).expect("json");

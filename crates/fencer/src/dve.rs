@@ -392,23 +392,16 @@ fn check_one(
         Verdict::Safe
     };
     let ms = st.elapsed.as_millis() as u64;
+    let model = match relaxed {
+        Some(r) => format!("dve/{}", r.model),
+        None => "dve".into(),
+    };
+    let program = args
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let report = Report {
-        schema: Default::default(),
-        verdict,
-        model: match relaxed {
-            Some(r) => format!("dve/{}", r.model),
-            None => "dve".into(),
-        },
-        engine: "explicit".into(),
-        algo: None,
-        program: args
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        executions: 0,
-        blocked: 0,
-        elapsed_ms: ms,
         stats: Stats {
             states: Some(st.states),
             transitions: Some(st.transitions),
@@ -418,19 +411,12 @@ fn check_one(
             peak_rss_kib: peak_rss_kib(),
             ..Default::default()
         },
-        condition: None,
-        final_vars: Vec::new(),
-        final_states: None,
-        final_schedules: Vec::new(),
-        final_state_executions: None,
         counterexample,
         stopped_by: stopped.map(|s| match s {
             "timeout" => fencer_report::Limit::Timeout,
             _ => fencer_report::Limit::MaxStates,
         }),
-        assumptions: Vec::new(),
-        hangs: None,
-        notes: Vec::new(),
+        ..Report::new(verdict, &model, "explicit", &program, ms)
     };
     let text = {
         let what = match (ltl, args.deadlock, args.reach.is_some()) {

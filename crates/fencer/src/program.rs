@@ -447,39 +447,24 @@ pub fn unsupported(report: &Report) -> Result<(), Error> {
 /// `--timeout` ran out before the program was even loaded: nothing was explored.
 pub fn stopped_while_loading(args: &Options, model: ModelKind, started: Instant) -> Outcome {
     let ms = started.elapsed().as_millis() as u64;
+    let engine = match args.engine {
+        Engine::Dpor => "dpor",
+        Engine::Reference => "reference",
+        Engine::Abpress => "abpress",
+    };
+    let program = args
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let report = Report {
-        schema: Default::default(),
-        verdict: fencer_report::Verdict::Incomplete,
-        model: model.name().to_string(),
-        engine: match args.engine {
-            Engine::Dpor => "dpor".into(),
-            Engine::Reference => "reference".into(),
-            Engine::Abpress => "abpress".into(),
-        },
-        algo: None,
-        program: args
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        executions: 0,
-        blocked: 0,
-        elapsed_ms: ms,
         stats: fencer_report::Stats {
             elapsed_ms: ms,
             peak_rss_kib: peak_rss_kib(),
             ..Default::default()
         },
-        condition: None,
-        final_vars: Vec::new(),
-        final_states: None,
-        final_schedules: Vec::new(),
-        final_state_executions: None,
-        counterexample: None,
         stopped_by: Some(fencer_report::Limit::Timeout),
-        assumptions: Vec::new(),
-        hangs: None,
-        notes: Vec::new(),
+        ..Report::new(Verdict::Incomplete, model.name(), engine, &program, ms)
     };
     let (output, messages) = if args.json {
         (format!("{}\n", report.to_json()), Vec::new())

@@ -190,34 +190,19 @@ pub fn check_with(
         }
     };
     let ms = stats.elapsed.as_millis() as u64;
+    // This engine does not look for threads that wait forever (`hangs` stays `None`; the
+    // assumptions say so where the program's conventions make that a violation).
     let report = Report {
-        schema: Default::default(),
-        verdict: v,
-        model: "sc".into(),
-        engine: "abpress".into(),
-        algo: None,
-        program: program.clone(),
-        executions: 0,
-        blocked: 0,
-        elapsed_ms: ms,
         stats: Stats {
             nodes: Some(stats.nodes as u64),
             elapsed_ms: ms,
             peak_rss_kib: peak_rss_kib(),
             ..Default::default()
         },
-        condition: None,
-        final_vars: Vec::new(),
-        final_states: None,
-        final_schedules: Vec::new(),
-        final_state_executions: None,
         counterexample,
         stopped_by,
         assumptions: symbolic_assumptions(&prog),
-        // This engine does not look for threads that wait forever (the assumptions say so
-        // where the program's conventions make that a violation).
-        hangs: None,
-        notes: Vec::new(),
+        ..Report::new(v, "sc", "abpress", &program, ms)
     };
     let solver_ms = stats.solver_time.as_secs_f64() * 1000.0;
     let output = if args.json {
