@@ -737,14 +737,13 @@ pub fn render_counterexample(c: &Counterexample) -> String {
         .unwrap_or(6)
         .max(6);
     if c.events.iter().any(|e| e.function.is_some()) {
-        // C programs: each event names its source file, line and function.
+        // C programs: each event names its source file, line, column and function (a
+        // line of C often holds several accesses: `x = 1; r = y;`).
         let base = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
-        let pos = |e: &TraceLine| {
-            if e.line == 0 {
-                "-".to_string()
-            } else {
-                format!("{}:{}", base(&e.file), e.line)
-            }
+        let pos = |e: &TraceLine| match (e.line, e.column) {
+            (0, _) => "-".to_string(),
+            (l, 0) => format!("{}:{l}", base(&e.file)),
+            (l, c) => format!("{}:{l}:{c}", base(&e.file)),
         };
         let pw = c
             .events
