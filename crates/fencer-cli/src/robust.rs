@@ -165,6 +165,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
     };
     let progress = Progress::start();
     let opts = fencer_dpor::Options {
+        max_events: None,
         algo: match args.algo {
             Algo::Optimal => fencer_dpor::Algo::Optimal,
             Algo::Source => fencer_dpor::Algo::Source,

@@ -339,6 +339,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                 }
             }
         }
+        if let Some(m) = self.opts.max_events {
+            if self.shared.is_none() && self.col.stats.events >= m {
+                self.stop(Limit::MaxEvents);
+                return true;
+            }
+        }
         if let Some(m) = self.opts.max_executions {
             // An exact split's unit counts its own: the leader takes units in its order.
             let n = match self.shared {

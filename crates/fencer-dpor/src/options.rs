@@ -31,6 +31,9 @@ pub struct Options {
     pub algo: Algo,
     pub timeout: Option<Duration>,
     pub max_executions: Option<u64>,
+    /// Stop after this many events (an unsplit exploration only): a budget for a search
+    /// that is worth running only if it is cheap (the shallow rounds of a deepening one).
+    pub max_events: Option<u64>,
     /// Cut executions that take any backward jump more than this many times in one entry
     /// of its loop.
     pub unroll: Option<u32>,
@@ -53,6 +56,7 @@ impl Default for Options {
             algo: Algo::Optimal,
             timeout: None,
             max_executions: None,
+            max_events: None,
             unroll: None,
             max_depth: 100_000,
             stop_on_violation: true,

@@ -187,6 +187,8 @@ impl PackedSchedule {
 pub enum Limit {
     Timeout,
     MaxExecutions,
+    /// An engine's budget of events ran out (a search fencer runs only if it is cheap).
+    MaxEvents,
     MaxStates,
     /// Some thread executed more events than `--max-depth` allows in one execution.
     Depth,
@@ -705,6 +707,7 @@ pub fn limit_text(l: &Limit) -> &'static str {
     match l {
         Limit::Timeout => "the --timeout ran out",
         Limit::MaxExecutions => "--max-executions was reached",
+        Limit::MaxEvents => "the budget of events ran out",
         Limit::MaxStates => "--max-states was reached",
         Limit::Depth => {
             "some thread ran more events than --max-depth allows in one execution (the result holds up to that bound)"

@@ -153,8 +153,8 @@ pub struct Options {
     pub max_executions: Option<u64>,
     /// Most events one thread may execute in one execution: a thread that reaches it is
     /// stopped while the others go on, and the result then holds up to that bound. DPOR
-    /// bounds threads at 256 events first and deepens 64-fold up to this (not with
-    /// --all), so that a bug at a loop's first iteration is found first.
+    /// first tries 256 and then 16384 events within small budgets (not with --all or
+    /// --shard), so that a bug at a loop's first iteration is found first.
     #[cfg_attr(
         feature = "cli",
         arg(long, value_name = "N", default_value_t = 100_000)

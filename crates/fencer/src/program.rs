@@ -250,19 +250,26 @@ fn explore_program(
 }
 
 /// The per-thread bound of a deepening search's first round, and the factor by which
-/// each round's grows (up to `--max-depth`).
+/// the next round's grows.
 const FIRST_DEPTH: usize = 256;
 const DEEPER: usize = 64;
+/// The events each shallow round may take (about a tenth of a second, and a second): a
+/// tree too big for that is searched at `--max-depth` at once, so what deepening can
+/// waste is bounded, whatever the program.
+const BUDGETS: [u64; 2] = [1 << 20, 1 << 23];
 
 /// DPOR, shallow first: depth-first search runs one thread's loop as deep as
 /// `--max-depth` before it reverses the race at its first iteration, so a bug there
-/// can take minutes to reach. The first round bounds every thread at [`FIRST_DEPTH`]
-/// events; a round that found a violation ends the search (its counterexample is an
-/// execution of the program: a bound only cuts executions, never invents one), and so
-/// does a round that cut no execution (its tree is the whole tree). Else the bound grows
-/// [`DEEPER`]-fold, up to `--max-depth`, whose round is the search without deepening.
-/// A program whose executions stay under the first bound is explored exactly once; the
-/// report is the last round's, with a note of the rounds before it. `--all` and shards
+/// can take minutes to reach. Shallow rounds come first, each on one worker within a
+/// budget of events ([`BUDGETS`]): the first bounds every thread at [`FIRST_DEPTH`]
+/// events, the next [`DEEPER`] times as many. A round that finds a violation ends the
+/// search (a bound only cuts executions, never invents one, so its counterexample is an
+/// execution of the program); a round that cut nothing explored the whole tree, which is
+/// the answer (with more than one worker the tree is then explored split, to say how it
+/// splits, at the cost of a tree that took a budget at most); a round over its budget
+/// gives way to the search at `--max-depth` with the options as given, which is the
+/// search without deepening, so its counts are that search's. Every round is
+/// deterministic (one worker, a budget in events, not time). `--all` and shards
 /// explore at `--max-depth` at once: they ask for the whole tree, and a shard must
 /// explore the tree the others split.
 fn deepening(
@@ -273,51 +280,82 @@ fn deepening(
     shard: Option<fencer_dpor::Shard>,
 ) -> (Report, Option<serde_json::Value>) {
     let started = Instant::now();
-    let mut bound = if args.all || shard.is_some() {
-        args.max_depth
-    } else {
-        FIRST_DEPTH.min(args.max_depth)
-    };
+    let left = || timeout.map(|t| t.saturating_sub(started.elapsed()));
+    let workers = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
     let (mut rounds, mut executions, mut events) = (Vec::new(), 0u64, 0u64);
-    loop {
-        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    let note = |report: &mut Report, rounds: &[usize], executions: u64, events: u64| {
+        if !rounds.is_empty() {
+            let bounds: Vec<String> = rounds.iter().map(usize::to_string).collect();
+            report.notes.push(format!(
+                "explored shallow first: rounds bounding each thread at {} events found no \
+                 violation ({executions} executions, {events} events)",
+                bounds.join(", then ")
+            ));
+        }
+    };
+    let mut bound = FIRST_DEPTH;
+    for budget in BUDGETS {
+        if args.all || shard.is_some() || bound >= args.max_depth {
+            break;
+        }
         let max_executions = args.max_executions.map(|m| m.saturating_sub(executions));
-        let (mut report, info) =
-            explore_dpor(args, prog, model, left, shard, bound, max_executions);
-        // A round cut short by the time or the execution limit says so as it is.
-        let deeper = bound < args.max_depth
-            && report.verdict != Verdict::Violation
-            && report.stats.depth_cut > 0
-            && !matches!(
-                report.stopped_by,
-                Some(fencer_report::Limit::Timeout | fencer_report::Limit::MaxExecutions)
-            );
-        if !deeper {
-            if !rounds.is_empty() {
-                let bounds: Vec<String> = rounds.iter().map(usize::to_string).collect();
-                report.notes.push(format!(
-                    "explored shallow first: rounds bounding each thread at {} events found no \
-                     violation ({executions} executions, {events} events), then this round at \
-                     {bound}",
-                    bounds.join(", then ")
-                ));
-            }
-            if bound < args.max_depth && report.stats.depth_cut > 0 {
+        let (mut report, _) = explore_dpor(
+            args,
+            prog,
+            model,
+            left(),
+            None,
+            bound,
+            max_executions,
+            Some(budget),
+        );
+        let over = matches!(report.stopped_by, Some(fencer_report::Limit::MaxEvents));
+        let limited = matches!(
+            report.stopped_by,
+            Some(fencer_report::Limit::Timeout | fencer_report::Limit::MaxExecutions)
+        );
+        if over {
+            break;
+        }
+        let whole = report.stats.depth_cut == 0;
+        if report.verdict == Verdict::Violation || limited || (whole && workers == 1) {
+            note(&mut report, &rounds, executions, events);
+            if !whole {
                 report.notes.push(format!(
                     "this round bounded each thread at {bound} events (--max-depth is {})",
                     args.max_depth
                 ));
             }
-            return (report, info);
+            return (report, None);
+        }
+        if whole {
+            break;
         }
         rounds.push(bound);
         executions += report.executions;
         events += report.stats.events;
-        bound = bound.saturating_mul(DEEPER).min(args.max_depth);
+        bound = bound.saturating_mul(DEEPER);
     }
+    let max_executions = args.max_executions.map(|m| m.saturating_sub(executions));
+    let (mut report, info) = explore_dpor(
+        args,
+        prog,
+        model,
+        left(),
+        shard,
+        args.max_depth,
+        max_executions,
+        None,
+    );
+    note(&mut report, &rounds, executions, events);
+    (report, info)
 }
 
-/// One DPOR exploration with each thread bounded at `max_depth` events.
+/// One DPOR exploration with each thread bounded at `max_depth` events; with a budget of
+/// `max_events`, on one worker.
+#[allow(clippy::too_many_arguments)]
 fn explore_dpor(
     args: &Arc<Options>,
     prog: &fencer_ir::Program,
@@ -326,8 +364,10 @@ fn explore_dpor(
     shard: Option<fencer_dpor::Shard>,
     max_depth: usize,
     max_executions: Option<u64>,
+    max_events: Option<u64>,
 ) -> (Report, Option<serde_json::Value>) {
     let opts = fencer_dpor::Options {
+        max_events,
         algo: match args.algo {
             Algo::Optimal => fencer_dpor::Algo::Optimal,
             Algo::Source => fencer_dpor::Algo::Source,
@@ -342,7 +382,7 @@ fn explore_dpor(
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    if jobs == 1 && shard.is_none() {
+    if (jobs == 1 || max_events.is_some()) && shard.is_none() {
         (fencer_dpor::explore(prog, model, &opts), None)
     } else {
         let split = fencer_dpor::Split {
