@@ -229,6 +229,13 @@ struct CheckCmd {
     /// Print only the verdict's line (the exit code tells it too); errors still print.
     #[arg(long, short, conflicts_with = "json")]
     quiet: bool,
+    /// Nidhugg's spellings of `--model sc|tso|pso`, for scripts written for it.
+    #[arg(long, hide = true, conflicts_with_all = ["model", "tso", "pso"])]
+    sc: bool,
+    #[arg(long, hide = true, conflicts_with_all = ["model", "pso"])]
+    tso: bool,
+    #[arg(long, hide = true, conflicts_with = "model")]
+    pso: bool,
 }
 
 /// Asks glibc's allocator for 64 MiB more each time a heap grows. A thread's own heap
@@ -387,7 +394,15 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(c) => check(c.args, &c.views, c.quiet),
+        Command::Check(mut c) => {
+            for (on, model) in [(c.sc, Model::Sc), (c.tso, Model::Tso), (c.pso, Model::Pso)] {
+                if on {
+                    c.args.model = model;
+                    c.args.given.insert("model");
+                }
+            }
+            check(c.args, &c.views, c.quiet)
+        }
         Command::Litmus(args) => litmus(args),
         Command::Merge(args) => merge::merge(args),
         Command::Robust(args) => robust::robust(args),

@@ -969,3 +969,26 @@ fn ir_without_debug_info_says_so() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Nidhugg's `--sc`, `--tso`, `--pso` mean `--model`; given with it, they are refused.
+#[test]
+fn nidhuggs_model_flags() {
+    let sb = root().join("examples/sb.fen");
+    let sb = sb.to_str().unwrap();
+    let tso = fencer(&["check", sb, "--tso", "--json"]);
+    assert_eq!(tso.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&tso.stdout).unwrap();
+    assert_eq!(v["model"], "tso");
+    assert_eq!(fencer(&["check", sb, "--sc"]).status.code(), Some(0));
+    assert_eq!(fencer(&["check", sb, "--pso", "-q"]).status.code(), Some(1));
+    assert_eq!(
+        fencer(&["check", sb, "--tso", "--model", "sc"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        fencer(&["check", sb, "--tso", "--pso"]).status.code(),
+        Some(2)
+    );
+}

@@ -251,6 +251,25 @@ const CHECK: &[Rule] = &[
         applies: |_| true,
         to: "every input",
     },
+    // Nidhugg's `--sc`, `--tso`, `--pso`: `--model`, whose rule they then meet.
+    Rule {
+        id: "sc",
+        flag: "--sc",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "tso",
+        flag: "--tso",
+        applies: |_| true,
+        to: "every input",
+    },
+    Rule {
+        id: "pso",
+        flag: "--pso",
+        applies: |_| true,
+        to: "every input",
+    },
     Rule {
         id: "timeout",
         flag: "--timeout",
