@@ -4,11 +4,12 @@
 //! states and traces, under every model, with both algorithms. A native barrier must keep
 //! all of this. Needs clang-14.
 
+mod common;
+
 use fencer_c::{load, CompileOptions};
-use fencer_dpor::{explore, explore_traces, Algo, Options};
+use fencer_dpor::{explore, Options};
 use fencer_memory::ModelKind;
 use fencer_report::{Report, Verdict};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 const FILES: &[&str] = &[
@@ -82,25 +83,7 @@ fn bad_uses_of_a_barrier_are_the_violations_they_should_be() {
 #[test]
 fn barrier_programs_explore_the_references_traces() {
     for name in FILES {
-        for model in ModelKind::ALL {
-            let mut p = load(&file(name), &CompileOptions::default(), model).unwrap();
-            fencer_ir::spin::spin_assume(&mut p);
-            let r = fencer_reference::explore(&p, model, &Default::default());
-            for algo in [Algo::Optimal, Algo::Source] {
-                let opts = Options {
-                    algo,
-                    stop_on_violation: false,
-                    ..Options::default()
-                };
-                let what = format!("{name} under {model}, {algo:?}");
-                let (d, traces) = explore_traces(&p, model, &opts);
-                assert_eq!(d.verdict, r.report.verdict, "{what}");
-                assert_eq!(d.final_states, r.report.final_states, "{what}");
-                let set: HashSet<u128> = traces.iter().copied().collect();
-                assert_eq!(set.len(), traces.len(), "{what}: a trace explored twice");
-                assert_eq!(set, r.traces, "{what}: not the reference's traces");
-            }
-        }
+        common::explores_the_references_traces(&file(name));
     }
 }
 

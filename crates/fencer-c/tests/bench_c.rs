@@ -3,6 +3,8 @@
 //! execution counts on the safe ones, and our own tests of each construct
 //! (`tests/c/*.c`, verdicts in each file's `// expect:` line). Needs clang-14.
 
+mod common;
+
 use fencer_c::{load, CompileOptions};
 use fencer_dpor::{explore, Options};
 use fencer_memory::ModelKind;
@@ -261,8 +263,6 @@ fn trylock_executions_match_the_reference() {
 /// of a held mutex (an internal error) or lose final states.
 #[test]
 fn mutex_misuse_explores_the_references_traces() {
-    use fencer_dpor::{explore_split, explore_traces, Algo, Split};
-    use std::collections::HashSet;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
     let files = [
         "hand_made_lock.c",
@@ -277,39 +277,6 @@ fn mutex_misuse_explores_the_references_traces() {
         "init_held_mutex.c",
     ];
     for name in files {
-        for model in ModelKind::ALL {
-            let mut p = load(&dir.join(name), &CompileOptions::default(), model).unwrap();
-            fencer_ir::spin::spin_assume(&mut p);
-            let r = fencer_reference::explore(&p, model, &Default::default());
-            for algo in [Algo::Optimal, Algo::Source] {
-                let opts = Options {
-                    algo,
-                    stop_on_violation: false,
-                    ..Options::default()
-                };
-                let what = format!("{name} under {model}, {algo:?}");
-                let (d, traces) = explore_traces(&p, model, &opts);
-                assert_eq!(d.verdict, r.report.verdict, "{what}");
-                assert_eq!(d.final_states, r.report.final_states, "{what}");
-                let set: HashSet<u128> = traces.iter().copied().collect();
-                assert_eq!(set.len(), traces.len(), "{what}: a trace explored twice");
-                assert_eq!(set, r.traces, "{what}: not the reference's traces");
-                if algo == Algo::Optimal {
-                    assert_eq!(d.stats.sleep_blocked, Some(0), "{what}");
-                }
-                let split = Split::jobs(2);
-                let s = explore_split(&p, model, &opts, &split, true);
-                assert_eq!(s.report.verdict, r.report.verdict, "{what}, 2 workers");
-                assert_eq!(
-                    s.report.final_states, r.report.final_states,
-                    "{what}, 2 workers"
-                );
-                let set: HashSet<u128> = s.traces.iter().copied().collect();
-                assert_eq!(
-                    set, r.traces,
-                    "{what}, 2 workers: not the reference's traces"
-                );
-            }
-        }
+        common::explores_the_references_traces(&dir.join(name));
     }
 }
