@@ -306,6 +306,34 @@ fn mutants_agree_with_explicit_instances() {
     assert!(safe >= 3 && unsafe_ >= 10, "{safe} SAFE, {unsafe_} UNSAFE");
 }
 
+/// The same with BRAB: its candidate invariants (the oracle explores the 2-process
+/// instance, process cells ordered) must never make a SAFE answer wrong.
+#[test]
+fn brab_mutants_agree_with_explicit_instances() {
+    let mut errors = Vec::new();
+    let opts = Options {
+        brab: Some(2),
+        ..opts()
+    };
+    let mut decided = 0;
+    for (name, src) in [
+        ("gossip", GOSSIP),
+        ("turn", TURN),
+        ("owner", OWNER),
+        ("arrays", ARRAYS),
+    ] {
+        let sys = load(src);
+        let all = std::iter::once(("itself".to_string(), sys.clone())).chain(mutants(&sys));
+        for (what, m) in all {
+            if compare_with(&format!("{name} {what} (brab)"), &m, &opts, &mut errors).is_some() {
+                decided += 1;
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(decided >= 15, "{decided} decided");
+}
+
 #[test]
 fn lowering() {
     let ok = |src: &str| {
@@ -426,6 +454,10 @@ fn random_program(seed: u64) -> String {
 }
 
 fn random_run(seeds: std::ops::Range<u64>) -> (u32, u32) {
+    random_run_with(seeds, None)
+}
+
+fn random_run_with(seeds: std::ops::Range<u64>, brab: Option<u8>) -> (u32, u32) {
     let mut errors = Vec::new();
     let (mut safe, mut unsafe_) = (0, 0);
     for seed in seeds {
@@ -439,6 +471,7 @@ fn random_run(seeds: std::ops::Range<u64>) -> (u32, u32) {
         let opts = Options {
             max_nodes: Some(1000),
             timeout: Some(Duration::from_secs(1)),
+            brab,
             ..Default::default()
         };
         match compare_with(&format!("seed {seed}"), &sys, &opts, &mut errors) {
@@ -466,4 +499,5 @@ fn random_systems_agree_with_explicit_instances() {
 #[ignore]
 fn many_random_systems_agree_with_explicit_instances() {
     random_run(60..1000);
+    random_run_with(0..300, Some(2));
 }

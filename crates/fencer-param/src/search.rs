@@ -745,6 +745,16 @@ impl Search<'_> {
                         .count() as u32;
                     pool.push((l, m, matches!(l, Lit::Ne(..)), arrays));
                 }
+                // A process cell ordered with a process variable (`Turn < #1`) compares
+                // that variable as a value: left out as `Turn = #1` is.
+                Lit::Arith(lin, _)
+                    if lin
+                        .terms
+                        .iter()
+                        .any(|(a, _)| matches!(a, crate::Atom::Pid(_)))
+                        && lin.terms.iter().any(|(a, _)| {
+                            !matches!(a, crate::Atom::Pid(_)) && sys.sort_of(a) == crate::Sort::Proc
+                        }) => {}
                 Lit::Arith(..) => pool.push((l, m, false, 0)),
             }
         }
