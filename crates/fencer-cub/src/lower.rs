@@ -513,19 +513,18 @@ impl Cx<'_> {
     }
 
     fn compare(&self, x: T, op: CmpOp, y: T, s: Span) -> R<Formula> {
+        let ordered = !matches!(op, CmpOp::Eq | CmpOp::Ne);
+        let proc_cell = |t: &T| matches!(t, T::V(Term::Atom(_), Sort::Proc));
+        if ordered && (proc_cell(&x) || proc_cell(&y)) {
+            return self.compare_procs(x, op, y, s);
+        }
         // Processes are ordered: `i < j` compares their identifiers.
         let pid = |t: T| -> R<T> {
             match t {
                 T::V(Term::Proc(p), Sort::Proc) => Ok(T::N(Lin::atom(Atom::Pid(p)), Sort::Int)),
-                T::V(_, Sort::Proc) => Err(self.err(
-                    s,
-                    "ordering a process-valued variable is not supported (only process variables and constants)",
-                    "unsupported",
-                )),
                 t => Ok(t),
             }
         };
-        let ordered = !matches!(op, CmpOp::Eq | CmpOp::Ne);
         let (x, y) = if ordered { (pid(x)?, pid(y)?) } else { (x, y) };
         match (x, y) {
             (T::N(a, sa), T::N(b, sb)) => {
@@ -573,6 +572,39 @@ impl Cx<'_> {
                 "different types",
             )),
         }
+    }
+
+    /// `X < p`, `A[i] <= B[j]`, `#1 < X`...: an order comparison with a process-valued
+    /// variable. Process identifiers are ordered integers (Cubicle's `proc` is its
+    /// solver's `int`): the literal compares the identifier the cell holds with the other
+    /// side's as numbers, an arithmetic literal over the cell (an atom of sort `proc`)
+    /// and `Atom::Pid` of a process.
+    fn compare_procs(&self, x: T, op: CmpOp, y: T, s: Span) -> R<Formula> {
+        let lin = |t: T| -> R<Lin> {
+            match t {
+                T::V(Term::Proc(p), Sort::Proc) => Ok(Lin::atom(Atom::Pid(p))),
+                T::V(Term::Atom(Atom::Read(..)), Sort::Proc) => Err(self.err(
+                    s,
+                    "under TSO, ordering a weak process-valued variable is not supported",
+                    "a weak variable",
+                )),
+                T::V(Term::Atom(a), Sort::Proc) => Ok(Lin::atom(a)),
+                T::V(_, o) | T::N(_, o) => Err(self.err(
+                    s,
+                    format!("cannot compare proc with {}", self.sort_name(o)),
+                    "different types",
+                )),
+            }
+        };
+        let d = lin(x)?.add_scaled(&lin(y)?, -1);
+        let (l, rel) = match op {
+            CmpOp::Lt => (d, Rel::Lt),
+            CmpOp::Le => (d, Rel::Le),
+            CmpOp::Gt => (Lin::default().add_scaled(&d, -1), Rel::Lt),
+            CmpOp::Ge => (Lin::default().add_scaled(&d, -1), Rel::Le),
+            CmpOp::Eq | CmpOp::Ne => unreachable!("an order comparison"),
+        };
+        Ok(Formula::Lit(Lit::Arith(l, rel)))
     }
 
     fn transition(&mut self, t: &TransitionDecl, out: &mut Vec<Transition>) -> R<()> {

@@ -50,7 +50,7 @@ fn error_messages() {
         ("var X : int\nunsafe () { X = 99999999999999999999 }", "too large", 2, 17),
         ("var X : int\nunsafe () { X = #0 }", "process constant", 2, 17),
         ("var X : int\nunsafe () { X = 1 }\ntransition t () { X := case X = 1 : 2 }", "expected `|` starting a case branch", 3, 29),
-        ("var X : proc\nunsafe (i j) { X < i }", "ordering a process-valued variable", 2, 16),
+        ("var X : proc\nvar N : int\nunsafe (i) { X < N }", "cannot compare proc with int", 3, 14),
         ("weak var X : int\nunsafe () { X = 1 }\ntransition t ([p]) { X := 1 }", "", 0, 0),
         ("number_procs 0", "from 1 to 16", 1, 14),
     ];

@@ -20,6 +20,8 @@ pub struct Instance<'a> {
     /// Nondeterministic assignments of numbers and abstract values choose among 0, 1 and
     /// 2 only (BRAB's forward exploration: fewer states, all of them reachable).
     pub small: bool,
+    /// The system orders process cells (`Turn < i`): see [`Instance::proc_range`].
+    ordered_cells: bool,
     /// The argument tuples of a transition by its number of parameters: BRAB's
     /// exploration asks for every state's successors (flash: 69 transitions, 18,000 states).
     args: Vec<Vec<Vec<u8>>>,
@@ -40,6 +42,7 @@ impl<'a> Instance<'a> {
             base,
             width: w,
             small: false,
+            ordered_cells: sys.procs.is_none() && orders_proc_cells(sys),
             args: (0..=params).map(|k| placements(k, procs)).collect(),
         }
     }
@@ -90,6 +93,19 @@ impl<'a> Instance<'a> {
         } else {
             self.procs + 1
         }
+    }
+
+    /// The values a process cell can hold: the processes `0..procs` (whose identifiers,
+    /// as `i < j` and `Turn < i` order them, are those numbers), the identifier of no
+    /// process `procs` above them (see [`Instance::proc_values`]) and, when the system
+    /// orders process cells, another one below them, `-1`: the search's identifiers are
+    /// any integers, and a trace may need a cell that holds no process and is smaller
+    /// than every process (MCMT's sentinel identifiers). Identifiers of no process
+    /// between two processes are not represented: a trace that needs one does not run
+    /// (never a wrong answer).
+    pub fn proc_range(&self) -> std::ops::RangeInclusive<i64> {
+        let lo = if self.ordered_cells { -1 } else { 0 };
+        lo..=self.proc_values() as i64 - 1
     }
 
     pub fn cell(&self, g: u32, idx: &[u8]) -> usize {
@@ -216,7 +232,7 @@ impl<'a> Instance<'a> {
     fn choices(&self, s: &State, sort: Sort) -> Vec<i64> {
         match sort {
             Sort::Enum(t) => (0..self.sys.types[t as usize].1.len() as i64).collect(),
-            Sort::Proc => (0..self.proc_values() as i64).collect(),
+            Sort::Proc => self.proc_range().collect(),
             // States of BRAB's exploration number their abstract values by first occurrence
             // (see `canon_abstract`): the values in use and one new one are every choice
             // up to renaming.
@@ -347,7 +363,10 @@ pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
     }
     for mut conj in init.dnf(sys) {
         conj.extend(given.iter().cloned());
-        let Some((e, m)) = crate::pre::model(sys, Some(inst.proc_values()), &conj) else {
+        let range = inst.proc_range();
+        let bounds = (*range.start(), *range.end());
+        let Some((e, m)) = crate::pre::model_within(sys, Some(inst.proc_values()), bounds, &conj)
+        else {
             continue;
         };
         let mut s = vec![0; inst.width];
@@ -359,11 +378,7 @@ pub fn initial_state(inst: &Instance, lits: &[Lit]) -> Option<State> {
                         ProcRef::Const(c) | ProcRef::Var(c) => *c,
                     })
                     .collect();
-                let value = if sys.sort_of(a).arith() {
-                    m.int(v as u32)
-                } else {
-                    m.syms.get(&(v as u32)).copied().unwrap_or(0)
-                };
+                let value = e.value(sys, &m, v as u32);
                 s[inst.cell(*g, &idx)] = value;
             }
         }
@@ -834,7 +849,7 @@ fn initial_states_with(
                 let c = inst.base[g] + i;
                 domains.push(match fixed[c] {
                     Some(v) => vec![v],
-                    None if glob.sort == Sort::Proc => (0..inst.proc_values() as i64).collect(),
+                    None if glob.sort == Sort::Proc => inst.proc_range().collect(),
                     None => match crate::pre::finite_values(sys, glob.sort, Some(inst.procs)) {
                         Some(k) => (0..k as i64).collect(),
                         None if sample.is_some() => (0..sample.unwrap_or(1)).collect(),
@@ -887,22 +902,37 @@ fn initial_states_with(
     Ok(out)
 }
 
-/// Whether the system compares process identifiers by order.
-fn uses_order(sys: &System) -> bool {
+/// Whether the system compares process identifiers by order (`i < j`, `Turn < i`,
+/// `A[i] <= B`).
+pub fn uses_order(sys: &System) -> bool {
+    order_use(sys, true)
+}
+
+/// Whether the system orders process cells (`Turn < i`, `A[i] <= B`).
+pub fn orders_proc_cells(sys: &System) -> bool {
+    order_use(sys, false)
+}
+
+/// Whether an order literal of the system compares process cells, or (`ids`) process
+/// identifiers too.
+fn order_use(sys: &System, ids: bool) -> bool {
     let mut found = false;
     let mut visit = |f: &Formula| {
-        fn walk(f: &Formula, found: &mut bool) {
+        fn walk(sys: &System, ids: bool, f: &Formula, found: &mut bool) {
             match f {
                 Formula::Lit(Lit::Arith(l, _))
-                    if l.terms.iter().any(|t| matches!(t.0, Atom::Pid(_))) =>
+                    if l.terms.iter().any(|t| match t.0 {
+                        Atom::Pid(_) => ids,
+                        ref a => sys.sort_of(a) == Sort::Proc,
+                    }) =>
                 {
                     *found = true;
                 }
-                Formula::And(v) | Formula::Or(v) => v.iter().for_each(|x| walk(x, found)),
+                Formula::And(v) | Formula::Or(v) => v.iter().for_each(|x| walk(sys, ids, x, found)),
                 _ => {}
             }
         }
-        walk(f, &mut found)
+        walk(sys, ids, f, &mut found)
     };
     visit(&sys.init.formula);
     for u in &sys.unsafe_ {

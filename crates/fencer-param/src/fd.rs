@@ -7,9 +7,10 @@
 //! without propagation and gives up after a budget, which left cubes unsubsumed that this
 //! proves covered (germanish4).
 //!
-//! Other literals (arithmetic, two cells compared) are theory literals, allowed when they
-//! share no cell with the finite part: a branch that asserts one checks it with the cube's
-//! own theory literals and the others asserted on that branch (`pre::sat`), as in DPLL(T)
+//! Other literals (arithmetic, two cells compared, and every literal over a process cell
+//! that an order literal compares) are theory literals, allowed when they share no cell
+//! with the finite part: a branch that asserts one checks it with the cube's own theory
+//! literals and the others asserted on that branch (`pre::sat`), as in DPLL(T)
 //! (distrib_channels).
 
 use crate::formula::{Lit, Term};
@@ -37,10 +38,17 @@ struct Theory<'a> {
     sys: &'a System,
     base: Vec<Lit>,
     table: Vec<Lit>,
+    /// Solver calls left: the search's steps are cheap, a theory check is not (ordered
+    /// process cells make most literals theory literals).
+    checks: std::cell::Cell<u32>,
 }
 
 impl Theory<'_> {
+    /// Solver calls a query may make before it gives up (to the general solver).
+    const CHECKS: u32 = 2_000;
+
     fn consistent(&self, asserted: &[usize]) -> bool {
+        self.checks.set(self.checks.get().saturating_sub(1));
         let mut lits = self.base.clone();
         lits.extend(asserted.iter().map(|&i| self.table[i].clone()));
         crate::pre::sat(self.sys, self.sys.procs, &lits)
@@ -69,8 +77,27 @@ pub fn entails_any<L: std::borrow::Borrow<Lit>>(
     cubes: &[Vec<L>],
     budget: u64,
 ) -> Option<bool> {
+    // Process cells that order literals compare (`Turn < #1`): their other literals are
+    // theory literals too, decided with those by the solver.
+    let mut ordered: Vec<&Atom> = Vec::new();
+    for l in base
+        .iter()
+        .chain(cubes.iter().flatten().map(|l| l.borrow()))
+    {
+        if let Lit::Arith(lin, _) = l {
+            for (a, _) in &lin.terms {
+                if sys.sort_of(a) == Sort::Proc && !ordered.contains(&a) {
+                    ordered.push(a);
+                }
+            }
+        }
+    }
     let finite = |l: &Lit| {
-        split(l).is_some_and(|(a, _, _)| matches!(sys.sort_of(a), Sort::Enum(_) | Sort::Proc))
+        split(l).is_some_and(|(a, _, _)| match sys.sort_of(a) {
+            Sort::Enum(_) => true,
+            Sort::Proc => !ordered.contains(&a),
+            _ => false,
+        })
     };
     let mut atoms: FxHashMap<&Atom, usize> = FxHashMap::default();
     let mut sorts: Vec<Sort> = Vec::new();
@@ -135,6 +162,7 @@ pub fn entails_any<L: std::borrow::Borrow<Lit>>(
         sys,
         base: Vec::new(),
         table: Vec::new(),
+        checks: std::cell::Cell::new(Theory::CHECKS),
     };
     for l in base {
         if !finite(l) {
@@ -268,7 +296,7 @@ fn search(
     clauses: &[Vec<CLit>],
     steps: &mut u64,
 ) -> Option<bool> {
-    if *steps == 0 {
+    if *steps == 0 || th.checks.get() == 0 {
         return None;
     }
     *steps -= 1;

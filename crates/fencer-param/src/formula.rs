@@ -47,7 +47,19 @@ impl Lin {
     }
 }
 
-/// `a = b`, `a <> b` over non-arithmetic values; `lin rel 0` over numbers.
+/// A process-valued term as the number its identifier is (`Atom::Pid` of a process, or
+/// the process cell itself), for the arithmetic literals that order processes; any other
+/// term (a constructor) as its index.
+pub fn proc_lin(t: &Term) -> Lin {
+    match t {
+        Term::Proc(p) => Lin::atom(Atom::Pid(*p)),
+        Term::Atom(a) => Lin::atom(a.clone()),
+        Term::Val(v) => Lin::constant(*v as i64),
+    }
+}
+
+/// `a = b`, `a <> b` over non-arithmetic values; `lin rel 0` over numbers (and over
+/// process identifiers, which are ordered integers: `Atom::Pid`, cells of sort `proc`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Lit {
     Eq(Term, Term),
@@ -306,7 +318,11 @@ pub fn normalize(sys: &System, l: &Lit) -> Norm {
                 };
                 return if holds { Norm::True } else { Norm::False };
             }
-            let ints = lin.terms.iter().all(|(a, _)| sys.sort_of(a) == Sort::Int);
+            // Process identifiers are integers too (`Turn < #1`: `Turn` holds one).
+            let ints = lin
+                .terms
+                .iter()
+                .all(|(a, _)| matches!(sys.sort_of(a), Sort::Int | Sort::Proc));
             let mut rel = *rel;
             if ints && rel == Rel::Lt {
                 lin.k += 1;

@@ -32,7 +32,8 @@ pub enum ProcRef {
 pub enum Atom {
     Cell(u32, Vec<ProcRef>),
     Fresh(u32, u32),
-    /// A process's identifier as a number: processes are ordered (`i < j`).
+    /// A process's identifier as a number: processes are ordered (`i < j`). A cell of
+    /// sort `proc` in an arithmetic literal is the identifier it holds (`Turn < i`).
     Pid(ProcRef),
     /// Under TSO, the value a pending read event sees: the weak cell `.0[.1]` as thread
     /// `.2` reads it, `.3` counting that thread's pending reads of the cell from the

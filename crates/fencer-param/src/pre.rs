@@ -1,6 +1,6 @@
 //! Cubes and their pre-images by one transition instance.
 
-use crate::formula::{map_term, normalize, Formula, Lin, Lit, Norm, Rel, Term};
+use crate::formula::{self, map_term, normalize, Formula, Lin, Lit, Norm, Rel, Term};
 use crate::{Atom, ProcRef, Rhs, Sort, System, Transition};
 use rustc_hash::FxHashMap;
 
@@ -28,13 +28,56 @@ impl Cube {
 
 /// The solver's view of a conjunction: atoms become solver variables, processes become
 /// distinct values (process variables of a cube are pairwise distinct, and constants are
-/// never mixed with variables).
+/// never mixed with variables). One solver literal per literal, in order, then the
+/// distinctness of process identifiers (and, when ordered, their bounds).
+///
+/// When an arithmetic literal orders a process-valued atom (`Turn < #1`, `A[#1] <= B`),
+/// the conjunction is *ordered*: process identifiers are integers there, so every literal
+/// over processes is arithmetic (a process cell is an integer variable, `#i` the
+/// variable of `Atom::Pid(#i)`, distinct from the other processes', a constant `#k` the
+/// number `k`), and under a finite process sort each lies in `0..n`. Otherwise processes
+/// are symbols and `Atom::Pid`s (`i < j` between identifiers only) integers of their
+/// own: nothing relates the two, as no process cell is ever compared by order.
 pub struct Encoded {
     pub atoms: Vec<Atom>,
     pub lits: Vec<fencer_smt::Lit>,
+    /// Process-valued atoms are integer variables (see above).
+    pub ordered: bool,
 }
 
-pub fn encode(lits: &[Lit]) -> Encoded {
+impl Encoded {
+    /// The value of solver variable `v` in `m`: numbers (and, when ordered, process
+    /// identifiers) as integers, symbols by value.
+    pub fn value(&self, sys: &System, m: &fencer_smt::Model, v: u32) -> i64 {
+        let s = sys.sort_of(&self.atoms[v as usize]);
+        if s.arith() || (self.ordered && s == Sort::Proc) {
+            m.int(v)
+        } else {
+            m.syms.get(&v).copied().unwrap_or(0)
+        }
+    }
+}
+
+/// Whether an arithmetic literal of `lits` orders a process-valued atom: see [`Encoded`].
+pub fn orders_procs(sys: &System, lits: &[Lit]) -> bool {
+    lits.iter().any(|l| match l {
+        Lit::Arith(lin, _) => lin
+            .terms
+            .iter()
+            .any(|(a, _)| !matches!(a, Atom::Pid(_)) && sys.sort_of(a) == Sort::Proc),
+        _ => false,
+    })
+}
+
+/// The encoding of `lits`, with `procs` processes if the sort is finite.
+pub fn encode(sys: &System, procs: Option<u8>, lits: &[Lit]) -> Encoded {
+    encode_within(sys, procs.map(|n| (0, n as i64 - 1)), lits)
+}
+
+/// [`encode`]; under a finite process sort, ordered process identifiers lie within
+/// `bounds` (inclusive).
+fn encode_within(sys: &System, bounds: Option<(i64, i64)>, lits: &[Lit]) -> Encoded {
+    let ordered = orders_procs(sys, lits);
     let mut ids: FxHashMap<Atom, u32> = FxHashMap::default();
     let mut atoms = Vec::new();
     fn id(ids: &mut FxHashMap<Atom, u32>, atoms: &mut Vec<Atom>, a: &Atom) -> u32 {
@@ -52,14 +95,55 @@ pub fn encode(lits: &[Lit]) -> Encoded {
             Term::Atom(a) => fencer_smt::Sym::Var(id(ids, atoms, a)),
         }
     }
-    let mut out = Vec::with_capacity(lits.len());
+    // A linear expression over solver variables; a constant process's identifier is its
+    // number.
+    fn lin(
+        ids: &mut FxHashMap<Atom, u32>,
+        atoms: &mut Vec<Atom>,
+        l: &Lin,
+        out: &mut fencer_smt::Lin,
+        f: i64,
+    ) {
+        out.k += f * l.k;
+        for (a, c) in &l.terms {
+            match a {
+                Atom::Pid(ProcRef::Const(k)) => out.k += f * c * *k as i64,
+                a => {
+                    let v = id(ids, atoms, a);
+                    *out = out.add_scaled(&fencer_smt::Lin::var(v), f * c);
+                }
+            }
+        }
+    }
+    let is_proc = |t: &Term| match t {
+        Term::Proc(_) => true,
+        Term::Atom(a) => sys.sort_of(a) == Sort::Proc,
+        Term::Val(_) => false,
+    };
+    let mut out = Vec::new();
     for l in lits {
         out.push(match l {
+            Lit::Eq(a, b) | Lit::Ne(a, b) if ordered && (is_proc(a) || is_proc(b)) => {
+                let mut d = fencer_smt::Lin::default();
+                lin(&mut ids, &mut atoms, &formula::proc_lin(a), &mut d, 1);
+                lin(&mut ids, &mut atoms, &formula::proc_lin(b), &mut d, -1);
+                let rel = if matches!(l, Lit::Eq(..)) {
+                    Rel::Eq
+                } else {
+                    Rel::Ne
+                };
+                fencer_smt::Lit::Arith(d, rel)
+            }
             Lit::Eq(a, b) => {
                 fencer_smt::Lit::Eq(sym(&mut ids, &mut atoms, a), sym(&mut ids, &mut atoms, b))
             }
             Lit::Ne(a, b) => {
                 fencer_smt::Lit::Ne(sym(&mut ids, &mut atoms, a), sym(&mut ids, &mut atoms, b))
+            }
+            Lit::Arith(l, rel) if ordered => {
+                let mut d = fencer_smt::Lin::default();
+                lin(&mut ids, &mut atoms, l, &mut d, 1);
+                fencer_smt::Lit::Arith(d, *rel)
             }
             Lit::Arith(lin, rel) => {
                 let terms = lin
@@ -86,7 +170,35 @@ pub fn encode(lits: &[Lit]) -> Encoded {
             ));
         }
     }
-    Encoded { atoms, lits: out }
+    // A finite process sort is its processes `0..n`: a process cell holds one of them
+    // (a concrete instance's cells also the identifiers of no process it has).
+    if let (true, Some((lo, hi))) = (ordered, bounds) {
+        for v in 0..atoms.len() as u32 {
+            let a = &atoms[v as usize];
+            if matches!(a, Atom::Pid(_)) || sys.sort_of(a) == Sort::Proc {
+                // lo - x <= 0 and x - hi <= 0
+                out.push(fencer_smt::Lit::Arith(
+                    fencer_smt::Lin {
+                        terms: vec![(v, -1)],
+                        k: lo,
+                    },
+                    Rel::Le,
+                ));
+                out.push(fencer_smt::Lit::Arith(
+                    fencer_smt::Lin {
+                        terms: vec![(v, 1)],
+                        k: -hi,
+                    },
+                    Rel::Le,
+                ));
+            }
+        }
+    }
+    Encoded {
+        atoms,
+        lits: out,
+        ordered,
+    }
 }
 
 /// Satisfiability of a conjunction, with processes finitely many under `procs`.
@@ -99,7 +211,23 @@ pub fn model(
     procs: Option<u8>,
     lits: &[Lit],
 ) -> Option<(Encoded, fencer_smt::Model)> {
-    let e = encode(lits);
+    model_within(
+        sys,
+        procs,
+        procs.map_or((0, 0), |n| (0, n as i64 - 1)),
+        lits,
+    )
+}
+
+/// [`model`], ordered process identifiers (see [`Encoded`]) within `bounds` (inclusive)
+/// when `procs` is given: a concrete instance's process cells (`Instance::proc_range`).
+pub fn model_within(
+    sys: &System,
+    procs: Option<u8>,
+    bounds: (i64, i64),
+    lits: &[Lit],
+) -> Option<(Encoded, fencer_smt::Model)> {
+    let e = encode_within(sys, procs.map(|_| bounds), lits);
     let sort = |v: u32| sys.smt_sort(sys.sort_of(&e.atoms[v as usize]), procs);
     let m = fencer_smt::check(&sort, &e.lits)?;
     Some((e, m))
@@ -254,7 +382,8 @@ fn subst_lit(lit: &Lit, after: &FxHashMap<Atom, Vec<(Formula, Val)>>) -> Formula
                 for (a, c) in &lin.terms {
                     match val(a, &choice) {
                         Val::L(x) => out = out.add_scaled(x, *c),
-                        Val::T(_) => unreachable!("an arithmetic cell holds a number"),
+                        // A process cell ordered (`Turn < #1`): the identifier it holds.
+                        Val::T(x) => out = out.add_scaled(&crate::formula::proc_lin(x), *c),
                     }
                 }
                 Lit::Arith(out, *rel)
@@ -349,7 +478,9 @@ pub fn pre_image(
 
 /// Fresh atoms are existential: each is eliminated, by substitution when the conjunction
 /// fixes it, by Fourier-Motzkin for numbers, else by dropping its literals (exact for
-/// process identifiers and abstract values, an over-approximation for enumerations).
+/// process identifiers and abstract values only compared for equality, an
+/// over-approximation for enumerations; a process identifier also ordered keeps the
+/// Fourier-Motzkin combinations of its order literals, an over-approximation too).
 /// `None` when the conjunction became false.
 pub fn eliminate_fresh(sys: &System, mut lits: Vec<Lit>) -> Option<Vec<Lit>> {
     loop {
@@ -386,28 +517,7 @@ pub fn eliminate_fresh(sys: &System, mut lits: Vec<Lit>) -> Option<Vec<Lit>> {
                     }
                 }
             } else {
-                // Bounds only: equalities as two inequalities, disequalities dropped.
-                let mut rows: Vec<(Lin, bool)> = Vec::new();
-                for l in &with {
-                    if let Lit::Arith(lin, rel) = l {
-                        match rel {
-                            Rel::Le => rows.push((lin.clone(), false)),
-                            Rel::Lt => rows.push((lin.clone(), true)),
-                            Rel::Eq => {
-                                rows.push((lin.clone(), false));
-                                rows.push((Lin::default().add_scaled(lin, -1), false));
-                            }
-                            Rel::Ne => {}
-                        }
-                    }
-                }
-                for (p, sp) in rows.iter().filter(|r| r.0.coef(fa) > 0) {
-                    for (n, sn) in rows.iter().filter(|r| r.0.coef(fa) < 0) {
-                        let (cp, cn) = (p.coef(fa), -n.coef(fa));
-                        let comb = Lin::default().add_scaled(p, cn).add_scaled(n, cp);
-                        new.push(Lit::Arith(comb, if *sp || *sn { Rel::Lt } else { Rel::Le }));
-                    }
-                }
+                new = fm_bounds(&with, fa);
             }
             for l in new {
                 match normalize(sys, &l) {
@@ -423,24 +533,68 @@ pub fn eliminate_fresh(sys: &System, mut lits: Vec<Lit>) -> Option<Vec<Lit>> {
                 Lit::Eq(a, b) if b == &ft && a != &ft => Some(a.clone()),
                 _ => None,
             });
-            if let Some(v) = def {
+            let new = if let Some(v) = def {
                 let sub = |t: &Term| if t == &ft { v.clone() } else { t.clone() };
-                for l in &with {
-                    let l2 = match l {
+                with.iter()
+                    .map(|l| match l {
                         Lit::Eq(a, b) => Lit::Eq(sub(a), sub(b)),
                         Lit::Ne(a, b) => Lit::Ne(sub(a), sub(b)),
-                        x => x.clone(),
-                    };
-                    match normalize(sys, &l2) {
-                        Norm::True => {}
-                        Norm::False => return None,
-                        Norm::Lit(l) => out.push(l),
-                    }
+                        // A process value ordered (`?X < #1`): the identifier it is.
+                        Lit::Arith(lin, rel) => {
+                            let c = lin.coef(&f);
+                            let rest = Lin::default()
+                                .add_scaled(lin, 1)
+                                .add_scaled(&Lin::atom(f.clone()), -c);
+                            Lit::Arith(rest.add_scaled(&crate::formula::proc_lin(&v), c), *rel)
+                        }
+                    })
+                    .collect()
+            } else {
+                // No value fixes it: its order literals (a process identifier's) give
+                // their bounds' combinations, its (dis)equalities are dropped. Exact for
+                // a value only compared for equality; with order literals an
+                // over-approximation (`#1 <= ?X <= #1 && ?X <> #1` becomes true), which
+                // keeps SAFE sound.
+                fm_bounds(&with, &f)
+            };
+            for l in new {
+                match normalize(sys, &l) {
+                    Norm::True => {}
+                    Norm::False => return None,
+                    Norm::Lit(l) => out.push(l),
                 }
             }
         }
         lits = out;
     }
+}
+
+/// Fourier-Motzkin elimination of `fa` from the arithmetic literals of `with`: bounds
+/// only, equalities as two inequalities, disequalities dropped (an over-approximation).
+fn fm_bounds(with: &[Lit], fa: &Atom) -> Vec<Lit> {
+    let mut rows: Vec<(Lin, bool)> = Vec::new();
+    for l in with {
+        if let Lit::Arith(lin, rel) = l {
+            match rel {
+                Rel::Le => rows.push((lin.clone(), false)),
+                Rel::Lt => rows.push((lin.clone(), true)),
+                Rel::Eq => {
+                    rows.push((lin.clone(), false));
+                    rows.push((Lin::default().add_scaled(lin, -1), false));
+                }
+                Rel::Ne => {}
+            }
+        }
+    }
+    let mut new = Vec::new();
+    for (p, sp) in rows.iter().filter(|r| r.0.coef(fa) > 0) {
+        for (n, sn) in rows.iter().filter(|r| r.0.coef(fa) < 0) {
+            let (cp, cn) = (p.coef(fa), -n.coef(fa));
+            let comb = Lin::default().add_scaled(p, cn).add_scaled(n, cp);
+            new.push(Lit::Arith(comb, if *sp || *sn { Rel::Lt } else { Rel::Le }));
+        }
+    }
+    new
 }
 
 /// The cube of a conjunction over the variables `Var(0..)`: fresh atoms eliminated,

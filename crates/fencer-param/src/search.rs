@@ -745,6 +745,16 @@ impl Search<'_> {
                         .count() as u32;
                     pool.push((l, m, matches!(l, Lit::Ne(..)), arrays));
                 }
+                // A process cell ordered with a process variable (`Turn < #1`) compares
+                // that variable as a value: left out as `Turn = #1` is.
+                Lit::Arith(lin, _)
+                    if lin
+                        .terms
+                        .iter()
+                        .any(|(a, _)| matches!(a, crate::Atom::Pid(_)))
+                        && lin.terms.iter().any(|(a, _)| {
+                            !matches!(a, crate::Atom::Pid(_)) && sys.sort_of(a) == crate::Sort::Proc
+                        }) => {}
                 Lit::Arith(..) => pool.push((l, m, false, 0)),
             }
         }
@@ -1166,7 +1176,7 @@ impl Search<'_> {
             all.extend(x.iter().map(|&l| l.clone()));
         }
         // Encoded together, so that shared atoms are the same solver variables.
-        let e = crate::pre::encode(&all);
+        let e = crate::pre::encode(sys, sys.procs, &all);
         let sort = |v: u32| sys.smt_sort(sys.sort_of(&e.atoms[v as usize]), sys.procs);
         let mut pos = n;
         let mut cubes = Vec::new();
@@ -1175,7 +1185,8 @@ impl Search<'_> {
             pos += s;
         }
         let mut base = e.lits[..n].to_vec();
-        // The distinctness of process identifiers comes last in the encoding.
+        // The distinctness of process identifiers (and the bounds of ordered ones) comes
+        // last in the encoding.
         base.extend(e.lits[pos..].iter().cloned());
         let mut budget = 2_000;
         fencer_smt::entails_any(&sort, &base, &cubes, &mut budget)

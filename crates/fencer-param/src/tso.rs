@@ -256,6 +256,8 @@ fn subst_lit(sys: &System, l: &Lit, sub: &FxHashMap<Atom, Rhs>) -> Norm {
             for (a, c) in &lin.terms {
                 match sub.get(a) {
                     Some(Rhs::Lin(x)) => out = out.add_scaled(x, *c),
+                    // A process value ordered: the identifier it is.
+                    Some(Rhs::Term(x)) => out = out.add_scaled(&crate::formula::proc_lin(x), *c),
                     _ => out = out.add_scaled(&Lin::atom(a.clone()), *c),
                 }
             }

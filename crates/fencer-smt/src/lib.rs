@@ -499,11 +499,71 @@ fn tighten(r: &mut Row, is_int: &dyn Fn(Var) -> bool) {
     }
 }
 
+/// Linear arithmetic: equalities that define a variable (`x - y + k = 0`, coefficient
+/// ±1, the rest integral when `x` is an integer) are substituted away, then each group of
+/// variables that no literal relates to another's is decided on its own (Fourier-Motzkin,
+/// disequalities split): ordered process identifiers make many small, independent
+/// problems, and splits in one do not multiply with another's.
 fn check_arith(sort: &dyn Fn(Var) -> Sort, lits: &[(Lin, Rel)]) -> Option<HashMap<Var, Q>> {
     let is_int = |v: Var| sort(v) != Sort::Real;
-    let mut rows = Vec::new();
-    let mut ne = Vec::new();
-    for (lin, rel) in lits {
+    let mut lits: Vec<(Lin, Rel)> = lits.to_vec();
+    let mut defs: Vec<(Var, Lin)> = Vec::new();
+    loop {
+        let def = lits.iter().enumerate().find_map(|(i, (l, rel))| {
+            if *rel != Rel::Eq {
+                return None;
+            }
+            let &(x, c) = l.terms.iter().find(|&&(x, c)| {
+                c.abs() == 1 && (!is_int(x) || l.terms.iter().all(|t| t.0 == x || is_int(t.0)))
+            })?;
+            // x = -(l - c*x) / c
+            let rest = l.add_scaled(&Lin::var(x), -c);
+            Some((i, x, Lin::default().add_scaled(&rest, -c)))
+        });
+        let Some((i, x, val)) = def else { break };
+        lits.swap_remove(i);
+        for (l, _) in &mut lits {
+            let c = l.terms.iter().find(|t| t.0 == x).map_or(0, |t| t.1);
+            if c != 0 {
+                *l = l.add_scaled(&Lin::var(x), -c).add_scaled(&val, c);
+            }
+        }
+        defs.push((x, val));
+    }
+    // Groups of variables related by some literal.
+    let mut vars: Vec<Var> = lits
+        .iter()
+        .flat_map(|(l, _)| l.terms.iter().map(|t| t.0))
+        .collect();
+    vars.sort_unstable();
+    vars.dedup();
+    let at = |v: Var| vars.binary_search(&v).expect("a variable");
+    let mut uf = Uf {
+        parent: (0..vars.len()).collect(),
+    };
+    for (l, _) in &lits {
+        if let Some(&(first, _)) = l.terms.first() {
+            for &(v, _) in &l.terms[1..] {
+                let (a, b) = (uf.find(at(first)), uf.find(at(v)));
+                uf.parent[a] = b;
+            }
+        }
+    }
+    let mut groups: HashMap<usize, (Vec<Row>, Vec<Lin>)> = HashMap::new();
+    for (lin, rel) in &lits {
+        let Some(&(first, _)) = lin.terms.first() else {
+            let holds = match rel {
+                Rel::Eq => lin.k == 0,
+                Rel::Ne => lin.k != 0,
+                Rel::Le => lin.k <= 0,
+                Rel::Lt => lin.k < 0,
+            };
+            if !holds {
+                return None;
+            }
+            continue;
+        };
+        let (rows, ne) = groups.entry(uf.find(at(first))).or_default();
         match rel {
             Rel::Le => rows.push(row(lin, 1, false, &is_int)),
             Rel::Lt => rows.push(row(lin, 1, true, &is_int)),
@@ -514,13 +574,30 @@ fn check_arith(sort: &dyn Fn(Var) -> Sort, lits: &[(Lin, Rel)]) -> Option<HashMa
             Rel::Ne => ne.push(lin.clone()),
         }
     }
-    split_ne(&rows, &ne, &is_int)
+    let mut m = HashMap::new();
+    let mut keys: Vec<usize> = groups.keys().copied().collect();
+    keys.sort_unstable();
+    for k in keys {
+        let (rows, ne) = &groups[&k];
+        m.extend(split_ne(rows, ne, &is_int)?);
+    }
+    // The substituted variables, last defined first.
+    for (x, val) in defs.into_iter().rev() {
+        let v = val
+            .terms
+            .iter()
+            .fold(Q::int(val.k as i128), |acc, &(y, c)| {
+                acc.add(m.get(&y).copied().unwrap_or(Q(0, 1)).mul(Q::int(c as i128)))
+            });
+        m.insert(x, v);
+    }
+    Some(m)
 }
 
 /// Each `lin <> 0` is `lin < 0` or `lin > 0`: try the model of the rest first, and split
 /// only on a disequality it violates.
 fn split_ne(rows: &[Row], ne: &[Lin], is_int: &dyn Fn(Var) -> bool) -> Option<HashMap<Var, Q>> {
-    let m = fourier_motzkin(rows, is_int)?;
+    let m = fourier_motzkin(rows, ne, is_int)?;
     let eval = |l: &Lin| {
         l.terms.iter().fold(Q::int(l.k as i128), |acc, &(v, c)| {
             acc.add(m.get(&v).copied().unwrap_or(Q(0, 1)).mul(Q::int(c as i128)))
@@ -545,8 +622,15 @@ fn split_ne(rows: &[Row], ne: &[Lin], is_int: &dyn Fn(Var) -> bool) -> Option<Ha
     None
 }
 
-/// Fourier-Motzkin elimination, then back-substitution for a model.
-fn fourier_motzkin(rows: &[Row], is_int: &dyn Fn(Var) -> bool) -> Option<HashMap<Var, Q>> {
+/// Fourier-Motzkin elimination, then back-substitution for a model. Each variable takes,
+/// within its bounds, a value no disequality of `ne` forbids once its other variables
+/// have theirs, when there is one: then most satisfiable conjunctions need no split
+/// (distinct process identifiers, `Pid(#1) <> Pid(#2)`, are the common case).
+fn fourier_motzkin(
+    rows: &[Row],
+    ne: &[Lin],
+    is_int: &dyn Fn(Var) -> bool,
+) -> Option<HashMap<Var, Q>> {
     let mut stages: Vec<(Var, Vec<Row>)> = Vec::new();
     let mut cur: Vec<Row> = rows.to_vec();
     loop {
@@ -609,7 +693,15 @@ fn fourier_motzkin(rows: &[Row], is_int: &dyn Fn(Var) -> bool) -> Option<HashMap
         stages.push((x, with));
         cur = out;
     }
+    // A variable whose rows all vanished with another's elimination is free: 0.
     let mut m: HashMap<Var, Q> = HashMap::new();
+    for r in rows {
+        for &(v, _) in &r.terms {
+            if !stages.iter().any(|s| s.0 == v) {
+                m.insert(v, Q(0, 1));
+            }
+        }
+    }
     for (x, rows) in stages.into_iter().rev() {
         let (mut lo, mut hi): (Option<Bound>, Option<Bound>) = (None, None);
         for r in &rows {
@@ -630,26 +722,92 @@ fn fourier_motzkin(rows: &[Row], is_int: &dyn Fn(Var) -> bool) -> Option<HashMap
                 lo = Some((b, r.strict));
             }
         }
-        let v = if is_int(x) {
-            let l = lo.map(|(l, s)| if s { l.floor() + 1 } else { l.ceil() });
-            let h = hi.map(|(h, s)| if s { h.ceil() - 1 } else { h.floor() });
-            match (l, h) {
-                (Some(l), Some(h)) if l > h => return Some(HashMap::new()),
-                (Some(l), _) => Q::int(l),
-                (None, Some(h)) => Q::int(h.min(0)),
-                (None, None) => Q::int(0),
-            }
-        } else {
-            match (lo, hi) {
-                (Some((l, _)), Some((h, _))) => l.add(h).mul(Q(1, 2)),
-                (Some((l, _)), None) => l.add(Q::int(1)),
-                (None, Some((h, _))) => h.add(Q::int(-1)),
-                (None, None) => Q::int(0),
-            }
+        let Some(v) = pick(x, lo, hi, ne, &m, is_int(x)) else {
+            return Some(HashMap::new());
         };
         m.insert(x, v);
     }
+    // Variables only disequalities mention: any value they do not forbid.
+    for l in ne {
+        for &(x, _) in &l.terms {
+            if !m.contains_key(&x) {
+                let v = pick(x, None, None, ne, &m, is_int(x)).expect("unbounded");
+                m.insert(x, v);
+            }
+        }
+    }
     Some(m)
+}
+
+/// A value for `x` within its bounds (`None`: integer bounds that cross, which the caller
+/// answers as "satisfiable", the safe side), avoiding if it can the values disequalities
+/// of `ne` forbid, those whose other variables all have values in `m`.
+fn pick(
+    x: Var,
+    lo: Option<Bound>,
+    hi: Option<Bound>,
+    ne: &[Lin],
+    m: &HashMap<Var, Q>,
+    int: bool,
+) -> Option<Q> {
+    let forbidden: Vec<Q> = ne
+        .iter()
+        .filter_map(|l| {
+            let c = l.terms.iter().find(|t| t.0 == x)?.1;
+            let mut rest = Q::int(l.k as i128);
+            for &(v, cv) in &l.terms {
+                if v != x {
+                    rest = rest.add(m.get(&v)?.mul(Q::int(cv as i128)));
+                }
+            }
+            Some(rest.mul(Q::new(-1, c as i128)))
+        })
+        .collect();
+    let free = |v: &Q| !forbidden.contains(v);
+    if int {
+        let l = lo.map(|(l, s)| if s { l.floor() + 1 } else { l.ceil() });
+        let h = hi.map(|(h, s)| if s { h.ceil() - 1 } else { h.floor() });
+        let v0 = match (l, h) {
+            (Some(l), Some(h)) if l > h => return None,
+            (Some(l), _) => l,
+            (None, Some(h)) => h.min(0),
+            (None, None) => 0,
+        };
+        // v0, v0 + 1, v0 - 1, v0 + 2, ... within the bounds: one of the first
+        // 2 * |forbidden| + 1 is free if the bounds leave room.
+        let within = |v: i128| l.is_none_or(|l| l <= v) && h.is_none_or(|h| v <= h);
+        let n = forbidden.len() as i128;
+        let found = (0..=2 * n)
+            .map(|j| {
+                if j % 2 == 1 {
+                    v0 + j / 2 + 1
+                } else {
+                    v0 - j / 2
+                }
+            })
+            .find(|&v| within(v) && free(&Q::int(v)));
+        return Some(Q::int(found.unwrap_or(v0)));
+    }
+    let v0 = match (lo, hi) {
+        (Some((l, _)), Some((h, _))) => l.add(h).mul(Q(1, 2)),
+        (Some((l, _)), None) => l.add(Q::int(1)),
+        (None, Some((h, _))) => h.add(Q::int(-1)),
+        (None, None) => Q::int(0),
+    };
+    if free(&v0) {
+        return Some(v0);
+    }
+    let n = forbidden.len() as i128;
+    let candidates: Vec<Q> = match (lo, hi) {
+        // Points strictly inside: at most |forbidden| of them are taken.
+        (Some((l, _)), Some((h, _))) if l.lt(h) => (1..=n + 1)
+            .map(|j| l.add(h.add(l.mul(Q::int(-1))).mul(Q::new(j, n + 2))))
+            .collect(),
+        (Some(_), Some(_)) => Vec::new(),
+        (_, None) => (1..=n + 1).map(|j| v0.add(Q::int(j))).collect(),
+        (None, Some(_)) => (1..=n + 1).map(|j| v0.add(Q::int(-j))).collect(),
+    };
+    Some(candidates.into_iter().find(|v| free(v)).unwrap_or(v0))
 }
 
 /// A bound on a variable, and whether it is strict.

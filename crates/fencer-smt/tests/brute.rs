@@ -131,3 +131,77 @@ proptest! {
         }
     }
 }
+
+/// Order constraints over three integers (process identifiers: `x < y`, `x <> y`,
+/// `x = y`, bounds), where disequalities abound: the model's choice of values avoids them
+/// when it can, and splits stay exact. Solutions, if any, lie within [-9, 9].
+fn order_lit() -> impl Strategy<Value = Lit> {
+    let rel = prop_oneof![
+        Just(Rel::Eq),
+        Just(Rel::Ne),
+        Just(Rel::Ne),
+        Just(Rel::Le),
+        Just(Rel::Lt)
+    ];
+    prop_oneof![
+        (0u32..3, 0u32..3, -2i64..3, rel.clone()).prop_filter_map(
+            "two variables",
+            |(a, b, k, r)| {
+                (a != b).then(|| {
+                    Lit::Arith(
+                        Lin {
+                            terms: vec![(a, 1), (b, -1)],
+                            k,
+                        },
+                        r,
+                    )
+                })
+            }
+        ),
+        (0u32..3, any::<bool>(), -2i64..3, rel).prop_map(|(a, pos, k, r)| Lit::Arith(
+            Lin {
+                terms: vec![(a, if pos { 1 } else { -1 })],
+                k
+            },
+            r
+        )),
+    ]
+}
+
+fn order_holds(l: &Lit, x: &[i64; 3]) -> bool {
+    let Lit::Arith(lin, r) = l else {
+        unreachable!()
+    };
+    let v: i64 = lin
+        .terms
+        .iter()
+        .map(|(a, c)| c * x[*a as usize])
+        .sum::<i64>()
+        + lin.k;
+    match r {
+        Rel::Eq => v == 0,
+        Rel::Ne => v != 0,
+        Rel::Le => v <= 0,
+        Rel::Lt => v < 0,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+    #[test]
+    fn orders_agree_with_brute_force(lits in proptest::collection::vec(order_lit(), 0..9)) {
+        let int = |_: Var| Sort::Int;
+        let got = check(&int, &lits);
+        let mut want = false;
+        for a in -9..=9 { for b in -9..=9 { for c in -9..=9 {
+            want |= lits.iter().all(|l| order_holds(l, &[a, b, c]));
+        }}}
+        prop_assert_eq!(got.is_some(), want, "{:?}", lits);
+        if let Some(m) = got {
+            let x = [m.int(0), m.int(1), m.int(2)];
+            for l in &lits {
+                prop_assert!(order_holds(l, &x), "model {:?} breaks {:?} in {:?}", m, l, lits);
+            }
+        }
+    }
+}
