@@ -262,11 +262,12 @@ const BUDGETS: [u64; 2] = [1 << 20, 1 << 23];
 /// `--max-depth` before it reverses the race at its first iteration, so a bug there
 /// can take minutes to reach. Shallow rounds come first, each on one worker within a
 /// budget of events ([`BUDGETS`]): the first bounds every thread at [`FIRST_DEPTH`]
-/// events, the next [`DEEPER`] times as many. A round that finds a violation ends the
-/// search (a bound only cuts executions, never invents one, so its counterexample is an
-/// execution of the program); a round that cut nothing explored the whole tree, which is
-/// the answer (with more than one worker the tree is then explored split, to say how it
-/// splits, at the cost of a tree that took a budget at most); a round over its budget
+/// events, the next [`DEEPER`] times as many. A round that finds a violation past a cut
+/// ends the search (a bound only cuts executions, never invents one, so its
+/// counterexample is an execution of the program); a round that cut nothing explored what
+/// the search without rounds explores, so its answer is that search's (with more than one
+/// worker that search is run, split, to say how it splits, at the cost of a round that
+/// took a budget at most); a round over its budget
 /// gives way to the search at `--max-depth` with the options as given, which is the
 /// search without deepening, so its counts are that search's. Every round is
 /// deterministic (one worker, a budget in events, not time). `--all` and shards
@@ -319,8 +320,13 @@ fn deepening(
         if over {
             break;
         }
+        // Where the bound cut nothing, this round explored what the search without
+        // rounds explores, in its order: one worker's answer is this one; several
+        // workers explore it again, split, to say how it splits (a split run gives one
+        // worker's counterexample, or with Source-DPOR its first unit's).
         let whole = report.stats.depth_cut == 0;
-        if report.verdict == Verdict::Violation || limited || (whole && workers == 1) {
+        let found = report.verdict == Verdict::Violation;
+        if limited || (workers == 1 && (found || whole)) || (found && !whole) {
             note(&mut report, &rounds, executions, events);
             if !whole {
                 report.notes.push(format!(
@@ -330,7 +336,7 @@ fn deepening(
             }
             return (report, None);
         }
-        if whole {
+        if whole || found {
             break;
         }
         rounds.push(bound);
