@@ -326,7 +326,7 @@ fn deepening(
         // worker's counterexample, or with Source-DPOR its first unit's).
         let whole = report.stats.depth_cut == 0;
         let found = report.verdict == Verdict::Violation;
-        if limited || (workers == 1 && (found || whole)) || (found && !whole) {
+        if limited || (workers == 1 && whole) || (found && !whole) {
             note(&mut report, &rounds, executions, events);
             if !whole {
                 report.notes.push(format!(
