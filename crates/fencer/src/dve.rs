@@ -247,9 +247,7 @@ fn check_one(
         timeout,
         max_states: args.max_states,
         exhaustive: args.keep_going,
-        jobs: args.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        }),
+        jobs: args.workers(),
         unpacked: args.no_pack,
     };
     let judge = |s: &[u8]| -> Option<String> {

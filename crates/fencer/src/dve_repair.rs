@@ -38,9 +38,7 @@ fn violation(
         timeout,
         max_states: args.max_states,
         exhaustive: false,
-        jobs: args.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        }),
+        jobs: args.workers(),
         unpacked: args.no_pack,
     };
     let props = dve::properties(args, sys)?;

@@ -364,6 +364,13 @@ impl Options {
         }
     }
 
+    /// The workers `jobs` asks for: by default one per core.
+    pub fn workers(&self) -> usize {
+        self.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
+
     /// The memory model to check under.
     pub fn model(self, model: Model) -> Options {
         Options { model, ..self }

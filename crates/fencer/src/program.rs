@@ -282,9 +282,7 @@ fn deepening(
 ) -> (Report, Option<serde_json::Value>) {
     let started = Instant::now();
     let left = || timeout.map(|t| t.saturating_sub(started.elapsed()));
-    let workers = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    let workers = args.workers();
     let (mut rounds, mut executions, mut events) = (Vec::new(), 0u64, 0u64);
     let note = |report: &mut Report, rounds: &[usize], executions: u64, events: u64| {
         if !rounds.is_empty() {
@@ -385,9 +383,7 @@ fn explore_dpor(
         stop_on_violation: !args.all,
         progress: args.progress.clone(),
     };
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    let jobs = args.workers();
     if (jobs == 1 || max_events.is_some()) && shard.is_none() {
         (fencer_dpor::explore(prog, model, &opts), None)
     } else {
