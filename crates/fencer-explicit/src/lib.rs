@@ -7,6 +7,7 @@
 
 mod bfs;
 mod codec;
+pub mod dist;
 mod store;
 
 use codec::{Codec, Packed};
@@ -56,6 +57,9 @@ pub struct Options {
     /// Store full state vectors even when the system's byte values allow packing them
     /// (to measure what packing saves).
     pub unpacked: bool,
+    /// Search across these ranks (each process of an MPI job, say), every state stored by
+    /// one of them; `None` or one rank: this process alone.
+    pub ranks: Option<dist::Ranks>,
 }
 
 /// Why the search stopped at a state.
