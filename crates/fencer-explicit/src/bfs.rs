@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-const SHARD_BITS: u32 = 6;
+pub(crate) const SHARD_BITS: u32 = 6;
 /// Frontier states per round: small enough to stop soon after a violation and to keep the
 /// buffered successors small, large enough that starting threads costs little.
 const BATCH: usize = 1 << 14;

@@ -101,6 +101,25 @@ pub struct Stats {
     pub memory: u64,
     /// Bytes a stored state takes in the arena (packed, when the system allows it).
     pub state_bytes: u64,
+    /// A distributed search's ranks, in rank order (empty for one process): the counts
+    /// above are their sums.
+    pub ranks: Vec<RankStats>,
+}
+
+/// One rank's share of a distributed search.
+#[derive(Clone, Debug, Default)]
+pub struct RankStats {
+    /// States this rank owns and stored.
+    pub states: u64,
+    /// Bytes of this rank's state arena and table.
+    pub memory: u64,
+    /// Time spent generating successors and storing states.
+    pub work: Duration,
+    /// Time spent exchanging states and agreeing on what to do next, waiting for slower
+    /// ranks included.
+    pub comm: Duration,
+    /// Bytes this rank sent to other ranks.
+    pub sent: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -136,6 +155,20 @@ where
     S::Label: Send + Sync,
 {
     let none = |_: &[u8]| None;
+    if let Some(r) = opts.ranks.as_ref().filter(|r| r.size() > 1) {
+        let t = &*r.0;
+        if let Some(p) = packed(sys, opts) {
+            let o = match goal {
+                Some(g) => dist::reach_states(&p, opts, &|s: &[u8]| p.with_full(s, g), t),
+                None => dist::reach_states(&p, opts, &none, t),
+            };
+            // Every rank repeats the search unpacked if any one missed.
+            if !dist::any(t, p.missed()) {
+                return p.unpack_outcome(o);
+            }
+        }
+        return dist::reach_states(sys, opts, goal.unwrap_or(&none), t);
+    }
     if let Some(p) = packed(sys, opts) {
         // Without a goal, new states need not be unpacked to be judged.
         let o = match goal {

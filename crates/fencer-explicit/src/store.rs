@@ -151,6 +151,12 @@ impl Shard {
         }
     }
 
+    /// Gives stored state `k` another parent (a distributed search keeps, per new state,
+    /// the earliest of its discoverers, which arrive in any order).
+    pub(crate) fn set_parent(&mut self, k: u32, parent: u32) {
+        self.parent[k as usize] = parent;
+    }
+
     fn grow(&mut self) {
         let mut slots = vec![0u64; self.slots.len() * 2];
         let mask = slots.len() - 1;
@@ -186,6 +192,10 @@ impl Store {
             shards: (0..1usize << bits).map(|_| Shard::new(bits)).collect(),
             scratch: Default::default(),
         }
+    }
+
+    pub(crate) fn bits(&self) -> u32 {
+        self.bits
     }
 
     #[inline]

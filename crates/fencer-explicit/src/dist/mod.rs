@@ -2,7 +2,10 @@
 //! partitioned by hash, every rank stores and expands its own, and successors travel to
 //! their owner in batches. See `docs/design/distributed.md`.
 
+mod reach;
 mod transport;
+
+pub(crate) use reach::{any, reach_states};
 
 pub use transport::{Threads, Transport};
 

@@ -1,0 +1,233 @@
+//! The distributed search, with ranks as threads (`dist::Threads`; MPI's processes make
+//! the same calls): on BEEM's instances the same counts as one process, on 2 and 3 ranks
+//! (3 splits the 64 shards unevenly); on BEEM's reachability properties the same
+//! counterexample, step for step; the same LTL verdicts with valid lassos; and every rank
+//! ends with the same outcome. Needs `../shared` (skipped with a message without it).
+//! Instances above `FENCER_DIST_MAX` states (default 60000) are left out.
+
+mod common;
+
+use fencer_explicit::dist::{Ranks, Threads};
+use fencer_explicit::{reach, Options, Outcome, TransitionSystem};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn corpus() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/dve/beem");
+    d.join("instances.tsv").exists().then_some(d)
+}
+
+fn max_states() -> u64 {
+    std::env::var("FENCER_DIST_MAX")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60_000)
+}
+
+/// `f` on `n` ranks (threads), each with its own `Ranks`; every rank's result.
+fn on_ranks<R: Send>(n: usize, f: impl Fn(Ranks) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = Threads::ranks(n)
+            .into_iter()
+            .map(|t| {
+                let f = &f;
+                s.spawn(move || f(Ranks::new(t)))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("a rank")).collect()
+    })
+}
+
+type Path_ = Option<(Vec<u8>, Vec<(fencer_dve::run::Label, Vec<u8>)>)>;
+
+fn path_of(o: &Outcome<fencer_dve::run::Label>) -> Path_ {
+    o.found
+        .as_ref()
+        .map(|f| (f.initial.clone(), f.steps.clone()))
+}
+
+fn counts(s: &fencer_explicit::Stats) -> (u64, u64, u64, u64, u64) {
+    (s.states, s.transitions, s.deadlocks, s.errors, s.levels)
+}
+
+#[test]
+fn beem_counts_on_ranks() {
+    let Some(dir) = corpus() else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    let tsv = std::fs::read_to_string(dir.join("instances.tsv")).unwrap();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if !c[8].is_empty() {
+            continue;
+        }
+        let Some(_) = c[4].parse::<u64>().ok().filter(|&n| n <= max_states()) else {
+            continue;
+        };
+        let path = dir.join(c[0]);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new()).unwrap();
+        let sys = common::plain(sys);
+        let opts = |ranks| Options {
+            exhaustive: true,
+            ranks,
+            ..Default::default()
+        };
+        let one = reach(&sys, &opts(None), None);
+        for n in [2, 3] {
+            let outs = on_ranks(n, |r| reach(&sys, &opts(Some(r)), None));
+            for (k, o) in outs.iter().enumerate() {
+                if counts(&o.stats) != counts(&one.stats) {
+                    wrong.push(format!(
+                        "{} on {n} ranks (rank {k}): {:?}, one process {:?}",
+                        c[0],
+                        counts(&o.stats),
+                        counts(&one.stats)
+                    ));
+                }
+            }
+            let per: u64 = outs[0].stats.ranks.iter().map(|r| r.states).sum();
+            assert_eq!(per, one.stats.states, "{}: the ranks' shares", c[0]);
+            assert_eq!(outs[0].stats.ranks.len(), n);
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} instances checked on 2 and 3 ranks");
+    assert!(checked >= 20, "{checked}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn beem_reachability_counterexamples_on_ranks() {
+    let Some(dir) = corpus() else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    let tsv = std::fs::read_to_string(dir.join("instances.tsv")).unwrap();
+    let mut checked = 0;
+    let mut found = 0;
+    let mut wrong = Vec::new();
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c[9] != "reachability" || c[11].is_empty() {
+            continue;
+        }
+        let Some(_) = c[4].parse::<u64>().ok().filter(|&n| n <= max_states()) else {
+            continue;
+        };
+        let path = dir.join(c[0]);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new()).unwrap();
+        let f = fencer_ltl::parse(c[10]).unwrap();
+        let defs: HashMap<&str, &str> = c[13]
+            .split(';')
+            .filter_map(|d| d.split_once(":="))
+            .map(|(n, e)| (n.trim(), e.trim()))
+            .collect();
+        let atoms: Vec<_> = f
+            .atoms
+            .iter()
+            .map(|a| sys.expression(a, defs[a.as_str()]).unwrap())
+            .collect();
+        let sys = common::plain(sys);
+        let goal = |s: &[u8]| {
+            eval(&f.ltl, &|a| sys.sys.eval(&atoms[a], s).is_ok_and(|v| v != 0))
+                .then(|| c[10].to_string())
+        };
+        let opts = |ranks| Options {
+            ranks,
+            ..Default::default()
+        };
+        let one = reach(&sys, &opts(None), Some(&goal));
+        found += usize::from(one.found.is_some());
+        for n in [2, 3] {
+            let outs = on_ranks(n, |r| reach(&sys, &opts(Some(r)), Some(&goal)));
+            for (k, o) in outs.iter().enumerate() {
+                if path_of(o) != path_of(&one) {
+                    wrong.push(format!(
+                        "{} {}: rank {k} of {n} gives another counterexample",
+                        c[0], c[10]
+                    ));
+                }
+                if one.found.is_none() && counts(&o.stats) != counts(&one.stats) {
+                    wrong.push(format!("{}: counts on {n} ranks", c[0]));
+                }
+            }
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} reachability properties checked, {found} violated");
+    assert!(checked >= 15 && found >= 5, "{checked} {found}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Errors and deadlocks, which the owner of the state that steps finds (not the owner of
+/// a new state): the same as one process, on every rank.
+#[test]
+fn errors_and_deadlocks_on_ranks() {
+    // A counter pair: `a` and `b` each step up; `a + b == 9` is a run-time error, and
+    // a state with both at 6 has no successor.
+    struct Grid;
+    impl TransitionSystem for Grid {
+        type Label = u8;
+        fn width(&self) -> usize {
+            2
+        }
+        fn initial(&self) -> Vec<u8> {
+            vec![0, 0]
+        }
+        fn successors(&self, s: &[u8], f: &mut dyn FnMut(u8, fencer_explicit::Next<'_>)) {
+            for p in 0..2u8 {
+                if s[p as usize] < 6 {
+                    let mut t = s.to_vec();
+                    t[p as usize] += 1;
+                    if t[0] + t[1] == 9 && t[0] == 5 {
+                        f(p, Err(format!("{} + {} is 9", t[0], t[1])));
+                    } else {
+                        f(p, Ok(&t));
+                    }
+                }
+            }
+        }
+    }
+    for deadlock in [false, true] {
+        for exhaustive in [false, true] {
+            let opts = |ranks| Options {
+                deadlock,
+                exhaustive,
+                ranks,
+                ..Default::default()
+            };
+            let one = reach(&Grid, &opts(None), None);
+            for n in [2, 3, 5] {
+                for o in on_ranks(n, |r| reach(&Grid, &opts(Some(r)), None)) {
+                    let f = |o: &Outcome<u8>| {
+                        o.found
+                            .as_ref()
+                            .map(|f| (f.kind.clone(), f.initial.clone(), f.steps.clone(), f.failed))
+                    };
+                    assert_eq!(f(&o), f(&one), "{n} ranks, deadlock {deadlock}");
+                    if one.found.is_none() {
+                        assert_eq!(counts(&o.stats), counts(&one.stats));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
+    use fencer_ltl::Ltl;
+    match f {
+        Ltl::True => true,
+        Ltl::False => false,
+        Ltl::Atom(a) => atom(*a),
+        Ltl::Not(a) => !eval(a, atom),
+        Ltl::And(a, b) => eval(a, atom) && eval(b, atom),
+        Ltl::Or(a, b) => eval(a, atom) || eval(b, atom),
+        other => panic!("a temporal operator in a reachability goal: {other:?}"),
+    }
+}
