@@ -188,6 +188,9 @@ pub type Goal<'a> = dyn Fn(&[u8]) -> Option<String> + Sync + 'a;
 /// Whether some reachable cycle goes through an accepting state, by nested depth-first
 /// search (see `nested_dfs`), on bit-packed states when the system allows it.
 pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    if let Some(o) = distributed_cycle(sys, opts, false) {
+        return o;
+    }
     if let Some(p) = packed(sys, opts) {
         let o = nested_dfs(&p, opts);
         if !p.missed() {
@@ -200,6 +203,9 @@ pub fn accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutco
 /// Whether some reachable cycle through an accepting state is weakly fair (see
 /// `fair_sccs`), on bit-packed states when the system allows it.
 pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> LtlOutcome<S::Label> {
+    if let Some(o) = distributed_cycle(sys, opts, true) {
+        return o;
+    }
     if let Some(p) = packed(sys, opts) {
         let o = fair_sccs(&p, opts);
         if !p.missed() {
@@ -207,6 +213,24 @@ pub fn fair_accepting_cycle<S: TransitionSystem>(sys: &S, opts: &Options) -> Ltl
         }
     }
     fair_sccs(sys, opts)
+}
+
+/// With `opts.ranks` (more than one): an accepting cycle searched for across the ranks
+/// (OWCTY, not depth-first: see `dist`), on bit-packed states when the system allows it.
+fn distributed_cycle<S: TransitionSystem>(
+    sys: &S,
+    opts: &Options,
+    fair: bool,
+) -> Option<LtlOutcome<S::Label>> {
+    let r = opts.ranks.as_ref().filter(|r| r.size() > 1)?;
+    let t = &*r.0;
+    if let Some(p) = packed(sys, opts) {
+        let o = dist::accepting_cycle(&p, opts, t, fair);
+        if !dist::any(t, p.missed()) {
+            return Some(p.unpack_ltl(o));
+        }
+    }
+    Some(dist::accepting_cycle(sys, opts, t, fair))
 }
 
 /// The final statistics: states stored, time since `start`, bytes held.

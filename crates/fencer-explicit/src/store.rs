@@ -194,10 +194,6 @@ impl Store {
         }
     }
 
-    pub(crate) fn bits(&self) -> u32 {
-        self.bits
-    }
-
     #[inline]
     pub(crate) fn shard_of(&self, h: u64) -> usize {
         h as usize & ((1 << self.bits) - 1)

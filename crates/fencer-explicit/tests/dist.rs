@@ -219,6 +219,159 @@ fn errors_and_deadlocks_on_ranks() {
     }
 }
 
+/// BEEM's LTL properties: the verdict of one process (nested DFS; with every process a
+/// weak-fairness constraint, the SCC search) and BEEM's, on 2 and 3 ranks; the same
+/// product counts when the property holds; a lasso that is a real path, closes, goes
+/// through an accepting state and (fair) starves no process, the same on every rank.
+#[test]
+fn beem_ltl_on_ranks() {
+    let Some(dir) = corpus() else {
+        eprintln!("skipped: ../shared/dve is not here");
+        return;
+    };
+    let tsv = std::fs::read_to_string(dir.join("instances.tsv")).unwrap();
+    let mut checked = 0;
+    let mut violated = [0, 0];
+    let mut wrong = Vec::new();
+    for line in tsv.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c[9] != "LTL" || c[11].is_empty() {
+            continue;
+        }
+        let Some(states) = c[4].parse::<u64>().ok().filter(|&n| n <= max_states()) else {
+            continue;
+        };
+        let path = dir.join(c[0]);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new()).unwrap();
+        let plain = common::product(sys);
+        for fair in [false, true] {
+            if fair && states > max_states() / 2 {
+                continue;
+            }
+            let p = common::Dve {
+                sys: plain.sys.clone(),
+                product: true,
+                fair,
+            };
+            let search = |ranks| {
+                let opts = Options {
+                    ranks,
+                    ..Default::default()
+                };
+                if fair {
+                    fencer_explicit::fair_accepting_cycle(&p, &opts)
+                } else {
+                    fencer_explicit::accepting_cycle(&p, &opts)
+                }
+            };
+            let one = search(None);
+            violated[usize::from(fair)] += usize::from(one.lasso.is_some());
+            if !fair {
+                let verdict = if one.lasso.is_some() { "violated" } else { "holds" };
+                assert_eq!(verdict, c[11], "{}: one process", c[0]);
+            }
+            for n in [2, 3] {
+                let outs = on_ranks(n, |r| search(Some(r)));
+                for (k, o) in outs.iter().enumerate() {
+                    if o.lasso.is_some() != one.lasso.is_some() {
+                        wrong.push(format!(
+                            "{} (fair {fair}) rank {k} of {n}: violated {}, one process {}",
+                            c[0],
+                            o.lasso.is_some(),
+                            one.lasso.is_some()
+                        ));
+                        continue;
+                    }
+                    let l = |o: &fencer_explicit::LtlOutcome<_>| {
+                        o.lasso
+                            .as_ref()
+                            .map(|l| (l.initial.clone(), l.prefix.clone(), l.cycle.clone()))
+                    };
+                    assert_eq!(l(o), l(&outs[0]), "{}: ranks disagree", c[0]);
+                    if one.lasso.is_none() {
+                        let key = |s: &fencer_explicit::Stats| (s.states, s.transitions);
+                        if key(&o.stats) != key(&one.stats) || o.accepting != one.accepting {
+                            wrong.push(format!(
+                                "{} (fair {fair}) on {n} ranks: {:?} {}, one process {:?} {}",
+                                c[0],
+                                key(&o.stats),
+                                o.accepting,
+                                key(&one.stats),
+                                one.accepting
+                            ));
+                        }
+                    }
+                }
+                if let Some(l) = &outs[0].lasso {
+                    if let Err(e) = valid_lasso(&p, l) {
+                        wrong.push(format!("{} (fair {fair}) on {n} ranks: {e}", c[0]));
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "{checked} LTL searches checked on 2 and 3 ranks; violated: {} plain, {} fair",
+        violated[0], violated[1]
+    );
+    assert!(checked >= 20 && violated[0] >= 5 && violated[1] >= 3, "{checked} {violated:?}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Whether `l` is a real path of `sys` that closes, with an accepting state on its cycle
+/// and (when `sys` has fairness constraints) no process enabled throughout and never moved.
+fn valid_lasso(
+    sys: &common::Dve,
+    l: &fencer_explicit::Lasso<fencer_dve::run::Label>,
+) -> Result<(), String> {
+    let mut at = l.initial.clone();
+    for (lab, s) in l.prefix.iter().chain(&l.cycle) {
+        let mut ok = false;
+        sys.successors(&at, &mut |x, r| ok |= x == *lab && r.as_deref() == Ok(s.as_slice()));
+        if !ok {
+            return Err("a lasso step is not a successor".into());
+        }
+        at = s.clone();
+    }
+    let start = l.prefix.last().map_or(&l.initial, |x| &x.1);
+    if l.cycle.is_empty() || &at != start {
+        return Err("the cycle does not close".into());
+    }
+    if !l.cycle.iter().any(|(_, s)| sys.accepting(s)) {
+        return Err("no accepting state on the cycle".into());
+    }
+    let n = sys.processes() as usize;
+    let mut always = vec![true; n];
+    let mut moves = vec![false; n];
+    let mut v = Vec::new();
+    for (lab, s) in &l.cycle {
+        let mut en = vec![false; n];
+        sys.successors(s, &mut |x, r| {
+            if r.is_ok() {
+                v.clear();
+                sys.moved(x, &mut v);
+                for &q in v.iter().filter(|&&q| (q as usize) < n) {
+                    en[q as usize] = true;
+                }
+            }
+        });
+        for q in 0..n {
+            always[q] &= en[q];
+        }
+        v.clear();
+        sys.moved(*lab, &mut v);
+        for &q in v.iter().filter(|&&q| (q as usize) < n) {
+            moves[q as usize] = true;
+        }
+    }
+    match (0..n).find(|&q| always[q] && !moves[q]) {
+        Some(q) => Err(format!("process {q} is starved on the cycle")),
+        None => Ok(()),
+    }
+}
+
 fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
     use fencer_ltl::Ltl;
     match f {

@@ -2,9 +2,11 @@
 //! partitioned by hash, every rank stores and expands its own, and successors travel to
 //! their owner in batches. See `docs/design/distributed.md`.
 
+mod ltl;
 mod reach;
 mod transport;
 
+pub(crate) use ltl::accepting_cycle;
 pub(crate) use reach::{any, reach_states};
 
 pub use transport::{Threads, Transport};

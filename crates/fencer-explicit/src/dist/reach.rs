@@ -101,8 +101,10 @@ pub(crate) type Edge = (u32, u32, u64);
 pub(crate) struct Plan<'g> {
     /// Why a new state stops the search (`None`: keep every edge instead, for LTL).
     pub(crate) goal: Option<&'g (dyn Fn(&[u8]) -> Option<String> + Sync)>,
-    /// Keep the edges (their targets' owners do), with the processes each step moves.
+    /// Keep the edges (their targets' owners do).
     pub(crate) edges: bool,
+    /// With each edge, the processes its step moves (for weak fairness).
+    pub(crate) movers: bool,
 }
 
 /// The earliest violation a rank knows of: its key in the one-process order, what it is
@@ -142,7 +144,7 @@ pub(crate) fn explore<S: TransitionSystem>(
     let mut stats = Stats::default();
     let mut clock = Clock::new();
     let mut edges: Vec<Edge> = Vec::new();
-    let fair = plan.edges && sys.processes() > 0;
+    let fair = plan.edges && plan.movers;
     let rec = w + 12 + if fair { 8 } else { 0 };
     let owned: Vec<usize> = (0..SHARDS).filter(|&k| owner(k, size) == me).collect();
     let init = sys.initial();
@@ -551,6 +553,7 @@ pub(crate) fn reach_states<S: TransitionSystem>(
     let plan = Plan {
         goal: Some(goal),
         edges: false,
+        movers: false,
     };
     let ex = explore(sys, opts, t, &plan);
     let stats = totals(t, &ex);
