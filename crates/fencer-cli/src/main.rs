@@ -2,6 +2,7 @@
 
 mod bench;
 mod merge;
+mod ranks;
 mod repair;
 mod robust;
 mod views;
@@ -393,6 +394,13 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if ranks::launched() && !matches!(cli.command, Command::Check(_)) {
+        return usage_error(
+            false,
+            "error: under mpirun, `fencer check` searches a DVE model across the ranks; other commands run without it",
+            None,
+        );
+    }
     match cli.command {
         Command::Check(mut c) => {
             for (on, model) in [(c.sc, Model::Sc), (c.tso, Model::Tso), (c.pso, Model::Pso)] {
@@ -401,7 +409,16 @@ fn main() -> ExitCode {
                     c.args.given.insert("model");
                 }
             }
-            check(c.args, &c.views, c.quiet)
+            match ranks::join() {
+                Ok(r) => c.args.ranks = r,
+                Err(e) => return usage_error(c.args.json, &e, None),
+            }
+            let code = check(c.args, &c.views, c.quiet);
+            if ranks::leave() {
+                code
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Command::Litmus(args) => litmus(args),
         Command::Merge(args) => merge::merge(args),
@@ -444,6 +461,9 @@ fn main() -> ExitCode {
 }
 
 fn usage_error(json: bool, msg: &str, diag: Option<&fencer_text::Diagnostic>) -> ExitCode {
+    if !ranks::speaks() {
+        return ExitCode::from(EXIT_USAGE);
+    }
     if json {
         let err = match diag {
             Some(d) => serde_json::json!({
@@ -512,7 +532,7 @@ fn check(mut args: Options, views: &views::ViewArgs, quiet: bool) -> ExitCode {
     } else {
         out(&outcome.output);
     }
-    for m in &outcome.messages {
+    for m in outcome.messages.iter().filter(|_| ranks::speaks()) {
         eprintln!("{m}");
     }
     if let (Some(shown), Some(report)) = (&outcome.shown, &outcome.report) {
@@ -873,6 +893,9 @@ impl Progress {
 /// Writes to stdout, ignoring a closed pipe (`fencer ... | head` is not an error).
 fn out(s: &str) {
     use std::io::Write;
+    if !ranks::speaks() {
+        return;
+    }
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(s.as_bytes()).and_then(|_| o.flush());
 }

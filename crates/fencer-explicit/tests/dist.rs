@@ -134,8 +134,10 @@ fn beem_reachability_counterexamples_on_ranks() {
             .collect();
         let sys = common::plain(sys);
         let goal = |s: &[u8]| {
-            eval(&f.ltl, &|a| sys.sys.eval(&atoms[a], s).is_ok_and(|v| v != 0))
-                .then(|| c[10].to_string())
+            eval(&f.ltl, &|a| {
+                sys.sys.eval(&atoms[a], s).is_ok_and(|v| v != 0)
+            })
+            .then(|| c[10].to_string())
         };
         let opts = |ranks| Options {
             ranks,
@@ -268,7 +270,11 @@ fn beem_ltl_on_ranks() {
             let one = search(None);
             violated[usize::from(fair)] += usize::from(one.lasso.is_some());
             if !fair {
-                let verdict = if one.lasso.is_some() { "violated" } else { "holds" };
+                let verdict = if one.lasso.is_some() {
+                    "violated"
+                } else {
+                    "holds"
+                };
                 assert_eq!(verdict, c[11], "{}: one process", c[0]);
             }
             for n in [2, 3] {
@@ -316,7 +322,10 @@ fn beem_ltl_on_ranks() {
         "{checked} LTL searches checked on 2 and 3 ranks; violated: {} plain, {} fair",
         violated[0], violated[1]
     );
-    assert!(checked >= 20 && violated[0] >= 5 && violated[1] >= 3, "{checked} {violated:?}");
+    assert!(
+        checked >= 20 && violated[0] >= 5 && violated[1] >= 3,
+        "{checked} {violated:?}"
+    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -329,7 +338,9 @@ fn valid_lasso(
     let mut at = l.initial.clone();
     for (lab, s) in l.prefix.iter().chain(&l.cycle) {
         let mut ok = false;
-        sys.successors(&at, &mut |x, r| ok |= x == *lab && r.as_deref() == Ok(s.as_slice()));
+        sys.successors(&at, &mut |x, r| {
+            ok |= x == *lab && r.as_deref() == Ok(s.as_slice())
+        });
         if !ok {
             return Err("a lasso step is not a successor".into());
         }

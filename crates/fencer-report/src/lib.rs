@@ -260,6 +260,27 @@ pub struct Stats {
     /// Spin loops replaced by a load and an `assume` before exploring.
     pub spin_loops: u64,
     pub elapsed_ms: u64,
+    /// A distributed run's ranks (under `mpirun`), each one's share: the counts above
+    /// are their sums.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<RankShare>>,
+}
+
+/// What one rank of a distributed run did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankShare {
+    pub rank: u64,
+    /// States it owns and stored.
+    pub states: u64,
+    /// Bytes of its state table.
+    pub state_memory_bytes: u64,
+    /// Milliseconds spent generating and storing states.
+    pub work_ms: u64,
+    /// Milliseconds spent exchanging states and agreeing with the other ranks, waiting
+    /// for slower ones included.
+    pub comm_ms: u64,
+    /// Bytes it sent to other ranks.
+    pub sent_bytes: u64,
 }
 
 /// The version of the JSON a report is written as: `"schema": "fencer-report/1"` heads

@@ -249,6 +249,7 @@ fn check_one(
         exhaustive: args.keep_going,
         jobs: args.workers(),
         unpacked: args.no_pack,
+        ranks: args.ranks.clone(),
     };
     let judge = |s: &[u8]| -> Option<String> {
         if let Some((p, text)) = sys.failed_assertion(s) {
@@ -407,6 +408,20 @@ fn check_one(
             state_bytes: Some(st.state_bytes),
             elapsed_ms: ms,
             peak_rss_kib: peak_rss_kib(),
+            ranks: (!st.ranks.is_empty()).then(|| {
+                st.ranks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| fencer_report::RankShare {
+                        rank: k as u64,
+                        states: r.states,
+                        state_memory_bytes: r.memory,
+                        work_ms: r.work.as_millis() as u64,
+                        comm_ms: r.comm.as_millis() as u64,
+                        sent_bytes: r.sent,
+                    })
+                    .collect()
+            }),
             ..Default::default()
         },
         counterexample,
@@ -504,9 +519,16 @@ fn check_one(
             if st.state_bytes < sys.width as u64 { ", bit-packed" } else { "" }
         ));
         if let Some(k) = report.stats.peak_rss_kib {
-            text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
+            let whose = if st.ranks.is_empty() { "" } else { " (rank 0)" };
+            text.push_str(&format!(
+                "  peak memory{whose}: {:.1} MiB",
+                k as f64 / 1024.0
+            ));
         }
         text.push('\n');
+        if !st.ranks.is_empty() {
+            text.push_str(&ranks_text(&st.ranks));
+        }
         text
     };
     Ok((report, text))
@@ -657,4 +679,25 @@ pub(crate) fn properties(
         out.push((name, Some(text), sys.with_property(&b, &atoms)));
     }
     Ok(out)
+}
+
+/// A distributed run's shares, one line per rank: what it stored, what it cost, and how
+/// its time split between work and talk.
+fn ranks_text(ranks: &[fencer_explicit::RankStats]) -> String {
+    let mut text = format!("ranks: {}\n", ranks.len());
+    for (k, r) in ranks.iter().enumerate() {
+        let secs = r.work.as_secs_f64();
+        let total = (r.work + r.comm).as_secs_f64().max(1e-9);
+        text.push_str(&format!(
+            "  rank {k}: {} states ({:.0} states/s of work, {:.1} bytes a state), work {:.2} s, exchange {:.2} s ({:.0}%), sent {:.1} MiB\n",
+            r.states,
+            r.states as f64 / secs.max(1e-9),
+            r.memory as f64 / (r.states.max(1)) as f64,
+            secs,
+            r.comm.as_secs_f64(),
+            100.0 * r.comm.as_secs_f64() / total,
+            r.sent as f64 / (1 << 20) as f64,
+        ));
+    }
+    text
 }

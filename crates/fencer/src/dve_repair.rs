@@ -40,6 +40,7 @@ fn violation(
         exhaustive: false,
         jobs: args.workers(),
         unpacked: args.no_pack,
+        ranks: args.ranks.clone(),
     };
     let props = dve::properties(args, sys)?;
     if props.is_empty() {

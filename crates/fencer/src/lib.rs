@@ -150,6 +150,9 @@ pub fn validate(opts: &Options) -> Result<(), Error> {
     if let Some(s) = &opts.shard {
         split::parse_shard(s).map_err(|m| Error::usage(&m, None))?;
     }
+    if let Some(r) = opts.ranks.as_ref().filter(|r| r.size() > 1) {
+        ranks_apply(opts, r.size())?;
+    }
     if opts.jobs == Some(0) {
         return Err(Error::usage(
             "error: --jobs expects at least 1 worker",
@@ -205,4 +208,33 @@ pub(crate) fn read_source(opts: &Options) -> Result<String, Error> {
             None,
         )),
     }
+}
+
+/// A run on several ranks (an MPI job) searches a DVE model's states across them; nothing
+/// else is distributed, and each rank searches on one thread.
+fn ranks_apply(opts: &Options, n: usize) -> Result<(), Error> {
+    let max = fencer_explicit::dist::MAX_RANKS;
+    if n > max {
+        return Err(Error::usage(
+            &format!("error: a distributed search runs on at most {max} ranks; this job has {n} (mpirun -np {max} or fewer)"),
+            None,
+        ));
+    }
+    if kind_of(&opts.file)? != Kind::Dve {
+        return Err(Error::usage(
+            &format!(
+                "error: {} ranks search DVE models only, and {} is not one: run it without mpirun (a program's search splits across machines with --shard I/N and `fencer merge`)",
+                n,
+                opts.file.display()
+            ),
+            None,
+        ));
+    }
+    if opts.set().contains("jobs") {
+        return Err(Error::usage(
+            &format!("error: --jobs does not apply to a distributed run: each of the {n} ranks searches on one thread; start more ranks instead (mpirun -np)"),
+            None,
+        ));
+    }
+    Ok(())
 }

@@ -293,6 +293,11 @@ pub struct Options {
     #[cfg_attr(feature = "cli", arg(skip))]
     #[serde(skip)]
     pub llvm_guard: Option<fn(&Path) -> Option<String>>,
+    /// DVE models: search across these ranks (the processes of an MPI job: `fencer` sets
+    /// this under `mpirun`), each storing the states whose hash it owns.
+    #[cfg_attr(feature = "cli", arg(skip))]
+    #[serde(skip)]
+    pub ranks: Option<fencer_explicit::dist::Ranks>,
 }
 
 impl Default for Options {
@@ -342,6 +347,7 @@ impl Default for Options {
             source: None,
             progress: None,
             llvm_guard: None,
+            ranks: None,
         }
     }
 }

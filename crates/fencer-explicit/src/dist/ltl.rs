@@ -37,7 +37,10 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
     fair: bool,
 ) -> LtlOutcome<S::Label> {
     let procs = if fair { sys.processes() as usize } else { 0 };
-    assert!(procs < 64, "weak fairness across ranks covers up to 63 processes");
+    assert!(
+        procs < 64,
+        "weak fairness across ranks covers up to 63 processes"
+    );
     let plan = Plan {
         goal: None,
         edges: true,
@@ -202,7 +205,8 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             },
             &mut clock,
         );
-        let mut gone: Vec<(usize, u64)> = living.into_iter().filter(|&(x, _)| indeg[x] == 0).collect();
+        let mut gone: Vec<(usize, u64)> =
+            living.into_iter().filter(|&(x, _)| indeg[x] == 0).collect();
         loop {
             for &(x, _) in &gone {
                 alive[x] = false;
@@ -441,10 +445,7 @@ impl Graph {
             }
             return (
                 self.ids[a],
-                cycle
-                    .into_iter()
-                    .map(|(x, p)| (self.ids[x], p))
-                    .collect(),
+                cycle.into_iter().map(|(x, p)| (self.ids[x], p)).collect(),
             );
         }
         unreachable!("OWCTY left a component that meets every condition")

@@ -13,6 +13,9 @@ pub use transport::{Threads, Transport};
 
 use std::sync::Arc;
 
+/// The most ranks a search runs on: each owns whole store shards.
+pub const MAX_RANKS: usize = reach::SHARDS;
+
 /// The ranks a search runs on: a transport shared by the caller and the engine.
 #[derive(Clone)]
 pub struct Ranks(pub Arc<dyn Transport>);

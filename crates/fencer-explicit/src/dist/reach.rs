@@ -253,11 +253,7 @@ pub(crate) fn explore<S: TransitionSystem>(
                 stats.transitions += n as u64;
                 if n == 0 {
                     stats.deadlocks += 1;
-                    if opts.deadlock
-                        && plan.goal.is_some()
-                        && !opts.exhaustive
-                        && event.is_none()
-                    {
+                    if opts.deadlock && plan.goal.is_some() && !opts.exhaustive && event.is_none() {
                         event = Some(Event {
                             key: pos | u32::MAX as u64,
                             kind: FoundKind::Deadlock,
@@ -317,7 +313,12 @@ pub(crate) fn explore<S: TransitionSystem>(
             } else {
                 goals.iter().map(|&g| key_of(g)).min()
             };
-            let mine = event.as_ref().map(|e| e.key).into_iter().chain(goal_key).min();
+            let mine = event
+                .as_ref()
+                .map(|e| e.key)
+                .into_iter()
+                .chain(goal_key)
+                .min();
             let next = if to < frontier.len() {
                 (offset + to as u64) << 32
             } else {
@@ -347,10 +348,8 @@ pub(crate) fn explore<S: TransitionSystem>(
                                 .copied()
                                 .find(|&g| key_of(g) == earliest)
                                 .expect("the goal with that key");
-                            let why = plan.goal.expect("goals are judged")(
-                                &st.get(g).to_vec(),
-                            )
-                            .expect("a goal");
+                            let why = plan.goal.expect("goals are judged")(&st.get(g).to_vec())
+                                .expect("a goal");
                             (FoundKind::Goal(why), g)
                         }
                     };
@@ -358,14 +357,7 @@ pub(crate) fn explore<S: TransitionSystem>(
                 }
                 t.broadcast(root, &mut msg);
                 let (kind, at) = decode_kind(&msg);
-                return finish(
-                    st,
-                    stats,
-                    edges,
-                    None,
-                    clock,
-                    Some((earliest, kind, at)),
-                );
+                return finish(st, stats, edges, None, clock, Some((earliest, kind, at)));
             }
             if on == 0 {
                 return finish(st, stats, edges, Some("timeout"), clock, None);
@@ -484,10 +476,7 @@ pub(crate) fn label<S: TransitionSystem>(
 }
 
 /// The steps along states `path` (the first is where they start).
-pub(crate) fn steps<S: TransitionSystem>(
-    sys: &S,
-    path: &[Vec<u8>],
-) -> Vec<(S::Label, Vec<u8>)> {
+pub(crate) fn steps<S: TransitionSystem>(sys: &S, path: &[Vec<u8>]) -> Vec<(S::Label, Vec<u8>)> {
     path.windows(2)
         .map(|w| (label(sys, &w[0], &w[1], None), w[1].clone()))
         .collect()

@@ -138,7 +138,11 @@ mod tests {
                     let mut m = [t.rank() as u64 + 5];
                     t.min(&mut m);
                     assert_eq!(m, [5]);
-                    let mut b = if t.rank() == 2 { vec![9, 9] } else { Vec::new() };
+                    let mut b = if t.rank() == 2 {
+                        vec![9, 9]
+                    } else {
+                        Vec::new()
+                    };
                     t.broadcast(2, &mut b);
                     assert_eq!(b, vec![9, 9]);
                 });
