@@ -463,13 +463,17 @@ fn check_one(
             }
             None => String::new(),
         };
+        let ranks = match st.ranks.len() {
+            0 => String::new(),
+            n => format!(" on {n} ranks"),
+        };
         let mut text = match title {
             Some(t) => format!(
-                "{} (DVE, explicit-state{under}), {t}: {verdict}\n",
+                "{} (DVE, explicit-state{ranks}{under}), {t}: {verdict}\n",
                 report.program
             ),
             None => format!(
-                "{} (DVE, explicit-state{under}): {verdict}\n",
+                "{} (DVE, explicit-state{ranks}{under}): {verdict}\n",
                 report.program
             ),
         };

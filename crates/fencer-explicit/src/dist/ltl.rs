@@ -293,7 +293,9 @@ impl Graph {
     fn read(parts: &[Vec<u8>]) -> Graph {
         let w4 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
         let w8 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
-        let mut raw: Vec<(u32, u64, Vec<(u32, u64)>)> = Vec::new();
+        // (id, its own conditions, its edges: target and the step's conditions)
+        type Row = (u32, u64, Vec<(u32, u64)>);
+        let mut raw: Vec<Row> = Vec::new();
         for b in parts {
             let mut at = 0;
             while at < b.len() {

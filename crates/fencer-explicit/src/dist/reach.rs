@@ -100,7 +100,7 @@ pub(crate) type Edge = (u32, u32, u64);
 /// What `explore` is asked to do besides storing every reachable state.
 pub(crate) struct Plan<'g> {
     /// Why a new state stops the search (`None`: keep every edge instead, for LTL).
-    pub(crate) goal: Option<&'g (dyn Fn(&[u8]) -> Option<String> + Sync)>,
+    pub(crate) goal: Option<&'g crate::Goal<'g>>,
     /// Keep the edges (their targets' owners do).
     pub(crate) edges: bool,
     /// With each edge, the processes its step moves (for weak fairness).
@@ -348,8 +348,8 @@ pub(crate) fn explore<S: TransitionSystem>(
                                 .copied()
                                 .find(|&g| key_of(g) == earliest)
                                 .expect("the goal with that key");
-                            let why = plan.goal.expect("goals are judged")(&st.get(g).to_vec())
-                                .expect("a goal");
+                            let why =
+                                plan.goal.expect("goals are judged")(st.get(g)).expect("a goal");
                             (FoundKind::Goal(why), g)
                         }
                     };
@@ -536,7 +536,7 @@ pub(crate) fn totals(t: &dyn Transport, ex: &Explored) -> Stats {
 pub(crate) fn reach_states<S: TransitionSystem>(
     sys: &S,
     opts: &Options,
-    goal: &(dyn Fn(&[u8]) -> Option<String> + Sync),
+    goal: &crate::Goal<'_>,
     t: &dyn Transport,
 ) -> Outcome<S::Label> {
     let plan = Plan {
