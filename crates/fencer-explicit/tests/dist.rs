@@ -383,6 +383,63 @@ fn valid_lasso(
     }
 }
 
+/// A limit stops every rank together, with the same statistics, and says which limit.
+#[test]
+fn limits_stop_every_rank() {
+    // A ring of 2,000 states, every one accepting: a cycle, found only once all of it
+    // is explored.
+    struct Ring;
+    impl TransitionSystem for Ring {
+        type Label = ();
+        fn width(&self) -> usize {
+            4
+        }
+        fn initial(&self) -> Vec<u8> {
+            vec![0; 4]
+        }
+        fn successors(&self, s: &[u8], f: &mut dyn FnMut((), fencer_explicit::Next<'_>)) {
+            let n = u32::from_le_bytes(s.try_into().unwrap());
+            f((), Ok(&((n + 1) % 2_000).to_le_bytes()));
+        }
+        fn accepting(&self, _: &[u8]) -> bool {
+            true
+        }
+    }
+    for (timeout, max_states, why) in [
+        (Some(std::time::Duration::ZERO), None, "timeout"),
+        (None, Some(1000), "max-states"),
+    ] {
+        let opts = |ranks| Options {
+            timeout,
+            max_states,
+            ranks,
+            ..Default::default()
+        };
+        for o in on_ranks(3, |r| reach(&Ring, &opts(Some(r)), None)) {
+            assert_eq!(o.stopped, Some(why));
+            assert!(o.found.is_none());
+        }
+        for o in on_ranks(2, |r| {
+            fencer_explicit::accepting_cycle(&Ring, &opts(Some(r)))
+        }) {
+            assert_eq!(o.stopped, Some(why));
+            assert!(o.lasso.is_none());
+        }
+    }
+    let found = on_ranks(2, |r| {
+        let o = fencer_explicit::accepting_cycle(&Ring, &opts_plain(r));
+        (o.lasso.map(|l| l.cycle.len()), o.stats.states)
+    });
+    assert_eq!(found, vec![(Some(2_000), 2_000); 2]);
+}
+
+fn opts_plain(r: Ranks) -> Options {
+    Options {
+        ranks: Some(r),
+        ..Default::default()
+    }
+}
+
 fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
     use fencer_ltl::Ltl;
     match f {

@@ -46,6 +46,7 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
         edges: true,
         movers: procs > 0,
     };
+    let began = std::time::Instant::now();
     let mut ex = explore(sys, opts, t, &plan);
     let size = t.size();
     let st = &ex.st;
@@ -154,7 +155,10 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             }
         }
     };
-    loop {
+    // Each round's sum carries whether this rank is past the timeout: all stop together.
+    let late = || u64::from(opts.timeout.is_some_and(|d| began.elapsed() >= d));
+    let mut timed_out = false;
+    'owcty: loop {
         // Reset: the conditions that reach each state within S.
         let mut reach: Vec<u64> = (0..n).map(|x| if alive[x] { own[x] } else { 0 }).collect();
         let mut changed: Vec<usize> = (0..n).filter(|&x| alive[x]).collect();
@@ -179,9 +183,13 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             for &y in &next {
                 mark[y] = false;
             }
-            let mut more = [next.len() as u64];
+            let mut more = [next.len() as u64, late()];
             t.sum(&mut more);
             clock.talked();
+            if more[1] > 0 {
+                timed_out = true;
+                break 'owcty;
+            }
             if more[0] == 0 {
                 break;
             }
@@ -211,9 +219,13 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             for &(x, _) in &gone {
                 alive[x] = false;
             }
-            let mut more = [gone.len() as u64];
+            let mut more = [gone.len() as u64, late()];
             t.sum(&mut more);
             clock.talked();
+            if more[1] > 0 {
+                timed_out = true;
+                break 'owcty;
+            }
             if more[0] == 0 {
                 break;
             }
@@ -243,6 +255,9 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
         size_before = left[0];
     }
     ex.clock = clock;
+    if timed_out {
+        return finish(&ex, None, Some("timeout"));
+    }
     if size_before == 0 {
         return finish(&ex, None, None);
     }
