@@ -281,6 +281,9 @@ pub struct RankShare {
     pub comm_ms: u64,
     /// Bytes it sent to other ranks.
     pub sent_bytes: u64,
+    /// Its peak resident memory, in KiB (where the OS reports it).
+    #[serde(default)]
+    pub peak_rss_kib: Option<u64>,
 }
 
 /// The version of the JSON a report is written as: `"schema": "fencer-report/1"` heads

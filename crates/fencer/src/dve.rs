@@ -409,6 +409,7 @@ fn check_one(
             elapsed_ms: ms,
             peak_rss_kib: peak_rss_kib(),
             ranks: (!st.ranks.is_empty()).then(|| {
+                let rss = ranks_rss(args);
                 st.ranks
                     .iter()
                     .enumerate()
@@ -419,6 +420,7 @@ fn check_one(
                         work_ms: r.work.as_millis() as u64,
                         comm_ms: r.comm.as_millis() as u64,
                         sent_bytes: r.sent,
+                        peak_rss_kib: rss.get(k).copied().flatten(),
                     })
                     .collect()
             }),
@@ -530,8 +532,8 @@ fn check_one(
             ));
         }
         text.push('\n');
-        if !st.ranks.is_empty() {
-            text.push_str(&ranks_text(&st.ranks));
+        if let Some(r) = &report.stats.ranks {
+            text.push_str(&ranks_text(r));
         }
         text
     };
@@ -685,22 +687,43 @@ pub(crate) fn properties(
     Ok(out)
 }
 
+/// Every rank's peak resident memory (a collective call: every rank of a distributed run
+/// makes it, for the same report).
+fn ranks_rss(args: &Options) -> Vec<Option<u64>> {
+    let Some(r) = &args.ranks else {
+        return Vec::new();
+    };
+    let mine = peak_rss_kib().map_or(u64::MAX, |k| k);
+    r.0.gather_all(&mine.to_le_bytes())
+        .iter()
+        .map(|b| {
+            let k = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+            (k != u64::MAX).then_some(k)
+        })
+        .collect()
+}
+
 /// A distributed run's shares, one line per rank: what it stored, what it cost, and how
 /// its time split between work and talk.
-fn ranks_text(ranks: &[fencer_explicit::RankStats]) -> String {
+fn ranks_text(ranks: &[fencer_report::RankShare]) -> String {
     let mut text = format!("ranks: {}\n", ranks.len());
-    for (k, r) in ranks.iter().enumerate() {
-        let secs = r.work.as_secs_f64();
-        let total = (r.work + r.comm).as_secs_f64().max(1e-9);
+    for r in ranks {
+        let secs = r.work_ms as f64 / 1000.0;
+        let total = (r.work_ms + r.comm_ms).max(1) as f64;
+        let rss = r
+            .peak_rss_kib
+            .map(|k| format!(", peak memory {:.1} MiB", k as f64 / 1024.0))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "  rank {k}: {} states ({:.0} states/s of work, {:.1} bytes a state), work {:.2} s, exchange {:.2} s ({:.0}%), sent {:.1} MiB\n",
+            "  rank {}: {} states ({:.0} states/s of work, {:.1} bytes a state), work {:.2} s, exchange {:.2} s ({:.0}%), sent {:.1} MiB{rss}\n",
+            r.rank,
             r.states,
-            r.states as f64 / secs.max(1e-9),
-            r.memory as f64 / (r.states.max(1)) as f64,
+            r.states as f64 / secs.max(1e-3),
+            r.state_memory_bytes as f64 / (r.states.max(1)) as f64,
             secs,
-            r.comm.as_secs_f64(),
-            100.0 * r.comm.as_secs_f64() / total,
-            r.sent as f64 / (1 << 20) as f64,
+            r.comm_ms as f64 / 1000.0,
+            100.0 * r.comm_ms as f64 / total,
+            r.sent_bytes as f64 / (1 << 20) as f64,
         ));
     }
     text

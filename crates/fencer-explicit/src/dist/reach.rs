@@ -30,6 +30,8 @@ pub(crate) const SHARDS: usize = 1 << SHARD_BITS;
 /// Frontier states a rank expands between two exchanges: the successors of one round
 /// are all a rank holds in flight.
 const ROUND: usize = 1 << 14;
+/// How far ahead of its insertion an arriving state's table slot is loaded.
+const TOUCH: usize = 16;
 
 /// The rank that owns shard `k` among `size` ranks (ranges of shards, in rank order).
 pub(crate) fn owner(k: usize, size: usize) -> usize {
@@ -193,6 +195,8 @@ pub(crate) fn explore<S: TransitionSystem>(
     let mut goals: Vec<u32> = Vec::new();
     let mut cur = Vec::with_capacity(w);
     let mut moved = Vec::new();
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let mut hashes: Vec<u64> = Vec::new();
     loop {
         let mut n = [frontier.len() as u64];
         clock.worked();
@@ -213,7 +217,13 @@ pub(crate) fn explore<S: TransitionSystem>(
         for j in 0..rounds[0] as usize {
             let from = (j * ROUND).min(frontier.len());
             let to = ((j + 1) * ROUND).min(frontier.len());
-            let mut out: Vec<Vec<u8>> = vec![Vec::new(); size];
+            // Last round's arrivals, emptied, carry this round's successors: their
+            // capacity is about what a round needs.
+            let mut out = std::mem::take(&mut spare);
+            out.resize(size, Vec::new());
+            for b in &mut out {
+                b.clear();
+            }
             for (i, &id) in frontier[from..to].iter().enumerate() {
                 let pos = (offset + (from + i) as u64) << 32;
                 cur.clear();
@@ -264,11 +274,22 @@ pub(crate) fn explore<S: TransitionSystem>(
             }
             let got = clock.exchange(t, out);
             for buf in &got {
-                for r in buf.chunks_exact(rec) {
+                // Hashes first, so that each state's table slot is loaded `TOUCH`
+                // insertions ahead (as the one-process store does): the loads overlap.
+                hashes.clear();
+                hashes.extend(buf.chunks_exact(rec).map(|r| hash(&r[..w])));
+                let mut touched = 0u64;
+                for &h in hashes.iter().take(TOUCH) {
+                    touched ^= st.shards[st.shard_of(h)].touch(w, h);
+                }
+                for (i, r) in buf.chunks_exact(rec).enumerate() {
+                    if let Some(&a) = hashes.get(i + TOUCH) {
+                        touched ^= st.shards[st.shard_of(a)].touch(w, a);
+                    }
                     let s = &r[..w];
                     let key = u64::from_le_bytes(r[w..w + 8].try_into().expect("8 bytes"));
                     let parent = u32::from_le_bytes(r[w + 8..w + 12].try_into().expect("4"));
-                    let h = hash(s);
+                    let h = hashes[i];
                     let k = st.shard_of(h);
                     let local = match st.shards[k].insert(w, s, h, parent) {
                         Ok(local) => {
@@ -301,7 +322,9 @@ pub(crate) fn explore<S: TransitionSystem>(
                         edges.push((parent, st.id(k, local), bits));
                     }
                 }
+                std::hint::black_box(touched);
             }
+            spare = got;
             // The earliest violation here, and the next position any rank has yet to
             // expand: once the one is below the other, no rank can find an earlier one.
             let key_of = |id: u32| {
