@@ -152,23 +152,9 @@ fn beem_reachability_in_parallel() {
         let path = dir.join(c[0]);
         let src = std::fs::read_to_string(&path).unwrap();
         let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new()).unwrap();
-        let f = fencer_ltl::parse(c[10]).unwrap_or_else(|e| panic!("{}: {e}", c[10]));
-        let defs: HashMap<&str, &str> = c[13]
-            .split(';')
-            .filter_map(|d| d.split_once(":="))
-            .map(|(n, e)| (n.trim(), e.trim()))
-            .collect();
-        let atoms: Vec<_> = f
-            .atoms
-            .iter()
-            .map(|a| sys.expression(a, defs[a.as_str()]).unwrap())
-            .collect();
+        let prop = common::Property::new(&sys, c[10], c[13]);
         let sys = common::plain(sys);
-        let holds = |s: &[u8]| {
-            eval(&f.ltl, &|a| {
-                sys.sys.eval(&atoms[a], s).is_ok_and(|v| v != 0)
-            })
-        };
+        let holds = |s: &[u8]| prop.holds(&sys.sys, s);
         let goal = |s: &[u8]| holds(s).then(|| c[10].to_string());
         let run = |jobs| {
             let opts = Options {
@@ -211,20 +197,6 @@ fn beem_reachability_in_parallel() {
     eprintln!("{checked} reachability properties checked");
     assert!(checked >= 30, "{checked}");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-}
-
-/// A propositional formula (the goal of a reachability property) under `atom`.
-fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
-    use fencer_ltl::Ltl;
-    match f {
-        Ltl::True => true,
-        Ltl::False => false,
-        Ltl::Atom(a) => atom(*a),
-        Ltl::Not(a) => !eval(a, atom),
-        Ltl::And(a, b) => eval(a, atom) && eval(b, atom),
-        Ltl::Or(a, b) => eval(a, atom) || eval(b, atom),
-        other => panic!("a temporal operator in a reachability goal: {other:?}"),
-    }
 }
 
 /// The length of a shortest path to a state where `goal` holds, by a breadth-first search

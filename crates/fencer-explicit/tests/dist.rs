@@ -122,24 +122,9 @@ fn beem_reachability_counterexamples_on_ranks() {
         let path = dir.join(c[0]);
         let src = std::fs::read_to_string(&path).unwrap();
         let sys = fencer_dve::load(&path.display().to_string(), &src, &HashMap::new()).unwrap();
-        let f = fencer_ltl::parse(c[10]).unwrap();
-        let defs: HashMap<&str, &str> = c[13]
-            .split(';')
-            .filter_map(|d| d.split_once(":="))
-            .map(|(n, e)| (n.trim(), e.trim()))
-            .collect();
-        let atoms: Vec<_> = f
-            .atoms
-            .iter()
-            .map(|a| sys.expression(a, defs[a.as_str()]).unwrap())
-            .collect();
+        let prop = common::Property::new(&sys, c[10], c[13]);
         let sys = common::plain(sys);
-        let goal = |s: &[u8]| {
-            eval(&f.ltl, &|a| {
-                sys.sys.eval(&atoms[a], s).is_ok_and(|v| v != 0)
-            })
-            .then(|| c[10].to_string())
-        };
+        let goal = |s: &[u8]| prop.holds(&sys.sys, s).then(|| c[10].to_string());
         let opts = |ranks| Options {
             ranks,
             ..Default::default()
@@ -440,18 +425,5 @@ fn opts_plain(r: Ranks) -> Options {
     Options {
         ranks: Some(r),
         ..Default::default()
-    }
-}
-
-fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
-    use fencer_ltl::Ltl;
-    match f {
-        Ltl::True => true,
-        Ltl::False => false,
-        Ltl::Atom(a) => atom(*a),
-        Ltl::Not(a) => !eval(a, atom),
-        Ltl::And(a, b) => eval(a, atom) && eval(b, atom),
-        Ltl::Or(a, b) => eval(a, atom) || eval(b, atom),
-        other => panic!("a temporal operator in a reachability goal: {other:?}"),
     }
 }

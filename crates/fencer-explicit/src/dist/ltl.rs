@@ -157,6 +157,14 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
     };
     // Each round's sum carries whether this rank is past the timeout: all stop together.
     let late = || u64::from(opts.timeout.is_some_and(|d| began.elapsed() >= d));
+    // Whether no rank has anything left (`left` here) to do in this step; `None` once a
+    // rank is past the timeout.
+    let settled = |left: usize, clock: &mut super::reach::Clock| {
+        let mut v = [left as u64, late()];
+        t.sum(&mut v);
+        clock.talked();
+        (v[1] == 0).then_some(v[0] == 0)
+    };
     let mut timed_out = false;
     'owcty: loop {
         // Reset: the conditions that reach each state within S.
@@ -183,17 +191,14 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             for &y in &next {
                 mark[y] = false;
             }
-            let mut more = [next.len() as u64, late()];
-            t.sum(&mut more);
-            clock.talked();
-            if more[1] > 0 {
-                timed_out = true;
-                break 'owcty;
+            match settled(next.len(), &mut clock) {
+                None => {
+                    timed_out = true;
+                    break 'owcty;
+                }
+                Some(true) => break,
+                Some(false) => changed = next,
             }
-            if more[0] == 0 {
-                break;
-            }
-            changed = next;
         }
         for x in 0..n {
             if alive[x] && reach[x] != all {
@@ -219,15 +224,13 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             for &(x, _) in &gone {
                 alive[x] = false;
             }
-            let mut more = [gone.len() as u64, late()];
-            t.sum(&mut more);
-            clock.talked();
-            if more[1] > 0 {
-                timed_out = true;
-                break 'owcty;
-            }
-            if more[0] == 0 {
-                break;
+            match settled(gone.len(), &mut clock) {
+                None => {
+                    timed_out = true;
+                    break 'owcty;
+                }
+                Some(true) => break,
+                Some(false) => {}
             }
             let mut next = Vec::new();
             send(

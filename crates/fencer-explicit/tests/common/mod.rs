@@ -68,3 +68,50 @@ impl TransitionSystem for Dve {
         }
     }
 }
+
+/// A BEEM reachability property (`formula` and `ap_definitions` of a row of
+/// `instances.tsv`) over `sys`'s states: the formula and its atoms compiled.
+#[allow(dead_code)]
+pub struct Property {
+    pub ltl: fencer_ltl::Ltl,
+    pub atoms: Vec<fencer_dve::sem::CExpr>,
+}
+
+#[allow(dead_code)]
+impl Property {
+    pub fn new(sys: &fencer_dve::System, formula: &str, definitions: &str) -> Property {
+        let f = fencer_ltl::parse(formula).unwrap_or_else(|e| panic!("{formula}: {e}"));
+        let defs: std::collections::HashMap<&str, &str> = definitions
+            .split(';')
+            .filter_map(|d| d.split_once(":="))
+            .map(|(n, e)| (n.trim(), e.trim()))
+            .collect();
+        let atoms = f
+            .atoms
+            .iter()
+            .map(|a| sys.expression(a, defs[a.as_str()]).unwrap())
+            .collect();
+        Property { ltl: f.ltl, atoms }
+    }
+
+    /// Whether the (propositional) formula holds in state `s`.
+    pub fn holds(&self, sys: &fencer_dve::System, s: &[u8]) -> bool {
+        eval(&self.ltl, &|a| {
+            sys.eval(&self.atoms[a], s).is_ok_and(|v| v != 0)
+        })
+    }
+}
+
+/// A propositional formula (the goal of a reachability property) under `atom`.
+fn eval(f: &fencer_ltl::Ltl, atom: &dyn Fn(usize) -> bool) -> bool {
+    use fencer_ltl::Ltl;
+    match f {
+        Ltl::True => true,
+        Ltl::False => false,
+        Ltl::Atom(a) => atom(*a),
+        Ltl::Not(a) => !eval(a, atom),
+        Ltl::And(a, b) => eval(a, atom) && eval(b, atom),
+        Ltl::Or(a, b) => eval(a, atom) || eval(b, atom),
+        other => panic!("a temporal operator in a reachability goal: {other:?}"),
+    }
+}
