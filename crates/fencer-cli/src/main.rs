@@ -359,6 +359,7 @@ fn main() -> ExitCode {
     pad_heaps();
     report_internal_errors();
     test_panic();
+    ranks::silence_other_ranks();
     let parsed = Cli::command()
         .try_get_matches()
         .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
@@ -377,7 +378,9 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             if !e.use_stderr() {
-                let _ = e.print();
+                if ranks::speaks() {
+                    let _ = e.print();
+                }
                 return ExitCode::from(0);
             }
             // A script that asked for JSON gets JSON, even when its arguments are wrong.
@@ -390,7 +393,9 @@ fn main() -> ExitCode {
                     .trim_start_matches("error: ");
                 return usage_error(true, first, None);
             }
-            let _ = e.print();
+            if ranks::speaks() {
+                let _ = e.print();
+            }
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -526,7 +531,15 @@ fn check(mut args: Options, views: &views::ViewArgs, quiet: bool) -> ExitCode {
         let mut kept: Vec<&str> = lines.next().into_iter().collect();
         kept.extend(lines.filter(|l| {
             let t = l.trim_start();
-            t.starts_with("assuming:") || t.starts_with("stopped:") || t.contains("holds up to")
+            // A model with several properties has a headline each.
+            let headline = !l.starts_with(' ')
+                && [": SAFE", ": VIOLATION", ": INCOMPLETE"]
+                    .iter()
+                    .any(|v| l.contains(v));
+            headline
+                || t.starts_with("assuming:")
+                || t.starts_with("stopped:")
+                || t.contains("holds up to")
         }));
         out(&(kept.join("\n") + "\n"));
     } else {

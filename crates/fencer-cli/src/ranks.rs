@@ -18,6 +18,18 @@ pub fn speaks() -> bool {
     !SILENT.load(Ordering::Relaxed)
 }
 
+/// Silences this process from the start if a launcher's environment says it is not rank
+/// 0: what goes wrong before the job is joined (an argument clap rejects, a command that
+/// does not run across ranks) is then said once, by rank 0.
+pub fn silence_other_ranks() {
+    let rank = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<u64>().ok());
+    if launched() && rank.is_some_and(|r| r != 0) {
+        SILENT.store(true, Ordering::Relaxed);
+    }
+}
+
 /// The job's ranks when an MPI launcher started this process as one of several; `None`
 /// for a plain run (MPI is then never initialised).
 #[cfg(feature = "mpi")]

@@ -421,6 +421,43 @@ fn limits_stop_every_rank() {
     assert_eq!(found, vec![(Some(2_000), 2_000); 2]);
 }
 
+/// Weak fairness with 63 processes, the most across ranks (a condition bit each, beside
+/// acceptance's): the last one alone moves, forever; the others never can, so the cycle
+/// is fair, on one process and on ranks.
+#[test]
+fn fairness_with_sixty_three_processes() {
+    struct Flip;
+    impl TransitionSystem for Flip {
+        type Label = u32;
+        fn width(&self) -> usize {
+            1
+        }
+        fn initial(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn successors(&self, s: &[u8], f: &mut dyn FnMut(u32, fencer_explicit::Next<'_>)) {
+            f(62, Ok(&[1 - s[0]]));
+        }
+        fn accepting(&self, s: &[u8]) -> bool {
+            s[0] == 1
+        }
+        fn processes(&self) -> u32 {
+            63
+        }
+        fn moved(&self, l: u32, out: &mut Vec<u32>) {
+            out.push(l);
+        }
+    }
+    let one = fencer_explicit::fair_accepting_cycle(&Flip, &Options::default());
+    assert!(one.lasso.is_some());
+    for o in on_ranks(2, |r| {
+        fencer_explicit::fair_accepting_cycle(&Flip, &opts_plain(r))
+    }) {
+        let l = o.lasso.expect("a fair cycle across ranks too");
+        assert_eq!(l.cycle.len(), 2);
+    }
+}
+
 fn opts_plain(r: Ranks) -> Options {
     Options {
         ranks: Some(r),

@@ -305,6 +305,21 @@ fn check_one(
             product.buffers = Some((&r.group_of, r.meta.groups));
             product.fair_processes = args.fair;
         }
+        let fair = args.fair || buffer_fair.is_some();
+        let max = fencer_explicit::dist::MAX_FAIR_PROCESSES;
+        if fair
+            && opts.ranks.as_ref().is_some_and(|r| r.size() > 1)
+            && product.processes() as usize > max
+        {
+            return Err(Error::usage(
+                &format!(
+                    "error: a weakly fair search across ranks takes at most {max} fairness constraints, and this run has {} ({}): run it without mpirun",
+                    product.processes(),
+                    if buffer_fair.is_some() { "processes and store-buffer groups" } else { "processes" }
+                ),
+                None,
+            ));
+        }
         let out = if dve_relaxed::terminal_acceptance(sys) {
             dve_relaxed::accepting_prefix(&product, &opts)
         } else if args.fair || buffer_fair.is_some() {
@@ -382,7 +397,9 @@ fn check_one(
         (cex, found.stats, found.stopped, None)
     };
     let st = &stats;
-    let kept_going = args.keep_going && !ltl && (st.errors > 0 || st.goals > 0);
+    let kept_going = args.keep_going
+        && !ltl
+        && (st.errors > 0 || st.goals > 0 || (args.deadlock && st.deadlocks > 0));
     let verdict = if counterexample.is_some() || kept_going {
         Verdict::Violation
     } else if stopped.is_some() {
@@ -497,8 +514,10 @@ fn check_one(
         }
         if kept_going {
             text.push_str(&format!(
-                "  --keep-going: {} steps end in a run-time error, {} reachable states are errors or goals (run without --keep-going for a counterexample)\n",
-                st.errors, st.goals
+                "  --keep-going: {} steps end in a run-time error, {} reachable states are errors or goals{} (run without --keep-going for a counterexample)\n",
+                st.errors,
+                st.goals,
+                if args.deadlock { format!(", {} are deadlocks", st.deadlocks) } else { String::new() }
             ));
         }
         if let Some(c) = &report.counterexample {
@@ -714,12 +733,20 @@ fn ranks_text(ranks: &[fencer_report::RankShare]) -> String {
             .peak_rss_kib
             .map(|k| format!(", peak memory {:.1} MiB", k as f64 / 1024.0))
             .unwrap_or_default();
+        // Rates and shares of a few milliseconds say nothing: shown from 10 ms of work.
+        let rate = if r.work_ms >= 10 && r.states > 0 {
+            format!(
+                " ({:.0} states/s of work, {:.1} table bytes a state)",
+                r.states as f64 / secs,
+                r.state_memory_bytes as f64 / r.states as f64
+            )
+        } else {
+            String::new()
+        };
         text.push_str(&format!(
-            "  rank {}: {} states ({:.0} states/s of work, {:.1} bytes a state), work {:.2} s, exchange {:.2} s ({:.0}%), sent {:.1} MiB{rss}\n",
+            "  rank {}: {} states{rate}, work {:.2} s, exchange {:.2} s ({:.0}%), sent {:.1} MiB{rss}\n",
             r.rank,
             r.states,
-            r.states as f64 / secs.max(1e-3),
-            r.state_memory_bytes as f64 / (r.states.max(1)) as f64,
             secs,
             r.comm_ms as f64 / 1000.0,
             100.0 * r.comm_ms as f64 / total,

@@ -37,9 +37,11 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
     fair: bool,
 ) -> LtlOutcome<S::Label> {
     let procs = if fair { sys.processes() as usize } else { 0 };
+    // Conditions are the bits of a u64: bit 0 and one per process.
     assert!(
-        procs < 64,
-        "weak fairness across ranks covers up to 63 processes"
+        procs <= super::MAX_FAIR_PROCESSES,
+        "weak fairness across ranks covers up to {} processes (callers refuse more)",
+        super::MAX_FAIR_PROCESSES
     );
     let plan = Plan {
         goal: None,
@@ -117,8 +119,9 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
     }
     drop(got);
     let out_of = |x: usize| start[x] as usize..start[x + 1] as usize;
-    let all: u64 = (1u64 << (1 + procs)) - 1;
-    let proc_mask: u64 = (1u64 << procs) - 1;
+    // Bits 0..=procs, and bits 0..procs (no shift by 64: 63 processes fill the word).
+    let all: u64 = u64::MAX >> (63 - procs);
+    let proc_mask: u64 = all >> 1;
     // The conditions each state meets by itself: accepting, processes that cannot move.
     let own: Vec<u64> = (0..n)
         .map(|x| {

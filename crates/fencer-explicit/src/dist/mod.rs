@@ -16,6 +16,10 @@ use std::sync::Arc;
 /// The most ranks a search runs on: each owns whole store shards.
 pub const MAX_RANKS: usize = reach::SHARDS;
 
+/// The most processes a weakly fair search across ranks takes as fairness constraints:
+/// the conditions a cycle must meet are the bits of a word.
+pub const MAX_FAIR_PROCESSES: usize = 63;
+
 /// The ranks a search runs on: a transport shared by the caller and the engine.
 #[derive(Clone)]
 pub struct Ranks(pub Arc<dyn Transport>);
