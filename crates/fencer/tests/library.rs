@@ -142,3 +142,49 @@ thread q { r = y; s = x; }";
     );
     assert!(a.notes.is_empty(), "{:?}", a.notes);
 }
+
+/// `--keep-going` with `--deadlock` explores everything and, a deadlock found, answers
+/// VIOLATION (it once answered SAFE, counting only errors and goals).
+#[test]
+fn kept_going_deadlocks_are_violations() {
+    let mut o = Options::file(example("dve/philosophers.dve"));
+    o.deadlock = true;
+    o.keep_going = true;
+    let out = check(o).unwrap();
+    assert_eq!(out.verdict, Verdict::Violation);
+    assert!(out.output.contains("1 are deadlocks"), "{}", out.output);
+}
+
+/// A DVE search across ranks (threads here, MPI's processes under `mpirun`): the same
+/// verdict and counts as one process, every rank's share reported; and what does not
+/// run across ranks is refused.
+#[test]
+fn ranks_answer_as_one_process() {
+    use fencer_explicit::dist::{Ranks, Threads};
+    let one = check(Options::file(example("dve/peterson.dve")).model(Model::Pso1)).unwrap();
+    let outs: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = Threads::ranks(2)
+            .into_iter()
+            .map(|t| {
+                s.spawn(move || {
+                    let mut o = Options::file(example("dve/peterson.dve")).model(Model::Pso1);
+                    o.ranks = Some(Ranks::new(t));
+                    check(o).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for o in &outs {
+        assert_eq!(o.verdict, one.verdict);
+        let (r, r1) = (o.report.as_ref().unwrap(), one.report.as_ref().unwrap());
+        assert_eq!(r.stats.states, r1.stats.states);
+        assert_eq!(r.stats.transitions, r1.stats.transitions);
+        assert_eq!(r.stats.ranks.as_ref().map(Vec::len), Some(2));
+        assert!(o.output.contains("explicit-state on 2 ranks"), "{}", o.output);
+    }
+    let mut sb = Options::file(example("sb.fen"));
+    sb.ranks = Some(Ranks::new(Threads::ranks(2).swap_remove(0)));
+    let e = check(sb).err().expect("refused");
+    assert!(e.message.contains("DVE models only"), "{}", e.message);
+}
