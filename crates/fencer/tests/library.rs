@@ -181,7 +181,11 @@ fn ranks_answer_as_one_process() {
         assert_eq!(r.stats.states, r1.stats.states);
         assert_eq!(r.stats.transitions, r1.stats.transitions);
         assert_eq!(r.stats.ranks.as_ref().map(Vec::len), Some(2));
-        assert!(o.output.contains("explicit-state on 2 ranks"), "{}", o.output);
+        assert!(
+            o.output.contains("explicit-state on 2 ranks"),
+            "{}",
+            o.output
+        );
     }
     let mut sb = Options::file(example("sb.fen"));
     sb.ranks = Some(Ranks::new(Threads::ranks(2).swap_remove(0)));
