@@ -189,6 +189,6 @@ fn ranks_answer_as_one_process() {
     }
     let mut sb = Options::file(example("sb.fen"));
     sb.ranks = Some(Ranks::new(Threads::ranks(2).swap_remove(0)));
-    let e = check(sb).err().expect("refused");
+    let e = check(sb).expect_err("refused");
     assert!(e.message.contains("DVE models only"), "{}", e.message);
 }
