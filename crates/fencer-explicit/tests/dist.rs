@@ -458,6 +458,46 @@ fn fairness_with_sixty_three_processes() {
     }
 }
 
+/// An accepting cycle near the initial state is found across ranks long before the whole
+/// product is stored (OWCTY on the expanded part at each doubling): a self-loop one step
+/// from the start, beside a tree of 2^18 states.
+#[test]
+fn an_early_cycle_is_found_early() {
+    struct Tree;
+    impl TransitionSystem for Tree {
+        type Label = ();
+        fn width(&self) -> usize {
+            4
+        }
+        fn initial(&self) -> Vec<u8> {
+            vec![0; 4]
+        }
+        fn successors(&self, s: &[u8], f: &mut dyn FnMut((), fencer_explicit::Next<'_>)) {
+            let n = u32::from_le_bytes(s.try_into().unwrap());
+            match n {
+                0 => {
+                    f((), Ok(&1u32.to_le_bytes()));
+                    f((), Ok(&2u32.to_le_bytes()));
+                }
+                1 => f((), Ok(&1u32.to_le_bytes())),
+                _ if n < 1 << 18 => {
+                    f((), Ok(&(2 * n).to_le_bytes()));
+                    f((), Ok(&(2 * n + 1).to_le_bytes()));
+                }
+                _ => {}
+            }
+        }
+        fn accepting(&self, s: &[u8]) -> bool {
+            s[0] == 1 && s[1..] == [0, 0, 0]
+        }
+    }
+    for o in on_ranks(2, |r| fencer_explicit::accepting_cycle(&Tree, &opts_plain(r))) {
+        let l = o.lasso.expect("the self-loop");
+        assert_eq!((l.prefix.len(), l.cycle.len()), (1, 1));
+        assert!(o.stats.states < 20_000, "{} states stored", o.stats.states);
+    }
+}
+
 fn opts_plain(r: Ranks) -> Options {
     Options {
         ranks: Some(r),

@@ -21,15 +21,21 @@
 //! cycle through an accepting state and one witness per process; the prefix is the
 //! breadth-first parent chain to it, so it is a shortest path to the cycle's entry.
 
-use super::reach::{chain, explore, fetch, label, owner_of, steps, totals, Plan, SHARDS};
+use super::reach::{
+    chain, explore, fetch, label, owner_of, steps, totals, Clock, Edge, Plan, SHARDS,
+};
 use super::Transport;
 use crate::bfs::SHARD_BITS;
+use crate::store::Store;
 use crate::{Lasso, LtlOutcome, Options, TransitionSystem};
 use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
 
 /// Whether some reachable cycle through an accepting state exists (with `fair`: a weakly
 /// fair one, every process enabled throughout the cycle moving on it), on every rank of
-/// `t` alike.
+/// `t` alike. OWCTY runs on the expanded part of the product each time the stored states
+/// double (a cycle among expanded states is a real one), so a violation near the start
+/// of a large product is found without storing all of it; and once on the whole.
 pub(crate) fn accepting_cycle<S: TransitionSystem>(
     sys: &S,
     opts: &Options,
@@ -48,10 +54,99 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
         edges: true,
         movers: procs > 0,
     };
-    let began = std::time::Instant::now();
-    let mut ex = explore(sys, opts, t, &plan);
-    let size = t.size();
+    let began = Instant::now();
+    let mut early = Cycle::None;
+    let mut ex = {
+        let mut next_check = EARLY;
+        let mut hook = |st: &Store, edges: &[Edge], marks: &[u32], clock: &mut Clock| {
+            let mut total = [st.len() as u64];
+            t.sum(&mut total);
+            if total[0] < next_check {
+                return false;
+            }
+            next_check = total[0].saturating_mul(2);
+            early = owcty(sys, opts, t, st, edges, Some(marks), procs, clock, began);
+            !matches!(early, Cycle::None)
+        };
+        explore(sys, opts, t, &plan, Some(&mut hook))
+    };
+    let mut acc = [(0..SHARDS)
+        .flat_map(|k| (0..ex.st.shards[k].len()).map(move |i| (k, i)))
+        .filter(|&(k, i)| sys.accepting(ex.st.get(ex.st.id(k, i))))
+        .count() as u64];
+    t.sum(&mut acc);
+    let finish = |ex: &super::reach::Explored, lasso, stopped| LtlOutcome {
+        stats: totals(t, ex),
+        accepting: acc[0],
+        lasso,
+        stopped,
+    };
+    if ex.stopped.is_some() {
+        let stopped = ex.stopped;
+        return finish(&ex, None, stopped);
+    }
+    let cycle = match early {
+        Cycle::None => {
+            let edges = std::mem::take(&mut ex.edges);
+            let mut clock = std::mem::replace(&mut ex.clock, Clock::new());
+            let c = owcty(sys, opts, t, &ex.st, &edges, None, procs, &mut clock, began);
+            ex.clock = clock;
+            c
+        }
+        c => c,
+    };
+    let (a, cycle) = match cycle {
+        Cycle::Found(a, c) => (a, c),
+        Cycle::None => return finish(&ex, None, None),
+        Cycle::Timeout => return finish(&ex, None, Some("timeout")),
+    };
     let st = &ex.st;
+    let mut want = chain(st, t, a);
+    let prefix_len = want.len();
+    want.extend(cycle.iter().map(|x| x.0));
+    let bytes = fetch(st, t, &want);
+    let prefix = steps(sys, &bytes[..prefix_len]);
+    let mut cyc = Vec::with_capacity(cycle.len());
+    let mut prev = &bytes[prefix_len - 1];
+    for (k, &(_, mover)) in cycle.iter().enumerate() {
+        let next = &bytes[prefix_len + k];
+        cyc.push((label(sys, prev, next, mover), next.clone()));
+        prev = next;
+    }
+    let lasso = Lasso {
+        initial: bytes[0].clone(),
+        prefix,
+        cycle: cyc,
+    };
+    finish(&ex, Some(lasso), None)
+}
+
+/// What OWCTY found.
+enum Cycle {
+    /// An accepting state and the cycle from it back to it (see `Graph::lasso`).
+    Found(u32, Vec<(u32, Option<u32>)>),
+    None,
+    Timeout,
+}
+
+/// The first OWCTY check once this many states are stored, and at every doubling after.
+const EARLY: u64 = 1 << 12;
+
+/// OWCTY on the stored states (only those below `expanded`'s marks, when given: the
+/// states whose successors are all known) and `edges`; every rank alike.
+#[allow(clippy::too_many_arguments)]
+fn owcty<S: TransitionSystem>(
+    sys: &S,
+    opts: &Options,
+    t: &dyn Transport,
+    st: &Store,
+    edges: &[Edge],
+    expanded: Option<&[u32]>,
+    procs: usize,
+    clock: &mut Clock,
+    began: Instant,
+) -> Cycle {
+    let size = t.size();
     // Dense indices of the states this rank owns: shard by shard.
     let mut base = vec![0usize; SHARDS];
     let mut n = 0usize;
@@ -67,22 +162,10 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
         }
     }
     let accepting: Vec<bool> = ids.iter().map(|&i| sys.accepting(st.get(i))).collect();
-    let mut acc_count = [accepting.iter().filter(|&&a| a).count() as u64];
-    t.sum(&mut acc_count);
-    let finish = |ex: &super::reach::Explored, lasso, stopped| LtlOutcome {
-        stats: totals(t, ex),
-        accepting: acc_count[0],
-        lasso,
-        stopped,
-    };
-    if ex.stopped.is_some() {
-        let stopped = ex.stopped;
-        return finish(&ex, None, stopped);
-    }
     // Each edge to its source's owner, then as lists of successors per state.
     let rec = if procs > 0 { 16 } else { 8 };
     let mut out: Vec<Vec<u8>> = vec![Vec::new(); size];
-    for &(from, to, m) in &std::mem::take(&mut ex.edges) {
+    for &(from, to, m) in edges {
         let b = &mut out[owner_of(from, size)];
         b.extend_from_slice(&from.to_le_bytes());
         b.extend_from_slice(&to.to_le_bytes());
@@ -90,7 +173,7 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             b.extend_from_slice(&m.to_le_bytes());
         }
     }
-    let got = ex.clock.exchange(t, out);
+    let got = clock.exchange(t, out);
     let mut deg = vec![0u32; n + 1];
     let word4 = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4"));
     for b in &got {
@@ -130,8 +213,15 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
         })
         .collect();
     let edge_bits = |e: usize| if procs > 0 { moves[e] << 1 } else { 0 };
+    // S starts as every expanded state: one not expanded yet has successors to come.
     let mut alive = vec![true; n];
-    let mut clock = std::mem::replace(&mut ex.clock, super::reach::Clock::new());
+    if let Some(m) = expanded {
+        for k in 0..SHARDS {
+            for i in m[k]..st.shards[k].len() {
+                alive[base[k] + i as usize] = false;
+            }
+        }
+    }
     let mut size_before = u64::MAX;
     // Sends, for each `(x, v)` of `from` and each edge `e` of `x`, `v` (with the step's
     // condition bits if `bits`) to the edge target's owner, and hands every arrival
@@ -189,12 +279,12 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
                         }
                     }
                 },
-                &mut clock,
+                &mut *clock,
             );
             for &y in &next {
                 mark[y] = false;
             }
-            match settled(next.len(), &mut clock) {
+            match settled(next.len(), &mut *clock) {
                 None => {
                     timed_out = true;
                     break 'owcty;
@@ -219,7 +309,7 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
                     indeg[y] += 1;
                 }
             },
-            &mut clock,
+            &mut *clock,
         );
         let mut gone: Vec<(usize, u64)> =
             living.into_iter().filter(|&(x, _)| indeg[x] == 0).collect();
@@ -227,7 +317,7 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
             for &(x, _) in &gone {
                 alive[x] = false;
             }
-            match settled(gone.len(), &mut clock) {
+            match settled(gone.len(), &mut *clock) {
                 None => {
                     timed_out = true;
                     break 'owcty;
@@ -247,7 +337,7 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
                         }
                     }
                 },
-                &mut clock,
+                &mut *clock,
             );
             gone = next;
         }
@@ -260,12 +350,11 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
         }
         size_before = left[0];
     }
-    ex.clock = clock;
     if timed_out {
-        return finish(&ex, None, Some("timeout"));
+        return Cycle::Timeout;
     }
     if size_before == 0 {
-        return finish(&ex, None, None);
+        return Cycle::None;
     }
     // The final S as a graph of ids, on every rank.
     let mut mine = Vec::new();
@@ -281,24 +370,7 @@ pub(crate) fn accepting_cycle<S: TransitionSystem>(
     let parts = t.gather_all(&mine);
     let graph = Graph::read(&parts);
     let (a, cycle) = graph.lasso(all);
-    let mut want = chain(st, t, a);
-    let prefix_len = want.len();
-    want.extend(cycle.iter().map(|x| x.0));
-    let bytes = fetch(st, t, &want);
-    let prefix = steps(sys, &bytes[..prefix_len]);
-    let mut cyc = Vec::with_capacity(cycle.len());
-    let mut prev = &bytes[prefix_len - 1];
-    for (k, &(_, mover)) in cycle.iter().enumerate() {
-        let next = &bytes[prefix_len + k];
-        cyc.push((label(sys, prev, next, mover), next.clone()));
-        prev = next;
-    }
-    let lasso = Lasso {
-        initial: bytes[0].clone(),
-        prefix,
-        cycle: cyc,
-    };
-    finish(&ex, Some(lasso), None)
+    Cycle::Found(a, cycle)
 }
 
 /// The states left by OWCTY and their edges, by id.

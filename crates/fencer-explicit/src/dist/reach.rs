@@ -109,6 +109,9 @@ pub(crate) struct Plan<'g> {
     pub(crate) movers: bool,
 }
 
+/// What `explore` calls at the end of each level (see there).
+pub(crate) type Hook<'a> = dyn FnMut(&Store, &[Edge], &[u32], &mut Clock) -> bool + 'a;
+
 /// The earliest violation a rank knows of: its key in the one-process order, what it is
 /// and where (the state it stops at).
 struct Event {
@@ -129,11 +132,15 @@ pub(crate) struct Explored {
 }
 
 /// Explores every reachable state across the ranks of `t`, each rank storing its own.
+/// `hook`, if given, is called on every rank at the end of each level with the store, the
+/// edges kept so far and the level's marks (per shard, the states below are expanded); it
+/// ends the search by returning true.
 pub(crate) fn explore<S: TransitionSystem>(
     sys: &S,
     opts: &Options,
     t: &dyn Transport,
     plan: &Plan<'_>,
+    mut hook: Option<&mut Hook<'_>>,
 ) -> Explored {
     let start = Instant::now();
     let (me, size) = (t.rank(), t.size());
@@ -389,6 +396,11 @@ pub(crate) fn explore<S: TransitionSystem>(
                 return finish(st, stats, edges, Some("max-states"), clock, None);
             }
         }
+        if let Some(h) = hook.as_mut() {
+            if h(&st, &edges, &marks, &mut clock) {
+                return finish(st, stats, edges, None, clock, None);
+            }
+        }
         // The next level: each owned shard's new states by key, shard after shard.
         frontier.clear();
         for &k in &owned {
@@ -567,7 +579,7 @@ pub(crate) fn reach_states<S: TransitionSystem>(
         edges: false,
         movers: false,
     };
-    let ex = explore(sys, opts, t, &plan);
+    let ex = explore(sys, opts, t, &plan, None);
     let stats = totals(t, &ex);
     let found = ex.found.as_ref().map(|(key, kind, at)| {
         let ids = chain(&ex.st, t, *at);
