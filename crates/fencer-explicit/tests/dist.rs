@@ -491,7 +491,9 @@ fn an_early_cycle_is_found_early() {
             s[0] == 1 && s[1..] == [0, 0, 0]
         }
     }
-    for o in on_ranks(2, |r| fencer_explicit::accepting_cycle(&Tree, &opts_plain(r))) {
+    for o in on_ranks(2, |r| {
+        fencer_explicit::accepting_cycle(&Tree, &opts_plain(r))
+    }) {
         let l = o.lasso.expect("the self-loop");
         assert_eq!((l.prefix.len(), l.cycle.len()), (1, 1));
         assert!(o.stats.states < 20_000, "{} states stored", o.stats.states);
