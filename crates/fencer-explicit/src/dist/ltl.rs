@@ -1,11 +1,13 @@
 //! Accepting cycles across ranks, without depth-first order: OWCTY ("one way to catch
 //! them young", Černá and Pelánek), generalised to weak fairness.
 //!
-//! The whole product is explored first (`explore`, keeping every edge at its target's
-//! owner; each edge then travels to its source's owner). The conditions a cycle must meet
+//! The product is explored breadth-first (`explore`, keeping every edge at its target's
+//! owner; for a check, each edge travels to its source's owner). OWCTY runs on the
+//! expanded states each time the stored states double, and on the whole product at the
+//! end: a cycle among expanded states is a real one. The conditions a cycle must meet
 //! are bits: bit 0 an accepting state; with fairness, bit `1 + p` for process `p`, met
 //! by a state where `p` cannot move or by a step that moves `p` (its target carries the
-//! bit). Starting from every reachable state, the set `S` is narrowed until it stops
+//! bit). Starting from every state checked, the set `S` is narrowed until it stops
 //! changing:
 //! - *reset*: keep the states of `S` that every condition reaches within `S` (forward
 //!   propagation of bit sets along the edges of `S`, in rounds);
