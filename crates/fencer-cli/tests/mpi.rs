@@ -228,3 +228,26 @@ fn what_does_not_run_across_ranks_is_refused_once() {
         assert_eq!(err.matches(says).count(), 1, "{args:?}: {err}");
     }
 }
+
+/// The output docs/guide/parallel.md shows for `mpirun` (a ```text block trycmd cannot
+/// run): the same verdict and counterexample lines, and a `ranks:` block.
+#[test]
+fn the_guides_mpirun_output_holds() {
+    let Some(mpirun) = mpirun() else { return };
+    let guide = std::fs::read_to_string(root().join("docs/guide/parallel.md")).unwrap();
+    let cmd = "$ mpirun -q -np 2 fencer check examples/dve/philosophers.dve --deadlock\n";
+    let at = guide.find(cmd).expect("the guide shows the command") + cmd.len();
+    let shown: Vec<&str> = guide[at..]
+        .lines()
+        .take_while(|l| !l.starts_with("states:"))
+        .collect();
+    let out = run(&mpirun, 2, &["examples/dve/philosophers.dve", "--deadlock"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let got: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("states:"))
+        .collect();
+    assert_eq!(got, shown);
+    assert!(text.contains("\nranks: 2\n  rank 0: 7 states"), "{text}");
+}
