@@ -516,6 +516,7 @@ fn check(mut args: Options, views: &views::ViewArgs, quiet: bool) -> ExitCode {
     {
         args.llvm_guard = Some(llvm_crashes_on);
     }
+    args.replays = views.flag();
     let progress = Progress::start();
     args.progress = Some(progress.count.clone());
     let outcome = fencer::check(args);
@@ -746,7 +747,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    if args.algo.is_some() && !matches!(args.engine, Engine::Dpor) {
+    if args.algo.is_some() && !matches!(args.engine, Engine::Dpor | Engine::Auto) {
         return usage_error(
             args.json,
             "error: --algo does not apply to this run: it applies to --engine dpor; this run uses --engine reference",
@@ -782,7 +783,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
                 };
                 fencer_reference::explore(&lit.program, model, &opts).report
             }
-            Engine::Dpor | Engine::Abpress => {
+            Engine::Auto | Engine::Dpor | Engine::Abpress => {
                 let opts = fencer_dpor::Options {
                     algo: match args.algo.unwrap_or(Algo::Optimal) {
                         Algo::Optimal => fencer_dpor::Algo::Optimal,

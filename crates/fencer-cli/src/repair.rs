@@ -150,6 +150,7 @@ impl RepairArgs {
 
 fn load(args: &Options, model: ModelKind) -> Result<Program, ExitCode> {
     let mut prog = fencer::load(args, model).map_err(|e| failed(args.json, &e))?;
+    fencer::inputs::refuse_program("repair", &prog).map_err(|e| failed(args.json, &e))?;
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }

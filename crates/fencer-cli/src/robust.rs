@@ -156,6 +156,9 @@ pub fn robust(a: RobustArgs) -> ExitCode {
             return ExitCode::from(o.exit_code());
         }
     };
+    if let Err(e) = fencer::inputs::refuse_program("robust", &prog) {
+        return failed(args.json, &e);
+    }
     // Final conditions ask about outcomes; robustness is about every execution.
     prog.cond = None;
     let spin_loops = if args.no_spin_assume {
@@ -176,6 +179,7 @@ pub fn robust(a: RobustArgs) -> ExitCode {
         unroll: args.unroll,
         stop_on_violation: false,
         progress: Some(progress.count.clone()),
+        ..Default::default()
     };
     let outcome = fencer_robust::check(&prog, model, method, &opts);
     progress.finish();

@@ -35,6 +35,19 @@ pub struct ViewArgs {
 }
 
 impl ViewArgs {
+    /// The first view option given, as the user writes it.
+    pub fn flag(&self) -> Option<&'static str> {
+        [
+            (self.view.is_some(), "--view"),
+            (self.html.is_some(), "--html"),
+            (self.sarif.is_some(), "--sarif"),
+            (self.save_trace.is_some(), "--save-trace"),
+            (self.final_state.is_some(), "--final"),
+        ]
+        .into_iter()
+        .find_map(|(given, f)| given.then_some(f))
+    }
+
     pub fn any(&self) -> bool {
         self.final_state.is_some()
             || self.view.is_some()

@@ -8,7 +8,7 @@ use crate::pos::Pos;
 use crate::races::Memo;
 use crate::replay::{Cursor, Snapshot};
 use crate::weak::{weak_mode, Judging, Weak};
-use crate::{dynamic, exact, parallel, wut};
+use crate::{dynamic, exact, inputs, parallel, wut};
 use fencer_ir::Program;
 use fencer_machine::collect::Collector;
 use fencer_machine::{Access, Event, NoObserver, Observer, State, Status, Step};
@@ -44,6 +44,14 @@ fn run(
     traces: bool,
     obs: &mut dyn Observer,
 ) -> (Report, Vec<u128>) {
+    if opts.plan.is_none() && prog.has_inputs() {
+        let sites = fencer_machine::input::plan_sites(prog, opts.input_values);
+        return match model {
+            ModelKind::Sc => inputs::explore::<Sc>(prog, opts, traces, obs, sites),
+            ModelKind::Tso => inputs::explore::<Tso>(prog, opts, traces, obs, sites),
+            ModelKind::Pso => inputs::explore::<Pso>(prog, opts, traces, obs, sites),
+        };
+    }
     match model {
         ModelKind::Sc => Dpor::<Sc>::new(prog, opts, traces, obs).run(),
         ModelKind::Tso => Dpor::<Tso>::new(prog, opts, traces, obs).run(),

@@ -270,7 +270,8 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     if let Some(sh) = self.shared.filter(|_| self.record.is_none()) {
                         // Workers count complete executions together, before judging one,
                         // so that --max-executions stops at exactly that many.
-                        let completes = state.is_complete::<M>(self.prog)
+                        let completes = state.choice.own()
+                            && state.is_complete::<M>(self.prog)
                             && state.cut().is_none()
                             && !state.threads.iter().any(|t| t.faulted);
                         if completes && !self.count(sh) {
@@ -280,12 +281,12 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
                     }
                     self.blocked_locks(state, d);
                     if let Some(t) = &mut self.traces {
-                        if state.is_complete::<M>(self.prog) {
+                        if state.choice.own() && state.is_complete::<M>(self.prog) {
                             let mut h = fencer_machine::trace::TraceHash::default();
                             for e in &self.events {
                                 h.record(e);
                             }
-                            t.push(h.value());
+                            t.push(h.value().wrapping_add(state.choice.fingerprint()));
                         }
                     }
                     self.obs.execution(state, &self.events);

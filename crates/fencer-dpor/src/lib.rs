@@ -22,6 +22,7 @@ mod engine;
 mod exact;
 mod execute;
 mod hb;
+mod inputs;
 mod kit;
 mod options;
 mod parallel;

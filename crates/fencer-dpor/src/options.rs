@@ -48,6 +48,13 @@ pub struct Options {
     /// Kept up to date with the number of complete executions, for a progress display
     /// running in another thread (one relaxed store per execution).
     pub progress: Option<Arc<AtomicU64>>,
+    /// Most values an input (`__VERIFIER_nondet_*`) may have for the engine to try each;
+    /// a wider one is refused where it is read.
+    pub input_values: u64,
+    /// The input values of one run of a program with inputs (set by `inputs.rs`, one run
+    /// per assignment).
+    #[doc(hidden)]
+    pub plan: Option<Arc<fencer_machine::input::InputPlan>>,
 }
 
 impl Default for Options {
@@ -61,6 +68,8 @@ impl Default for Options {
             max_depth: 100_000,
             stop_on_violation: true,
             progress: None,
+            input_values: fencer_machine::input::DEFAULT_LIMIT,
+            plan: None,
         }
     }
 }

@@ -95,7 +95,10 @@ fn deepest_snapshot<'s>(
 /// The program's initial state under `opts`' bounds, and whether it faults already.
 fn initial_state(prog: &Program, opts: &Options) -> (State, Status) {
     let (unroll, max_events) = bounds(opts);
-    State::initial_limited(prog, unroll, max_events)
+    match &opts.plan {
+        Some(plan) => State::initial_planned(prog, unroll, max_events, plan.clone(), Vec::new()),
+        None => State::initial_limited(prog, unroll, max_events),
+    }
 }
 
 /// Takes `step` as a replay does: a faulting thread stops, the others go on.

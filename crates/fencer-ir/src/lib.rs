@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+pub mod inputs;
 pub mod simplify;
 pub mod spin;
 
@@ -789,6 +790,13 @@ impl Program {
     /// The variables final states are reported over: those of the condition and `observe`,
     /// or, without a condition, every shared cell and every named register of every static
     /// thread.
+    /// Whether some function reads an input ([`Op::Nondet`]).
+    pub fn has_inputs(&self) -> bool {
+        self.functions
+            .iter()
+            .any(|f| f.body.iter().any(|i| matches!(i.op, Op::Nondet { .. })))
+    }
+
     pub fn reported_vars(&self) -> Vec<CondVar> {
         let mut out = Vec::new();
         if let Some(c) = &self.cond {

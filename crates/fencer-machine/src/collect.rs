@@ -2,7 +2,7 @@
 //! statistics; and how that becomes a [`Report`]. Engines differ in which executions they
 //! visit, never in how an execution's outcome is judged, so the judging lives here.
 
-use crate::{CutKind, Event, Fault, State, Step};
+use crate::{CutKind, Event, EventKind, Fault, State, Step};
 use fencer_ir::{CondVar, Op, Program, Quantifier, SrcLoc};
 use fencer_memory::{Chan, Loc, MemoryModel};
 use fencer_report::{
@@ -85,10 +85,71 @@ impl<'a> Collector<'a> {
 
     /// The counterexample lines of an execution.
     pub fn lines(&self, s: &State, path: &[Event]) -> Vec<TraceLine> {
-        path.iter()
+        let mut out: Vec<TraceLine> = path
+            .iter()
             .enumerate()
             .map(|(i, e)| s.describe(self.prog, e, i + 1))
-            .collect()
+            .collect();
+        if !s.choice.log.is_empty() {
+            self.input_lines(s, path, &mut out);
+        }
+        out
+    }
+
+    /// Puts a line for each input read among an execution's lines: after the event of its
+    /// thread whose step ran the read (the local code after a visible instruction runs in
+    /// that instruction's step), or after the spawn of the thread for a read before its
+    /// first event.
+    fn input_lines(&self, s: &State, path: &[Event], out: &mut Vec<TraceLine>) {
+        let Some(plan) = &s.choice.plan.0 else {
+            return;
+        };
+        let mut reads: Vec<(usize, TraceLine)> = Vec::new();
+        for r in &s.choice.log {
+            let after = if r.event == 0 {
+                path.iter()
+                    .position(|e| matches!(e.kind, EventKind::Spawn { child } if child == r.thread))
+                    .map_or(0, |i| i + 1)
+            } else {
+                path.iter()
+                    .position(|e| e.step == Step::Thread(r.thread) && e.id.index + 1 == r.event)
+                    .map_or(path.len(), |i| i + 1)
+            };
+            let site = &plan.sites()[r.site as usize];
+            let function = self
+                .prog
+                .source_trace
+                .then(|| self.prog.functions[site.func as usize].name.clone());
+            reads.push((
+                after,
+                TraceLine {
+                    step: 0,
+                    function,
+                    thread: s.thread_name(self.prog, r.thread),
+                    file: self.prog.file_name(site.loc).to_string(),
+                    line: site.loc.line,
+                    column: site.loc.col,
+                    op: format!("input -> {}", r.value),
+                    location: None,
+                    value: Some(r.value),
+                    buffer_update: false,
+                },
+            ));
+        }
+        // Stable: reads placed at one point keep the order they were made in.
+        reads.sort_by_key(|(after, _)| *after);
+        let events = std::mem::take(out);
+        let mut reads = reads.into_iter().peekable();
+        for (i, line) in events.into_iter().enumerate() {
+            while let Some((_, l)) = reads.next_if(|(after, _)| *after <= i) {
+                out.push(l);
+            }
+            out.push(line);
+        }
+        out.extend(reads.map(|(_, l)| l));
+        for (i, l) in out.iter_mut().enumerate() {
+            l.step = i + 1;
+        }
     }
 
     fn var_value(s: &State, v: &CondVar) -> i64 {
@@ -103,7 +164,8 @@ impl<'a> Collector<'a> {
 
     /// Records a fault; `path` ends with the step that faulted.
     pub fn fault(&mut self, s: &State, f: &Fault, path: &[Event]) {
-        if self.cex.is_some() {
+        // A fault before the run's assigned inputs were all read is another run's.
+        if self.cex.is_some() || !s.choice.own() {
             return;
         }
         let mut ls = self.lines(s, path);
@@ -212,6 +274,10 @@ impl<'a> Collector<'a> {
     /// Records an execution that cannot go on: complete, blocked by a false `assume`
     /// (discarded), or deadlocked.
     pub fn end<M: MemoryModel>(&mut self, s: &State, path: &[Event]) {
+        if !s.choice.own() {
+            // Its inputs are another run's: it is counted there.
+            return;
+        }
         if s.threads.iter().any(|t| t.faulted) {
             // The fault was recorded when it happened.
         } else if let Some(k) = s.cut() {
@@ -228,6 +294,12 @@ impl<'a> Collector<'a> {
         } else if s.assume_blocked(self.prog) {
             self.stats.blocked += 1;
             self.stats.assume_blocked += 1;
+            if s.threads
+                .iter()
+                .any(|t| t.spin.blocked && t.spin.input_blocked)
+            {
+                self.stats.input_loops += 1;
+            }
         } else if self.prog.hang_is_violation {
             self.deadlock(s, path);
         } else {

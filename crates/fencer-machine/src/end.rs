@@ -81,7 +81,7 @@ impl State {
         if self
             .threads
             .iter()
-            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped)
+            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped || th.spin.input_blocked)
         {
             return None;
         }

@@ -19,6 +19,7 @@ mod enabled;
 mod end;
 mod eval;
 mod event;
+pub mod input;
 mod locals;
 mod memory;
 mod spin;

@@ -98,11 +98,13 @@ fn straight_locals(
             let key = (func, pc, depth as u32);
             if spin_check && spin.pure && spin.at == Some(key) && !spin.changed {
                 spin.blocked = true;
+                spin.input_blocked = spin.input;
                 out = Some(Local::Ready);
                 break;
             }
             spin.at = Some(key);
             spin.changed = false;
+            spin.input = false;
             spin.pure = true;
             if !take_back_edge(back_edges, func, pc, to, depth, unroll) {
                 out = Some(Local::Cut(CutKind::Unroll));
@@ -351,22 +353,30 @@ impl State {
                     fr.pc += 1;
                 }
                 Op::Nondet { dst, bits } => {
-                    let Some(v) = self.inputs.get_mut(t as usize).and_then(|q| q.pop()) else {
-                        return Local::Fault(Fault {
-                            kind: FaultKind::Unsupported,
-                            thread: t,
-                            src,
-                            message: "nondeterministic input: this engine does not choose \
-                                      input values (use --engine abpress)"
-                                .into(),
-                        });
+                    let queued = self.inputs.get_mut(t as usize).and_then(|q| q.pop());
+                    let v = match self.choice.read(t, fr.func, fr.pc, th.events, queued) {
+                        Ok(v) => v,
+                        Err(message) => {
+                            return Local::Fault(Fault {
+                                kind: FaultKind::Unsupported,
+                                thread: t,
+                                src,
+                                message,
+                            })
+                        }
                     };
                     let v = match *bits {
                         1 => v & 1,
                         b if b >= 64 => v,
                         b => fencer_ir::UnOp::Sext(b).eval(v),
                     };
-                    fr.regs[*dst as usize] = v;
+                    // Through `write_reg`: an iteration that reads the value the last one
+                    // read changed nothing, and blocks as a pure one (an input loop that
+                    // leaves on another value leaves in the run that gives the first
+                    // iteration that value, from the same memory).
+                    write_reg(&mut fr.regs[*dst as usize], v, &mut th.spin, depth);
+                    th.spin.input = true;
+                    th.spin.input_event = th.events + 1;
                     fr.pc += 1;
                 }
                 Op::LoopHead { dst } => {
@@ -380,6 +390,7 @@ impl State {
                     let start = fr.regs[*start as usize];
                     if th.spin.pure_since(start, lock_pairs) {
                         th.spin.blocked = true;
+                        th.spin.input_blocked = th.spin.input_event as Value > start;
                         return Local::Ready;
                     }
                     // Counted by the step that ran this (`State::thread_step`).

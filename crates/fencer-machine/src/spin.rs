@@ -47,6 +47,14 @@ pub struct SpinTrack {
     pub(crate) pair: Option<(u32, u32, u32)>,
     /// The thread repeated a pure iteration: it never runs again.
     pub blocked: bool,
+    /// An input was read since the backward jump last taken.
+    pub(crate) input: bool,
+    /// One past the thread's event count at its last input read (0: none yet).
+    pub(crate) input_event: u32,
+    /// The iteration that blocked the thread read an input: another value could have
+    /// let it leave, so its waiting is no hang (an input loop), and the execution is
+    /// discarded as at a false `assume`.
+    pub input_blocked: bool,
     /// The cells stored since the last loop head, while every impure event since was a
     /// store that went straight to memory (see [`Stored`]).
     pub(crate) stored: Stored,

@@ -1,12 +1,14 @@
 //! The machine state: threads and their call frames, memory, store buffers and bounds;
 //! how it is made, copied, and read.
 
+use crate::input::{Choice, InputPlan, PlanRef};
 use crate::locals::{write_reg, Local};
 use crate::{
     BackEdge, Cell, CellState, CutKind, EventId, Memory, ObjState, ReadFrom, SpinTrack, Status,
 };
 use fencer_ir::{FuncId, Program, Reg, SrcLoc, Value};
 use fencer_memory::{Buffers, Loc};
+use std::sync::Arc;
 
 thread_local! {
     /// Register files of frames that returned, for the next frame's: a call and its
@@ -93,6 +95,8 @@ pub struct State {
     ///
     /// [`Op::Nondet`]: fencer_ir::Op::Nondet
     pub inputs: Vec<Vec<Value>>,
+    /// The inputs of an engine that enumerates them: its plan and what was read.
+    pub choice: Choice,
     /// Whether an iteration of a rewritten spin loop that takes a mutex, only reads, and
     /// gives the mutex back counts as pure (GenMC's lock zero-net-effect loops: `while (1)
     /// { lock(m); if (done) break; unlock(m); }`), and so does one that gives back a mutex
@@ -233,6 +237,7 @@ impl Clone for State {
             unroll,
             max_events,
             inputs,
+            choice,
             lock_pairs,
             windows,
             watching,
@@ -245,6 +250,7 @@ impl Clone for State {
             unroll: *unroll,
             max_events: *max_events,
             inputs: inputs.clone(),
+            choice: choice.clone(),
             lock_pairs: *lock_pairs,
             windows: *windows,
             watching: *watching,
@@ -259,6 +265,7 @@ impl Clone for State {
             unroll,
             max_events,
             inputs,
+            choice,
             lock_pairs,
             windows,
             watching,
@@ -270,6 +277,7 @@ impl Clone for State {
         self.unroll = *unroll;
         self.max_events = *max_events;
         self.inputs.clone_from(inputs);
+        self.choice.clone_from(choice);
         self.lock_pairs = *lock_pairs;
         self.windows = *windows;
         self.watching = *watching;
@@ -294,7 +302,30 @@ impl State {
     /// `max_events` visible events: a thread that reaches either bound is cut
     /// ([`ThreadState::cut`]) while the others go on.
     pub fn initial_limited(prog: &Program, unroll: u32, max_events: u32) -> (State, Status) {
-        Self::initial_full(prog, unroll, max_events, Vec::new(), true)
+        Self::initial_full(
+            prog,
+            unroll,
+            max_events,
+            Vec::new(),
+            Choice::default(),
+            true,
+        )
+    }
+
+    /// The initial state of a run with inputs ([`crate::input`]): values from `plan`, or,
+    /// for a plan that asks, from `queue` (per thread, the next one last).
+    pub fn initial_planned(
+        prog: &Program,
+        unroll: u32,
+        max_events: u32,
+        plan: Arc<InputPlan>,
+        queue: Vec<Vec<Value>>,
+    ) -> (State, Status) {
+        let choice = Choice {
+            plan: PlanRef(Some(plan)),
+            ..Choice::default()
+        };
+        Self::initial_full(prog, unroll, max_events, queue, choice, true)
     }
 
     /// The initial state of a replay with input values: `inputs[t]` are the values thread
@@ -311,7 +342,7 @@ impl State {
                 v
             })
             .collect();
-        Self::initial_full(prog, u32::MAX, u32::MAX, inputs, false)
+        Self::initial_full(prog, u32::MAX, u32::MAX, inputs, Choice::default(), false)
     }
 
     fn initial_full(
@@ -319,6 +350,7 @@ impl State {
         unroll: u32,
         max_events: u32,
         inputs: Vec<Vec<Value>>,
+        choice: Choice,
         spin_check: bool,
     ) -> (State, Status) {
         let mem = prog
@@ -348,6 +380,7 @@ impl State {
             unroll,
             max_events,
             inputs,
+            choice,
             lock_pairs: true,
             windows: 0,
             watching: 0,

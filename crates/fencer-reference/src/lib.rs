@@ -13,13 +13,16 @@
 //! for n pairs, far below the chance of a hardware fault in any run this tool can make.
 
 use fencer_ir::Program;
+use fencer_ir::Value;
 use fencer_machine::collect::Collector;
+use fencer_machine::input::InputPlan;
 use fencer_machine::trace::TraceHash;
-use fencer_machine::{Event, NoObserver, Observer, State, Status, Step};
+use fencer_machine::{Event, Fault, NoObserver, Observer, State, Status, Step};
 use fencer_memory::{MemoryModel, ModelKind, Pso, Sc, Tso};
 use fencer_report::{Limit, Report};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -34,6 +37,8 @@ pub struct Options {
     pub max_depth: usize,
     /// Most distinct (state, trace) pairs to remember.
     pub max_states: Option<u64>,
+    /// Most values an input (`__VERIFIER_nondet_*`) may have for each to be tried.
+    pub input_values: u64,
 }
 
 impl Default for Options {
@@ -44,6 +49,7 @@ impl Default for Options {
             unroll: None,
             max_depth: 10_000,
             max_states: Some(20_000_000),
+            input_values: fencer_machine::input::DEFAULT_LIMIT,
         }
     }
 }
@@ -98,13 +104,33 @@ struct Explorer<'a, M> {
     visited: HashSet<u128>,
     traces: HashSet<u128>,
     obs: &'a mut dyn Observer,
+    /// For a program with inputs: the sites and their values, asked at every read.
+    plan: Option<Arc<InputPlan>>,
     _m: std::marker::PhantomData<M>,
 }
 
 struct DfsFrame {
     node: Node,
-    steps: Vec<Step>,
+    steps: Vec<Alt>,
     next: usize,
+}
+
+/// A way on from a node: a step, with the values its input reads take, in order (thread,
+/// value). A step that reads an input is tried once per value of the input's site: the
+/// attempt without enough values stops at the read (`Choice::need`) and is replaced by
+/// those alternatives.
+type Alt = (Step, Vec<(u32, Value)>);
+
+/// Per-thread queues of input values for `reads` (the next one last).
+fn queues(reads: &[(u32, Value)]) -> Vec<Vec<Value>> {
+    let mut q: Vec<Vec<Value>> = Vec::new();
+    for &(t, v) in reads.iter().rev() {
+        if q.len() <= t as usize {
+            q.resize(t as usize + 1, Vec::new());
+        }
+        q[t as usize].push(v);
+    }
+    q
 }
 
 impl<'a, M: MemoryModel> Explorer<'a, M> {
@@ -116,22 +142,85 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
             visited: HashSet::new(),
             traces: HashSet::new(),
             obs,
+            plan: prog.has_inputs().then(|| {
+                Arc::new(InputPlan::asking(fencer_machine::input::plan_sites(
+                    prog,
+                    opts.input_values,
+                )))
+            }),
             _m: std::marker::PhantomData,
         }
     }
 
-    fn enabled(&self, s: &State) -> Vec<Step> {
+    fn enabled(&self, s: &State) -> Vec<Alt> {
         let mut v = Vec::new();
         s.enabled::<M>(self.prog, &mut v);
-        v
+        v.into_iter().map(|s| (s, Vec::new())).collect()
     }
 
-    fn run(mut self) -> Outcome {
-        let (state, status) = State::initial_limited(
-            self.prog,
+    /// The values to try at input site `site`; `Err` for one with too many.
+    fn values(&self, site: u32) -> Result<Vec<Value>, String> {
+        self.plan
+            .as_ref()
+            .expect("a plan where inputs are read")
+            .sites()[site as usize]
+            .values
+            .clone()
+    }
+
+    /// The initial states, one per way the static threads' first local steps read inputs.
+    fn roots(&mut self) -> Vec<(State, Status)> {
+        let (unroll, max) = (
             self.opts.unroll.unwrap_or(u32::MAX),
             self.opts.max_depth.min(u32::MAX as usize) as u32,
         );
+        let Some(plan) = self.plan.clone() else {
+            return vec![State::initial_limited(self.prog, unroll, max)];
+        };
+        let mut out = Vec::new();
+        let mut todo: Vec<Vec<(u32, Value)>> = vec![Vec::new()];
+        while let Some(reads) = todo.pop() {
+            let (s, status) =
+                State::initial_planned(self.prog, unroll, max, plan.clone(), queues(&reads));
+            match (&status, s.choice.need) {
+                (Status::Fault(f), Some((t, site))) => match self.values(site) {
+                    Ok(vals) => {
+                        for v in vals.into_iter().rev() {
+                            let mut r = reads.clone();
+                            r.push((t, v));
+                            todo.push(r);
+                        }
+                    }
+                    Err(m) => out.push((
+                        s,
+                        Status::Fault(Fault {
+                            message: m,
+                            ..f.clone()
+                        }),
+                    )),
+                },
+                _ => out.push((s, status)),
+            }
+        }
+        out
+    }
+
+    fn run(mut self) -> Outcome {
+        for (state, status) in self.roots() {
+            if self.limit_hit() {
+                break;
+            }
+            self.explore_from(state, status);
+        }
+        self.col.stats.traces = Some(self.traces.len() as u64);
+        self.col.stats.states = Some(self.visited.len() as u64);
+        Outcome {
+            report: self.col.finish("reference", M::KIND.name()),
+            traces: self.traces,
+        }
+    }
+
+    fn explore_from(&mut self, state: State, status: Status) {
         let root = Node {
             state,
             trace: TraceHash::default(),
@@ -152,13 +241,31 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                     path.pop();
                     continue;
                 }
-                let step = top.steps[top.next];
+                let (step, reads) = top.steps[top.next].clone();
                 top.next += 1;
                 if self.limit_hit() {
                     break 'dfs;
                 }
                 let mut child = top.node.clone();
+                if !reads.is_empty() {
+                    child.state.inputs = queues(&reads);
+                }
                 let (ev, status) = child.state.step::<M>(self.prog, step);
+                if let (Status::Fault(_), Some((t, site))) = (&status, child.state.choice.need) {
+                    // The step reads an input: try it once per value instead.
+                    if let Ok(vals) = self.values(site) {
+                        let at = top.next;
+                        top.steps.splice(
+                            at..at,
+                            vals.into_iter().map(|v| {
+                                let mut r = reads.clone();
+                                r.push((t, v));
+                                (step, r)
+                            }),
+                        );
+                        continue;
+                    }
+                }
                 self.col.stats.events += 1;
                 child.trace.record(&ev);
                 path.push(ev);
@@ -193,12 +300,6 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
                     next: 0,
                 });
             }
-        }
-        self.col.stats.traces = Some(self.traces.len() as u64);
-        self.col.stats.states = Some(self.visited.len() as u64);
-        Outcome {
-            report: self.col.finish("reference", M::KIND.name()),
-            traces: self.traces,
         }
     }
 
@@ -237,12 +338,16 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
     }
 
     /// Records a complete execution or a deadlock, if the node is one.
-    fn leaf_if_terminal(&mut self, node: &Node, steps: &[Step], path: &[Event]) {
+    fn leaf_if_terminal(&mut self, node: &Node, steps: &[Alt], path: &[Event]) {
         if !steps.is_empty() {
             return;
         }
         if node.state.is_complete::<M>(self.prog) {
-            self.traces.insert(node.trace.value());
+            self.traces.insert(
+                node.trace
+                    .value()
+                    .wrapping_add(node.state.choice.fingerprint()),
+            );
         }
         self.obs.execution(&node.state, path);
         self.col.end::<M>(&node.state, path);

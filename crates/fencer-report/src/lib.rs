@@ -217,6 +217,15 @@ pub struct Stats {
     /// ([`HangPolicy::Blocked`]).
     #[serde(default)]
     pub waits_forever: u64,
+    /// Of the `assume_blocked`, executions where a loop that reads an input repeated
+    /// itself unchanged: discarded as at a false `assume` (another input value leaves the
+    /// loop, in another execution), so such a loop waiting forever is not a hang.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub input_loops: u64,
+    /// Assignments of input values explored, one run each (DPOR on programs with
+    /// `__VERIFIER_nondet_*` inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_runs: Option<u64>,
     /// Of those, executions cut by the depth bound (the result then only holds up to it).
     pub depth_cut: u64,
     /// Of those, executions cut by the loop bound `--unroll`.
@@ -524,10 +533,16 @@ impl Report {
         } else {
             let _ = write!(s, " (assume {})", st.assume_blocked);
         }
+        if st.input_loops > 0 {
+            let _ = write!(s, " (input loops {})", st.input_loops);
+        }
         if let Some(n) = st.sleep_blocked {
             let _ = write!(s, "  sleep-set blocked: {n}");
         }
         let _ = write!(s, "  events: {}", st.events);
+        if let Some(n) = st.input_runs {
+            let _ = write!(s, "  input runs: {n}");
+        }
         if let Some(t) = st.traces {
             let _ = write!(s, "  traces: {t}");
         }
@@ -826,6 +841,10 @@ pub fn render_counterexample(c: &Counterexample) -> String {
         let _ = writeln!(s, "  final: {}", parts.join(" "));
     }
     s
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

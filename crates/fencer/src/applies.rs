@@ -129,7 +129,9 @@ impl Run<'_> {
 
 fn engine_name(e: Engine) -> &'static str {
     match e {
-        Engine::Dpor => "dpor",
+        // The options of `auto` are dpor's; where it hands a program to abpress, the
+        // options are checked again for abpress (`program::check`).
+        Engine::Auto | Engine::Dpor => "dpor",
         Engine::Reference => "reference",
         Engine::Abpress => "abpress",
     }
@@ -214,6 +216,12 @@ const CHECK: &[Rule] = &[
         flag: "--engine",
         applies: |r| r.kind.is_program(),
         to: "programs (.fen, .litmus, C); DVE models have the explicit-state engine and .cub models the parameterized one",
+    },
+    Rule {
+        id: "input_values",
+        flag: "--input-values",
+        applies: |r| r.kind.is_c() && r.program_with(PROGRAM_ENGINES),
+        to: "C programs checked by --engine dpor or reference (abpress treats an input as an unknown value)",
     },
     Rule {
         id: "algo",

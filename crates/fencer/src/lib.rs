@@ -64,6 +64,7 @@ pub mod dve;
 pub mod dve_relaxed;
 pub mod dve_repair;
 mod error;
+pub mod inputs;
 mod options;
 mod program;
 pub mod repair;

@@ -75,6 +75,10 @@ impl From<Por> for fencer_symbolic::Por {
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Engine {
+    /// `dpor`, but for a C program under SC with an input too wide to enumerate (more
+    /// values than --input-values), which `abpress` checks; the report names the engine
+    /// that answered and why.
+    Auto,
     /// Dynamic partial-order reduction on chronological traces: one execution per
     /// Shasha-Snir trace (or close to it), the fast engine.
     Dpor,
@@ -127,8 +131,15 @@ pub struct Options {
     )]
     pub model: Model,
     /// Exploration engine.
-    #[cfg_attr(feature = "cli", arg(long, short, value_enum, default_value = "dpor"))]
+    #[cfg_attr(feature = "cli", arg(long, short, value_enum, default_value = "auto"))]
     pub engine: Engine,
+    /// C: most values an input (`__VERIFIER_nondet_*()`) may take for the explicit engines
+    /// to try each one, one run per choice. `_Bool` has 2; an `int` narrowed by
+    /// `__VERIFIER_assume(0 <= x && x < 4)` right after the call has 4, and one only ever
+    /// compared with constants has one value per outcome. A wider input is refused
+    /// (under SC, --engine auto hands the program to abpress).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = 256))]
+    pub input_values: u64,
     /// DPOR algorithm (with --engine dpor).
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value = "optimal"))]
     pub algo: Algo,
@@ -298,6 +309,12 @@ pub struct Options {
     #[cfg_attr(feature = "cli", arg(skip))]
     #[serde(skip)]
     pub ranks: Option<fencer_explicit::dist::Ranks>,
+    /// A view of the result was asked for (`--view`, `--html`, `--sarif`, `--save-trace`,
+    /// `--final`; the CLI's options): the flag, since views replay an execution, which a
+    /// program with inputs cannot give them yet.
+    #[cfg_attr(feature = "cli", arg(skip))]
+    #[serde(skip)]
+    pub replays: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -312,7 +329,8 @@ impl Default for Options {
             clang: None,
             cflags: Vec::new(),
             model: Model::Sc,
-            engine: Engine::Dpor,
+            engine: Engine::Auto,
+            input_values: fencer_machine::input::DEFAULT_LIMIT,
             algo: Algo::Optimal,
             por: Por::Source,
             verbose: false,
@@ -348,6 +366,7 @@ impl Default for Options {
             progress: None,
             llvm_guard: None,
             ranks: None,
+            replays: None,
         }
     }
 }

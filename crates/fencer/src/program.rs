@@ -2,6 +2,7 @@
 //! front-end the extension picks, under the timeout, and the exploration.
 
 use crate::applies::Kind;
+use crate::inputs;
 use crate::options::program_model;
 use crate::{split, Algo, Engine, Error, Hangs, Options, Outcome, Shown};
 use fencer_memory::ModelKind;
@@ -72,7 +73,7 @@ fn load_c(args: &Options, model: ModelKind) -> Result<fencer_ir::Program, Error>
     if let Some(msg) = args.llvm_guard.and_then(|guard| guard(&args.file)) {
         return Err(Error::usage(&msg, None));
     }
-    fencer_c::load(&args.file, &opts, model).map_err(|e| c_load_error(&e))
+    fencer_c::load_with_inputs(&args.file, &opts, model).map_err(|e| c_load_error(&e))
 }
 
 /// A C program that does not load: the message with the offending source line and a
@@ -128,6 +129,13 @@ pub(crate) fn check(
         None => return Ok(stopped_while_loading(&args, model, started)),
     };
     let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    if prog.has_inputs() {
+        if let Some(wide) = inputs::too_wide(&args, &prog, model)? {
+            // --engine auto under SC: the symbolic engine takes the program.
+            return inputs::hand_to_abpress(&args, timeout, wide);
+        }
+        inputs::refuse_options(&args, &prog)?;
+    }
     let spin_loops = if args.no_spin_assume {
         0
     } else {
@@ -241,11 +249,14 @@ fn explore_program(
                 max_executions: args.max_executions,
                 max_depth: args.max_depth,
                 unroll: args.unroll,
+                input_values: args.input_values,
                 ..Default::default()
             };
             (fencer_reference::explore(prog, model, &opts).report, None)
         }
-        Engine::Dpor | Engine::Abpress => deepening(args, prog, model, timeout, shard),
+        Engine::Auto | Engine::Dpor | Engine::Abpress => {
+            deepening(args, prog, model, timeout, shard)
+        }
     }
 }
 
@@ -382,8 +393,11 @@ fn explore_dpor(
         unroll: args.unroll,
         stop_on_violation: !args.all,
         progress: args.progress.clone(),
+        input_values: args.input_values,
+        plan: None,
     };
-    let jobs = args.workers();
+    // A program with inputs is one run per assignment of them, on one worker.
+    let jobs = if prog.has_inputs() { 1 } else { args.workers() };
     if (jobs == 1 || max_events.is_some()) && shard.is_none() {
         (fencer_dpor::explore(prog, model, &opts), None)
     } else {
@@ -490,7 +504,7 @@ pub fn unsupported(report: &Report) -> Result<(), Error> {
 pub fn stopped_while_loading(args: &Options, model: ModelKind, started: Instant) -> Outcome {
     let ms = started.elapsed().as_millis() as u64;
     let engine = match args.engine {
-        Engine::Dpor => "dpor",
+        Engine::Auto | Engine::Dpor => "dpor",
         Engine::Reference => "reference",
         Engine::Abpress => "abpress",
     };
