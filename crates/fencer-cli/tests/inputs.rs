@@ -266,3 +266,90 @@ fn svcomp_programs_with_inputs() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn a_loop_no_input_value_leaves_is_a_hang() {
+    // The input does not decide the loop: it waits forever whatever the value (found by
+    // an adversarial pass: the input loop was once taken as one another value leaves).
+    // The second loop's iterations with the value 1 have effects: it is a hang because
+    // no value leaves the loop. (The reference explorer runs those iterations without
+    // end, y growing: it is held to the first.)
+    for (name, body, engines) in [
+        (
+            "unused.c",
+            "__VERIFIER_nondet_int();",
+            &["dpor", "reference"][..],
+        ),
+        (
+            "compared.c",
+            "if (__VERIFIER_nondet_bool()) y++;",
+            &["dpor"],
+        ),
+    ] {
+        let f = c(
+            name,
+            &format!(
+                "int flag, x, y;\n\
+                 void *t(void *a) {{ x = 1; return 0; }}\n\
+                 int main() {{ pthread_t th; pthread_create(&th, 0, t, 0);\n\
+                   if (x == 0) {{ while (flag == 0) {{ {body} }} }}\n\
+                   pthread_join(th, 0); return 0; }}\n"
+            ),
+        );
+        for &engine in engines {
+            let o = fencer(&["check", &f, "--engine", engine]);
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(o.status.code(), Some(1), "{name}, {engine}: {out}");
+            assert!(
+                out.contains("counterexample (hang)"),
+                "{name}, {engine}: {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn limits_stop_a_search_whose_first_steps_read_inputs_without_end() {
+    // The reference explorer's initial states, one per way main's first local steps read
+    // inputs, are infinitely many here: --timeout stops their enumeration too.
+    let f = c(
+        "count.c",
+        "int main() { int c = 0; while (__VERIFIER_nondet_bool()) c++; return 0; }\n",
+    );
+    let o = fencer(&["check", &f, "--engine", "reference", "--timeout", "2"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn input_values_that_send_a_program_to_abpress_are_not_held_against_it() {
+    let f = c(
+        "three.c",
+        "int x;\n\
+         int main() { int v = __VERIFIER_nondet_int();\n\
+           __VERIFIER_assume(v >= 0 && v <= 2);\n\
+           x = v + 1;\n\
+           assert(x != 3); return 0; }\n",
+    );
+    let o = fencer(&["check", &f, "--input-values", "2"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("chose abpress") && out.contains("3 values"),
+        "{out}"
+    );
+    assert_eq!(fencer(&["check", &f]).status.code(), Some(1));
+    assert_eq!(
+        fencer(&["check", &f, "--input-values", "0"]).status.code(),
+        Some(2)
+    );
+}

@@ -1,7 +1,7 @@
 //! The DPOR engine held to the reference explorer on random programs: the same final states
 //! and verdicts, and exactly one complete execution per Shasha-Snir trace.
 //!
-//! `FENCER_CASES=N` sets the number of programs per model and algorithm (default 1000; a
+//! `FENCER_CASES=N` sets the number of programs per model and algorithm (default 700; a
 //! quarter as many with loops); `FENCER_SEED=S` runs the one program of seed S. A failure
 //! prints its seed and program; add the seed to `REGRESSIONS` so it is checked for good.
 //!
@@ -49,7 +49,7 @@ fn cases() -> u64 {
     std::env::var("FENCER_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
+        .unwrap_or(700)
 }
 
 #[derive(Clone, Copy)]

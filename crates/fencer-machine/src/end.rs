@@ -81,7 +81,7 @@ impl State {
         if self
             .threads
             .iter()
-            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped || th.spin.input_blocked)
+            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped)
         {
             return None;
         }
@@ -97,99 +97,182 @@ impl State {
             let th = &self.threads[t as usize];
             !th.finished && th.spin.blocked
         });
-        let HangScratch { state, last, now } = scratch;
-        let s = match state {
-            Some(s) => {
-                s.clone_from(self);
-                s
-            }
-            None => state.insert(self.clone()),
-        };
+        // One copy of the state for the threads run alone (as before them all: each
+        // only reads), and a fresh one for each value an input loop is tried with.
+        match &mut scratch.state {
+            Some(s) => s.clone_from(self),
+            None => scratch.state = Some(self.clone()),
+        }
         let mut first = None;
         for t in waiting {
-            let (fr, ins) = s.current(prog, t);
-            let (at, to, start) = match ins.op {
-                Op::SpinBack { to, start } => {
-                    let body = &prog.functions[fr.func as usize].body;
-                    (body[to as usize].loc, Some(to), Some(start))
-                }
-                _ => (ins.loc, None, None),
+            let th = &self.threads[t as usize];
+            // A loop whose iteration read an input may leave on another value: it waits
+            // forever only if it comes back unchanged whatever its reads give. Each value
+            // of the sites the thread read is tried for all its reads (a loop that leaves
+            // only on a mix of values is judged to wait: a hang that some input sequence
+            // does give, never a hang missed).
+            let tries: Vec<Option<Value>> = if th.spin.input_blocked {
+                self.choice
+                    .values_read_by(t)
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            } else {
+                vec![None]
             };
-            first.get_or_insert((t, at));
-            // The thread's registers where it blocked, but for the iteration's start
-            // (an event count, new every time): a loop that carries a register (a CAS
-            // retry loop takes the value its failed CAS read) blocks again with other
-            // registers and may leave on the next iteration; only a pure iteration that
-            // ends where the previous one did proves that nothing ever lets it leave.
-            let regs_now = |s: &State, t: u32, r: &mut Vec<Value>| {
-                r.clone_from(&s.threads[t as usize].frames.last().expect("frame").regs);
-                if let Some(x) = start.and_then(|k| r.get_mut(k as usize)) {
-                    *x = 0;
-                }
-            };
-            regs_now(s, t, last);
-            let restart = |s: &mut State| {
-                let th = &mut s.threads[t as usize];
-                th.spin.blocked = false;
-                th.spin.at = None;
-                if let Some(to) = to {
-                    th.frames.last_mut().expect("frame").pc = to;
-                }
-            };
-            restart(s);
-            if !matches!(s.run_locals(prog, t), Local::Ready) {
+            if tries.is_empty() {
                 return None;
             }
-            let mut steps = 0;
-            loop {
-                let th = &s.threads[t as usize];
-                if th.spin.blocked {
-                    regs_now(s, t, now);
-                    if now == last {
-                        break;
-                    }
-                    std::mem::swap(last, now);
-                    steps += 1;
-                    if steps > 10_000 {
-                        return None;
-                    }
-                    restart(s);
-                    if !matches!(s.run_locals(prog, t), Local::Ready) {
-                        return None;
-                    }
-                    continue;
-                }
-                steps += 1;
-                if th.finished || th.exited || th.cut.is_some() || steps > 10_000 {
-                    return None;
-                }
-                if !s.thread_enabled::<M>(prog, t) {
-                    return None;
-                }
-                let (ev, status) = s.step::<M>(prog, Step::Thread(t));
-                // The loop can let another thread go on (it gives back a mutex that one
-                // waits for, then takes it again: `pthread_cond_wait` in a `while`): then
-                // nothing says it waits forever; the execution where the other thread
-                // goes on in that window is explored (the other's attempt races with the
-                // acquisition that blocked it).
-                if (0..s.threads.len() as u32).any(|u| u != t && s.thread_runs::<M>(prog, u)) {
-                    return None;
-                }
-                // A mutex taken and given back in the iteration is judged at its end.
-                let paired = s.lock_pairs
-                    && matches!(
-                        ev.kind,
-                        EventKind::Lock {
-                            trylock: false,
-                            destroy: false,
-                            ..
-                        } | EventKind::Unlock { .. }
-                    );
-                if status != Status::Ok || !(ev.kind.is_pure() || paired) {
-                    return None;
-                }
+            for v in tries {
+                let at = self.waits_forever::<M>(prog, t, v, scratch)?;
+                first.get_or_insert((t, at));
             }
         }
         first
     }
+
+    /// Whether thread `t`, run alone on this state's memory from its loop's start (with
+    /// every input it reads giving `input`, where one is given), comes back to the loop
+    /// having done nothing but read: `Some` of the loop's position, `None` if it can leave.
+    fn waits_forever<M: MemoryModel>(
+        &self,
+        prog: &Program,
+        t: u32,
+        input: Option<Value>,
+        scratch: &mut HangScratch,
+    ) -> Option<SrcLoc> {
+        let HangScratch { state, last, now } = scratch;
+        let s = state.as_mut().expect("hang copies the state first");
+        if let Some(v) = input {
+            s.clone_from(self);
+            if s.inputs.len() <= t as usize {
+                s.inputs.resize(t as usize + 1, Vec::new());
+            }
+            s.inputs[t as usize] = vec![v; INPUT_TRIES];
+        }
+        let (fr, ins) = s.current(prog, t);
+        let (at, to, start) = match ins.op {
+            Op::SpinBack { to, start } => {
+                let body = &prog.functions[fr.func as usize].body;
+                (body[to as usize].loc, Some(to), Some(start))
+            }
+            _ => (ins.loc, None, None),
+        };
+        // The loop's code, for a thread tried with an input value: leaving it is what
+        // shows the loop can end (an iteration with effects, `if (nondet()) y++;` in a
+        // loop waiting for a flag, does not).
+        let depth = s.threads[t as usize].frames.len();
+        let region = loop_head(&ins.op, fr.pc).map(|head| (fr.func, head, fr.pc));
+        let left = |s: &State| {
+            let th = &s.threads[t as usize];
+            th.finished
+                || th.exited
+                || th.frames.len() < depth
+                || region.is_some_and(|(func, lo, hi)| {
+                    let f = th.frames.last().expect("frame");
+                    th.frames.len() == depth && (f.func != func || f.pc < lo || f.pc > hi)
+                })
+        };
+        let trying = input.is_some() && region.is_some();
+        // The thread's registers where it blocked, but for the iteration's start (an
+        // event count, new every time): a loop that carries a register (a CAS retry loop
+        // takes the value its failed CAS read) blocks again with other registers and may
+        // leave on the next iteration; only a pure iteration that ends where the previous
+        // one did proves that nothing ever lets it leave.
+        let regs_now = |s: &State, t: u32, r: &mut Vec<Value>| {
+            r.clone_from(&s.threads[t as usize].frames.last().expect("frame").regs);
+            if let Some(x) = start.and_then(|k| r.get_mut(k as usize)) {
+                *x = 0;
+            }
+        };
+        regs_now(s, t, last);
+        let restart = |s: &mut State| {
+            let th = &mut s.threads[t as usize];
+            th.spin.blocked = false;
+            th.spin.at = None;
+            if let Some(to) = to {
+                th.frames.last_mut().expect("frame").pc = to;
+            }
+        };
+        restart(s);
+        if !matches!(s.run_locals(prog, t), Local::Ready) || trying && left(s) {
+            return None;
+        }
+        let mut steps = 0;
+        loop {
+            let th = &s.threads[t as usize];
+            if th.spin.blocked {
+                regs_now(s, t, now);
+                if now == last {
+                    return Some(at);
+                }
+                std::mem::swap(last, now);
+                steps += 1;
+                if steps > 10_000 {
+                    return trying.then_some(at);
+                }
+                restart(s);
+                if !matches!(s.run_locals(prog, t), Local::Ready) || trying && left(s) {
+                    return None;
+                }
+                continue;
+            }
+            steps += 1;
+            if trying && th.cut.is_none() && !th.finished && !th.exited && steps > 10_000 {
+                // Still going round with this value, never out of the loop.
+                return Some(at);
+            }
+            if th.finished || th.exited || th.cut.is_some() || steps > 10_000 {
+                return None;
+            }
+            if !s.thread_enabled::<M>(prog, t) {
+                return None;
+            }
+            let (ev, status) = s.step::<M>(prog, Step::Thread(t));
+            // The loop can let another thread go on (it gives back a mutex that one
+            // waits for, then takes it again: `pthread_cond_wait` in a `while`): then
+            // nothing says it waits forever; the execution where the other thread goes
+            // on in that window is explored (the other's attempt races with the
+            // acquisition that blocked it).
+            if (0..s.threads.len() as u32).any(|u| u != t && s.thread_runs::<M>(prog, u)) {
+                return None;
+            }
+            // A mutex taken and given back in the iteration is judged at its end.
+            let paired = s.lock_pairs
+                && matches!(
+                    ev.kind,
+                    EventKind::Lock {
+                        trylock: false,
+                        destroy: false,
+                        ..
+                    } | EventKind::Unlock { .. }
+                );
+            if status != Status::Ok {
+                return None;
+            }
+            if trying {
+                if left(s) {
+                    return None;
+                }
+            } else if !(ev.kind.is_pure() || paired) {
+                return None;
+            }
+        }
+    }
 }
+
+/// The first instruction of the loop whose backward jump is `op` at `pc`.
+fn loop_head(op: &Op, pc: u32) -> Option<u32> {
+    match *op {
+        Op::SpinBack { to, .. } => Some(to),
+        Op::Jump(to) if to <= pc => Some(to),
+        Op::Branch {
+            then_to, else_to, ..
+        } => [then_to, else_to].into_iter().filter(|&x| x <= pc).min(),
+        _ => None,
+    }
+}
+
+/// How many input reads a thread run alone to judge a hang gets the tried value for: a
+/// waiting loop comes back within an iteration or two.
+const INPUT_TRIES: usize = 64;

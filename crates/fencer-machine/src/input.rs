@@ -209,6 +209,25 @@ impl Choice {
         Ok(value)
     }
 
+    /// Every value of the sites thread `t` read, in order, each once (at most
+    /// [`MAX_HANG_TRIES`]): the values a waiting loop that reads inputs is tried with.
+    pub fn values_read_by(&self, t: u32) -> Vec<Value> {
+        let Some(plan) = &self.plan.0 else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for r in self.log.iter().filter(|r| r.thread == t) {
+            if let Ok(vals) = &plan.sites[r.site as usize].values {
+                for &v in vals {
+                    if !out.contains(&v) && out.len() < MAX_HANG_TRIES {
+                        out.push(v);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// A 128-bit fingerprint of the values read, to add to a trace's: two executions with
     /// the same events but other inputs are other executions.
     pub fn fingerprint(&self) -> u128 {
@@ -237,6 +256,9 @@ pub fn canonical(v: Value, bits: u8) -> Value {
         b => fencer_ir::UnOp::Sext(b).eval(v),
     }
 }
+
+/// Most values a waiting loop that reads inputs is tried with to judge a hang.
+pub const MAX_HANG_TRIES: usize = 32;
 
 /// Most values an input may have for the engines to try each (`--input-values`).
 pub const DEFAULT_LIMIT: u64 = 256;

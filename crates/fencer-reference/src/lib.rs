@@ -180,6 +180,19 @@ impl<'a, M: MemoryModel> Explorer<'a, M> {
         let mut out = Vec::new();
         let mut todo: Vec<Vec<(u32, Value)>> = vec![Vec::new()];
         while let Some(reads) = todo.pop() {
+            // Main's first local steps may read without bound (`while (nondet()) c++;`):
+            // the limits stop this as they stop the search.
+            if self.limit_hit() {
+                break;
+            }
+            if self
+                .opts
+                .max_states
+                .is_some_and(|m| (out.len() + todo.len()) as u64 >= m)
+            {
+                self.col.stopped = Some(Limit::MaxStates);
+                break;
+            }
             let (s, status) =
                 State::initial_planned(self.prog, unroll, max, plan.clone(), queues(&reads));
             match (&status, s.choice.need) {

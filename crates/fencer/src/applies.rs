@@ -39,6 +39,12 @@ impl Given {
         self.0.insert(id.to_string());
     }
 
+    /// Marks the option `id` not given (one that was honoured before the run changed
+    /// engine).
+    pub fn remove(&mut self, id: &str) {
+        self.0.remove(id);
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = &String> {
         self.0.iter()
     }

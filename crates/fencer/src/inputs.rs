@@ -27,11 +27,13 @@ pub(crate) fn too_wide(
         return Ok(Some(why.clone()));
     }
     let engine = match args.engine {
-        Engine::Reference => "reference",
-        _ => "dpor",
+        Engine::Reference => "--engine reference",
+        Engine::Dpor => "--engine dpor",
+        // Under TSO and PSO only the explicit engines check programs.
+        _ => "under TSO and PSO, inputs are tried value by value",
     };
     Err(Error::usage(
-        &format!("{}: error: --engine {engine}: {why}", args.file.display()),
+        &format!("{}: error: {engine}: {why}", args.file.display()),
         None,
     ))
 }
@@ -45,14 +47,20 @@ pub(crate) fn hand_to_abpress(
 ) -> Result<Outcome, Error> {
     let mut a = (**args).clone();
     a.engine = Engine::Abpress;
+    // --input-values was honoured: it is what sent the program here.
+    a.given.remove("input_values");
+    a.input_values = fencer_machine::input::DEFAULT_LIMIT;
     if let Some(msg) = applies::refusal(&a) {
         return Err(Error::usage(
             &format!("{msg}\n  (--engine auto hands this program to --engine abpress: {why})"),
             None,
         ));
     }
-    let mut out = symbolic::check_with(&a, timeout, a.por.into())?;
     let note = format!("--engine auto chose abpress: {why}");
+    let mut out = symbolic::check_with(&a, timeout, a.por.into()).map_err(|mut e| {
+        e.message = format!("{}\n  ({note})", e.message.trim_end());
+        e
+    })?;
     if a.json {
         if let Ok(mut j) = serde_json::from_str::<serde_json::Value>(&out.output) {
             j["engine_choice"] = serde_json::json!({ "engine": "abpress", "why": why });

@@ -154,6 +154,12 @@ pub fn validate(opts: &Options) -> Result<(), Error> {
     if let Some(r) = opts.ranks.as_ref().filter(|r| r.size() > 1) {
         ranks_apply(opts, r.size())?;
     }
+    if opts.input_values == 0 {
+        return Err(Error::usage(
+            "error: --input-values expects at least 1 (a `_Bool` input has 2 values)",
+            None,
+        ));
+    }
     if opts.jobs == Some(0) {
         return Err(Error::usage(
             "error: --jobs expects at least 1 worker",
