@@ -28,9 +28,7 @@
 //! *points*, which [`points`] lists; both sides of every such change are among them.
 
 use crate::spin::op_reads;
-use crate::{
-    Addr, BinOp, CondVar, Expr, FuncId, Function, Op, Program, Ptr, Reg, RmwOp, SrcLoc, UnOp, Value,
-};
+use crate::{BinOp, CondVar, Expr, FuncId, Function, Op, Program, Ptr, Reg, SrcLoc, UnOp, Value};
 use std::collections::{HashMap, HashSet};
 
 /// One input read: the `Op::Nondet` at `pc` of `func`, and the values to try for it.
@@ -358,51 +356,6 @@ fn decomposable(e: &Expr, var: &dyn Fn(Reg) -> bool, range: (Value, Value)) -> b
     find_leaves(e, var, range, &mut Vec::new()) == reads_of(e, var)
 }
 
-/// Every expression an instruction reads, as [`op_reads`] lists their registers.
-fn op_exprs<'a>(op: &'a Op, f: &mut dyn FnMut(&'a Expr)) {
-    fn addr<'a>(a: &'a Addr, f: &mut dyn FnMut(&'a Expr)) {
-        match a {
-            Addr::Global { index, .. } => f(index),
-            Addr::Ptr(e) => f(e),
-        }
-    }
-    match op {
-        Op::Load { addr: a, .. } => addr(a, f),
-        Op::Local { expr, .. } => f(expr),
-        Op::Branch { cond, .. } | Op::Assert { cond, .. } | Op::Assume(cond) => f(cond),
-        Op::Store { addr: a, value } => {
-            addr(a, f);
-            f(value);
-        }
-        Op::Rmw { addr: a, op, .. } => {
-            addr(a, f);
-            match op {
-                RmwOp::Cas { expected, new } => {
-                    f(expected);
-                    f(new);
-                }
-                RmwOp::FetchAdd(e) | RmwOp::Xchg(e) => f(e),
-                RmwOp::Fetch { value, .. } => f(value),
-            }
-        }
-        Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } | Op::MutexDestroy(a) => {
-            addr(a, f)
-        }
-        Op::Spawn { arg, .. } => f(arg),
-        Op::SpawnIndirect { target, arg, .. } => {
-            f(target);
-            f(arg);
-        }
-        Op::CallIndirect { target, args, .. } => {
-            f(target);
-            args.iter().for_each(f);
-        }
-        Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => f(e),
-        Op::Call { args, .. } => args.iter().for_each(f),
-        _ => {}
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Narrowing.
 
@@ -602,7 +555,7 @@ fn step(prog: &Program, path: &mut Path, full: (Value, Value)) -> Step {
         return Step::Exit;
     };
     let mut faults = false;
-    op_exprs(&ins.op, &mut |e| faults |= can_fault(e));
+    ins.op.exprs(&mut |e| faults |= can_fault(e));
     if faults {
         // A fault is observable; where it happens, the path stops being followed.
         return Step::Exit;
@@ -763,7 +716,7 @@ fn thresholds(
             } if var(*r) => 1,
             op => {
                 let mut k = 0;
-                op_exprs(op, &mut |e| k += find_leaves(e, &var, full, &mut leaves));
+                op.exprs(&mut |e| k += find_leaves(e, &var, full, &mut leaves));
                 k
             }
         };
@@ -799,7 +752,7 @@ fn thresholds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Instr, ObjKind, Object, ThreadDecl};
+    use crate::{Addr, Instr, ObjKind, Object, RmwOp, ThreadDecl};
     use proptest::prelude::*;
 
     fn func(name: &str, params: u32, ops: Vec<Op>) -> Function {

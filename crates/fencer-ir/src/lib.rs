@@ -520,6 +520,52 @@ pub enum Op {
 }
 
 impl Op {
+    /// Calls `f` on every expression the instruction reads (`SpinBack`'s `start` is a
+    /// register, not an expression).
+    pub fn exprs<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        fn addr<'a>(a: &'a Addr, f: &mut dyn FnMut(&'a Expr)) {
+            match a {
+                Addr::Global { index, .. } => f(index),
+                Addr::Ptr(e) => f(e),
+            }
+        }
+        match self {
+            Op::Load { addr: a, .. } => addr(a, f),
+            Op::Local { expr, .. } => f(expr),
+            Op::Branch { cond, .. } | Op::Assert { cond, .. } | Op::Assume(cond) => f(cond),
+            Op::Store { addr: a, value } => {
+                addr(a, f);
+                f(value);
+            }
+            Op::Rmw { addr: a, op, .. } => {
+                addr(a, f);
+                match op {
+                    RmwOp::Cas { expected, new } => {
+                        f(expected);
+                        f(new);
+                    }
+                    RmwOp::FetchAdd(e) | RmwOp::Xchg(e) => f(e),
+                    RmwOp::Fetch { value, .. } => f(value),
+                }
+            }
+            Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } | Op::MutexDestroy(a) => {
+                addr(a, f)
+            }
+            Op::Spawn { arg, .. } => f(arg),
+            Op::SpawnIndirect { target, arg, .. } => {
+                f(target);
+                f(arg);
+            }
+            Op::CallIndirect { target, args, .. } => {
+                f(target);
+                args.iter().for_each(f);
+            }
+            Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => f(e),
+            Op::Call { args, .. } => args.iter().for_each(f),
+            _ => {}
+        }
+    }
+
     /// Whether the instruction is invisible to other threads.
     pub fn is_local(&self) -> bool {
         matches!(

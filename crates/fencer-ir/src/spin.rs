@@ -702,44 +702,9 @@ pub(crate) fn dst(op: &Op) -> Option<crate::Reg> {
 }
 
 pub(crate) fn op_reads(op: &Op, out: &mut Vec<crate::Reg>) {
-    match op {
-        Op::Load { addr, .. } => addr_regs(addr, out),
-        Op::Local { expr, .. } => expr.regs(out),
-        Op::Branch { cond, .. } => cond.regs(out),
-        Op::Assert { cond, .. } | Op::Assume(cond) => cond.regs(out),
-        Op::Store { addr, value } => {
-            addr_regs(addr, out);
-            value.regs(out);
-        }
-        Op::Rmw { addr, op, .. } => {
-            addr_regs(addr, out);
-            match op {
-                crate::RmwOp::Cas { expected, new } => {
-                    expected.regs(out);
-                    new.regs(out);
-                }
-                crate::RmwOp::FetchAdd(e) | crate::RmwOp::Xchg(e) => e.regs(out),
-                crate::RmwOp::Fetch { value, .. } => value.regs(out),
-            }
-        }
-        Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } | Op::MutexDestroy(a) => {
-            addr_regs(a, out)
-        }
-        Op::Spawn { arg, .. } => arg.regs(out),
-        Op::SpawnIndirect { target, arg, .. } => {
-            target.regs(out);
-            arg.regs(out);
-        }
-        Op::CallIndirect { target, args, .. } => {
-            target.regs(out);
-            for a in args {
-                a.regs(out);
-            }
-        }
-        Op::Join(e) | Op::Free(e) | Op::Alloc { size: e, .. } | Op::Return(Some(e)) => e.regs(out),
-        Op::Call { args, .. } => args.iter().for_each(|a| a.regs(out)),
-        Op::SpinBack { start, .. } => out.push(*start),
-        _ => {}
+    op.exprs(&mut |e| e.regs(out));
+    if let Op::SpinBack { start, .. } = op {
+        out.push(*start);
     }
 }
 
