@@ -75,13 +75,11 @@ impl State {
         prog: &Program,
         scratch: &mut HangScratch,
     ) -> Option<(u32, SrcLoc)> {
-        // A thread cut by a bound may not be waiting at all; one blocked after an
-        // iteration that changed nothing is not: the execution without that iteration
-        // is explored, and shows any hang of the others.
+        // A thread cut by a bound may not be waiting at all.
         if self
             .threads
             .iter()
-            .any(|th| !th.finished && th.cut.is_some() || th.spin.dropped)
+            .any(|th| !th.finished && th.cut.is_some())
         {
             return None;
         }
@@ -106,6 +104,30 @@ impl State {
         let mut first = None;
         for t in waiting {
             let th = &self.threads[t as usize];
+            // Blocked at a store that redid an earlier iteration's: the execution without
+            // that iteration is explored, but it too is cut at its next overwrite, so no
+            // execution of a loop that stores forever would ever block as a pure one.
+            // Whether this one is stuck is judged on its own: run alone from here, its
+            // state (memory included) must come back to what it was.
+            if th.spin.dropped {
+                let tries: Vec<Option<Value>> = if th.spin.input_event > 0 {
+                    self.choice
+                        .values_read_by(t)
+                        .into_iter()
+                        .map(Some)
+                        .collect()
+                } else {
+                    vec![None]
+                };
+                if tries.is_empty() {
+                    return None;
+                }
+                for v in tries {
+                    let at = self.stores_forever::<M>(prog, t, v, scratch)?;
+                    first.get_or_insert((t, at));
+                }
+                continue;
+            }
             // A loop whose iteration read an input may leave on another value: it waits
             // forever only if it comes back unchanged whatever its reads give. Each value
             // of the sites the thread read is tried for all its reads (a loop that leaves
@@ -129,6 +151,123 @@ impl State {
             }
         }
         first
+    }
+
+    /// Whether thread `t`, blocked at a store that redid one of an earlier iteration
+    /// ([`SpinTrack::dropped`](crate::spin::SpinTrack)), goes round its loop forever when
+    /// run alone on this state (with every input it reads giving `input`, where one is
+    /// given): `Some` of the loop's position once it blocks twice at the same place with
+    /// the same registers (but for the loop heads' event counts) and the same memory, the
+    /// iterations in between having been deterministic; `None` if it leaves the loop's
+    /// code, lets another thread go on, or stores where another thread's update could
+    /// see it (a buffered store: nothing then comes back).
+    fn stores_forever<M: MemoryModel>(
+        &self,
+        prog: &Program,
+        t: u32,
+        input: Option<Value>,
+        scratch: &mut HangScratch,
+    ) -> Option<SrcLoc> {
+        // The rewritten loop the thread stands in (the innermost, in the deepest frame
+        // that stands in one): only those collect stores.
+        let (func, head, jump, depth) = self.threads[t as usize]
+            .frames
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(d, fr)| {
+                let body = &prog.functions[fr.func as usize].body;
+                body.iter()
+                    .enumerate()
+                    .filter_map(|(back, i)| match i.op {
+                        Op::SpinBack { to, .. } if to <= fr.pc && fr.pc <= back as u32 => {
+                            Some((fr.func, to, back as u32, d as u32 + 1))
+                        }
+                        _ => None,
+                    })
+                    .max_by_key(|&(_, to, ..)| to)
+            })?;
+        let at = prog.functions[func as usize].body[head as usize].loc;
+        let HangScratch { state, last, now } = scratch;
+        let s = state.as_mut().expect("hang copies the state first");
+        s.clone_from(self);
+        if let Some(v) = input {
+            if s.inputs.len() <= t as usize {
+                s.inputs.resize(t as usize + 1, Vec::new());
+            }
+            s.inputs[t as usize] = vec![v; INPUT_TRIES];
+        }
+        let inside = |s: &State| {
+            let th = &s.threads[t as usize];
+            !th.finished
+                && !th.exited
+                && th.cut.is_none()
+                && (th.frames.len() as u32 > depth
+                    || th.frames.len() as u32 == depth && {
+                        let fr = th.frames.last().expect("frame");
+                        fr.func == func && fr.pc >= head && fr.pc <= jump
+                    })
+        };
+        // Where the thread blocked last: its frames' positions and registers, with the
+        // loop heads' counts blanked (new every iteration, and dead at the head).
+        let snapshot = |s: &State, r: &mut Vec<Value>| {
+            r.clear();
+            for fr in &s.threads[t as usize].frames {
+                let body = &prog.functions[fr.func as usize].body;
+                r.push(fr.func as Value);
+                r.push(fr.pc as Value);
+                r.extend(fr.regs.iter().enumerate().map(|(i, &v)| {
+                    let head = |x: &fencer_ir::Instr| {
+                        matches!(x.op, Op::LoopHead { dst } if dst as usize == i)
+                    };
+                    if body.iter().any(head) {
+                        0
+                    } else {
+                        v
+                    }
+                }));
+            }
+        };
+        snapshot(s, last);
+        let mut last_mem = s.mem.clone();
+        let mut steps = 0;
+        loop {
+            let th = &mut s.threads[t as usize];
+            th.spin.blocked = false;
+            th.spin.dropped = false;
+            if !matches!(s.run_locals(prog, t), Local::Ready) || !inside(s) {
+                return None;
+            }
+            if s.threads[t as usize].spin.blocked {
+                snapshot(s, now);
+                if now == last && s.mem.same_values(&last_mem) {
+                    return Some(at);
+                }
+                std::mem::swap(last, now);
+                last_mem.clone_from(&s.mem);
+                continue;
+            }
+            steps += 1;
+            if steps > 10_000 || !s.thread_enabled::<M>(prog, t) {
+                return None;
+            }
+            let (ev, status) = s.step::<M>(prog, Step::Thread(t));
+            if status != Status::Ok
+                || matches!(ev.kind, EventKind::Store { buffered: true, .. })
+                || (0..s.threads.len() as u32).any(|u| u != t && s.thread_runs::<M>(prog, u))
+                || !inside(s)
+            {
+                return None;
+            }
+            if s.threads[t as usize].spin.blocked {
+                snapshot(s, now);
+                if now == last && s.mem.same_values(&last_mem) {
+                    return Some(at);
+                }
+                std::mem::swap(last, now);
+                last_mem.clone_from(&s.mem);
+            }
+        }
     }
 
     /// Whether thread `t`, run alone on this state's memory from its loop's start (with

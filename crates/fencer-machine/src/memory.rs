@@ -259,6 +259,39 @@ impl Memory {
         (id < (1 << 31) - 1).then_some(id as ObjId)
     }
 
+    /// Whether the two hold the same objects with the same values in every cell, whoever
+    /// wrote them (`==` also compares the writers and the versions).
+    pub(crate) fn same_values(&self, other: &Memory) -> bool {
+        let same_cell = |a: Cell, b: Cell| a.value == b.value && a.state == b.state;
+        let same_obj = |a: &ObjState, b: &ObjState| {
+            a.alive == b.alive
+                && a.heap == b.heap
+                && a.size() == b.size()
+                && match (&a.cells, &b.cells) {
+                    (Cells::Dense(x), Cells::Dense(y)) => {
+                        x.iter().zip(y).all(|(&p, &q)| same_cell(p, q))
+                    }
+                    (Cells::Sparse { map: x, .. }, Cells::Sparse { map: y, .. }) => x
+                        .keys()
+                        .chain(y.keys())
+                        .all(|&i| same_cell(a.get(i), b.get(i))),
+                    _ => false,
+                }
+        };
+        self.globals.len() == other.globals.len()
+            && self.heap.len() == other.heap.len()
+            && self
+                .globals
+                .iter()
+                .zip(&other.globals)
+                .all(|(a, b)| same_obj(a, b))
+            && self
+                .heap
+                .iter()
+                .zip(&other.heap)
+                .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_obj(a, b)))
+    }
+
     /// Every object with its id: globals first, then each thread's allocations.
     pub fn iter(&self) -> impl Iterator<Item = (ObjId, &ObjState)> + '_ {
         let g = self.globals.len() as u32;
