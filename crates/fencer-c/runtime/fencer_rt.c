@@ -131,47 +131,23 @@ int pthread_rwlock_destroy(pthread_rwlock_t *l) {
   return 0;
 }
 
-/* Barriers: the number of threads, how many have arrived, and a generation counter that
- * the last arrival increments (so a barrier can be used again). The last arrival is the
- * serial thread (as in glibc); any thread can be the last. A count of 0 marks a barrier
- * never initialised (a zeroed object) or destroyed: waiting at it is an error, as a lock
- * of a destroyed mutex is. */
-struct fencer_barrier {
-  int count, arrived, generation;
-};
-
+/* Barriers: the count in the first int (fencer_ir::barrier keeps the arrivals and the
+ * generation in the bits of that cell above it; pthread_barrier_wait is two operations of
+ * fencer's own, an arrival and a pass). The last arrival is the serial thread (as in
+ * glibc); any thread can be the last. A count of 0 marks a barrier never initialised (a
+ * zeroed object) or destroyed: waiting at it is an error, as a lock of a destroyed mutex
+ * is. */
 int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
                          unsigned int count) {
-  struct fencer_barrier *s = (struct fencer_barrier *)b;
   (void)a;
-  if (count == 0 || count > INT_MAX)
+  if (count == 0 || count > 0xffff)
     return EINVAL;
-  s->count = (int)count;
-  s->arrived = 0;
-  __atomic_store_n(&s->generation, 0, __ATOMIC_SEQ_CST);
-  return 0;
-}
-
-int pthread_barrier_wait(pthread_barrier_t *b) {
-  struct fencer_barrier *s = (struct fencer_barrier *)b;
-  int count = *(volatile int *)&s->count;
-  if (count <= 0)
-    FENCER_FAIL("pthread_barrier_wait at a barrier not initialised, or destroyed");
-  int gen = *(volatile int *)&s->generation;
-  int before = __sync_fetch_and_add(&s->arrived, 1);
-  if (before + 1 == count) {
-    s->arrived = 0;
-    __sync_fetch_and_add(&s->generation, 1);
-    return PTHREAD_BARRIER_SERIAL_THREAD;
-  }
-  while (*(volatile int *)&s->generation == gen) {
-  }
+  __atomic_store_n((int *)b, (int)count, __ATOMIC_SEQ_CST);
   return 0;
 }
 
 int pthread_barrier_destroy(pthread_barrier_t *b) {
-  struct fencer_barrier *s = (struct fencer_barrier *)b;
-  __atomic_store_n(&s->count, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n((int *)b, 0, __ATOMIC_SEQ_CST);
   return 0;
 }
 

@@ -275,7 +275,6 @@ pub const RUNTIME_FUNCTIONS: &[&str] = &[
     "pthread_rwlock_unlock",
     "pthread_rwlock_destroy",
     "pthread_barrier_init",
-    "pthread_barrier_wait",
     "pthread_barrier_destroy",
     "pthread_once",
     "pthread_detach",
@@ -482,10 +481,12 @@ pub fn load_llvm_text_with(
     // `-O0` code computes through chains of temporaries that every execution would
     // interpret again (see `fencer_ir::simplify`).
     fencer_ir::simplify::forward_substitute(&mut prog);
+    fencer_ir::barrier::drop_unused_serials(&mut prog);
     // The variant is the program a `--no-spurious-wakeups` run loads: the same passes, so
     // that its traces replay under that option.
     if let Some(v) = prog.wait_variant.as_deref_mut() {
         fencer_ir::simplify::forward_substitute(v);
+        fencer_ir::barrier::drop_unused_serials(v);
     }
     Ok(prog)
 }

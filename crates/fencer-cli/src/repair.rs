@@ -151,6 +151,8 @@ impl RepairArgs {
 fn load(args: &Options, model: ModelKind) -> Result<Program, ExitCode> {
     let mut prog = fencer::load(args, model).map_err(|e| failed(args.json, &e))?;
     fencer::inputs::refuse_program("repair", &prog).map_err(|e| failed(args.json, &e))?;
+    // Repair's paths know waiting loops, not barriers as operations.
+    fencer_ir::barrier::as_loops(&mut prog);
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }
@@ -848,6 +850,7 @@ fn plural(n: usize) -> &'static str {
 fn load_quiet(args: &Options, model: ModelKind) -> Result<Program, String> {
     let mut prog = fencer::load(args, model)
         .map_err(|e| e.message.lines().next().unwrap_or_default().to_string())?;
+    fencer_ir::barrier::as_loops(&mut prog);
     if !args.no_spin_assume {
         fencer_ir::spin::spin_assume(&mut prog);
     }

@@ -161,6 +161,8 @@ pub fn robust(a: RobustArgs) -> ExitCode {
     }
     // Final conditions ask about outcomes; robustness is about every execution.
     prog.cond = None;
+    // The monitors know waiting loops, not barriers as operations.
+    fencer_ir::barrier::as_loops(&mut prog);
     let spin_loops = if args.no_spin_assume {
         0
     } else {

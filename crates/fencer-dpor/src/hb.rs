@@ -190,6 +190,30 @@ fn spawned(child: u32) -> Loc {
     }
 }
 
+/// The arrivals at one barrier: those of the current generation and of the one before
+/// (an arrival races with the previous generation's: swapped, it would have been in it).
+#[derive(Clone, Default)]
+struct BarrierGens {
+    /// Each arrival, and whether its serial result is used.
+    current: Vec<(usize, bool)>,
+    previous: Vec<usize>,
+}
+
+/// What orders passes of barriers: per barrier its generations, per thread the clock its
+/// pass joins (every arrival of its generation), set when the last arrival comes.
+#[derive(Clone, Default)]
+struct Barriers {
+    gens: HashMap<Loc, BarrierGens>,
+    pass: HashMap<u32, Vec<u32>>,
+}
+
+impl Barriers {
+    fn clear(&mut self) {
+        self.gens.clear();
+        self.pass.clear();
+    }
+}
+
 #[derive(Default)]
 pub struct Hb {
     /// Objects from this one on are heap objects (allocated at run time, may be freed).
@@ -233,6 +257,7 @@ pub struct Hb {
     lock_clock: Vec<(usize, usize, Vec<u32>)>,
     cand_buf: Vec<usize>,
     found_buf: Vec<usize>,
+    barriers: Barriers,
 }
 
 /// What [`Hb::restore`] needs to come back to the point of [`Hb::save`]: everything an
@@ -247,6 +272,7 @@ pub struct Saved {
     bufs: HashMap<(u32, Chan), VecDeque<BufRec>>,
     fences: Vec<u32>,
     epochs: Vec<Epochs>,
+    barriers: Barriers,
 }
 
 fn get(c: &[u32], i: u32) -> u32 {
@@ -326,6 +352,7 @@ impl Hb {
         for (_, _, c) in self.lock_clock.drain(..) {
             self.spare.push(c);
         }
+        self.barriers.clear();
     }
 
     /// How many events the current execution has recorded.
@@ -342,6 +369,7 @@ impl Hb {
         copy_map(&mut to.bufs, &self.bufs);
         to.fences.clone_from(&self.fences);
         to.epochs.clone_from(&self.epochs);
+        to.barriers.clone_from(&self.barriers);
     }
 
     /// Comes back to the point of `s`, saved in this execution or in one that shares its
@@ -376,6 +404,7 @@ impl Hb {
                 }
             }
         }
+        self.barriers.clone_from(&s.barriers);
         let mut k = 0;
         while k < self.lock_clock.len() {
             if self.lock_clock[k].0 >= s.at {
@@ -782,6 +811,46 @@ impl Hb {
                 info.readers.clear();
             }
             EventKind::FailedJoin { child } => self.read_at(spawned(*child), tid, pos, &mut cand),
+            EventKind::BarrierArrive {
+                loc,
+                arrived,
+                count,
+                serial_used,
+                ..
+            } => {
+                // It waits for the thread's buffers, reads the store that initialised the
+                // barrier (a later store races with it, as with a load), and races with
+                // the arrivals of the generation before (swapped, it would have been in
+                // that one instead); as the last, with those of its own generation
+                // whose serial result, or its own, the program reads.
+                self.join_aux(&mut c, tid, None);
+                self.read_at(*loc, tid, pos, &mut cand);
+                let last = arrived >= count;
+                let ev = &self.ev;
+                if let Some(g) = self.barriers.gens.get(loc) {
+                    cand.extend(
+                        g.previous
+                            .iter()
+                            .copied()
+                            .filter(|&a| family(ev[a].step) != tid),
+                    );
+                    if last {
+                        cand.extend(
+                            g.current
+                                .iter()
+                                .filter(|&&(a, used)| {
+                                    family(ev[a].step) != tid && (*serial_used || used)
+                                })
+                                .map(|&(a, _)| a),
+                        );
+                    }
+                }
+            }
+            EventKind::BarrierPass { .. } => {
+                if let Some(pc) = self.barriers.pass.remove(&tid) {
+                    join(&mut c, &pc);
+                }
+            }
             EventKind::Join { child } => {
                 // Run before the spawn of its child, the join would have faulted (no
                 // thread has the id yet): a race, unless something other than the child
@@ -887,6 +956,35 @@ impl Hb {
         if let EventKind::Update { .. } = e.kind {
             if let Some(ep) = self.epochs.get_mut(tid as usize) {
                 join(&mut ep.current, &c);
+            }
+        }
+        if let EventKind::BarrierArrive {
+            loc,
+            arrived,
+            count,
+            serial_used,
+            ..
+        } = &e.kind
+        {
+            let g = self.barriers.gens.entry(*loc).or_default();
+            if arrived < count {
+                g.current.push((pos, *serial_used));
+            } else {
+                // The generation is complete: each of its threads passes after all of it.
+                let all = std::mem::take(&mut g.current);
+                let mut gen_clock = c.clone();
+                for &(a, _) in &all {
+                    join(&mut gen_clock, self.clock(a));
+                }
+                for &(a, _) in &all {
+                    let t = family(self.ev[a].step);
+                    self.barriers.pass.insert(t, gen_clock.clone());
+                }
+                self.barriers.pass.insert(tid, gen_clock);
+                let g = self.barriers.gens.get_mut(loc).expect("just made");
+                g.previous.clear();
+                g.previous.extend(all.iter().map(|&(a, _)| a));
+                g.previous.push(pos);
             }
         }
         self.pclock[p as usize].clear();

@@ -397,7 +397,8 @@ pub fn optimal_exact(prog: &Program, model: ModelKind, opts: &Options) -> bool {
 
 /// Whether no event of the program can change kind when a reordering moves it: no
 /// compare-and-swap (it fails or succeeds), no trylock (likewise), no mutex destroy (a
-/// lock after it faults, and one after a re-initialisation does not), no heap objects, no
+/// lock after it faults, and one after a re-initialisation does not), no barrier arrival
+/// (whether it is the last of its generation depends on the others), no heap objects, no
 /// addresses through pointers and no indirect calls (an access faults or not, a free races
 /// with it), spawns in one thread at most (which id a spawn gives), and under TSO and PSO
 /// no thread that both stores and loads an object (a load may be forwarded from the
@@ -438,6 +439,7 @@ pub fn kinds_stable(prog: &Program, model: ModelKind) -> bool {
                 }
                 | Op::TryLock { .. }
                 | Op::MutexDestroy(_)
+                | Op::BarrierArrive { .. }
                 | Op::Alloc { .. }
                 | Op::Free(_)
                 | Op::CallIndirect { .. } => return false,

@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+pub mod barrier;
 pub mod inputs;
 pub mod simplify;
 pub mod spin;
@@ -440,6 +441,21 @@ pub enum Op {
     /// Destroys a mutex (`pthread_mutex_destroy`): a fault if it is held; afterwards a
     /// lock, unlock or read-modify-write of it faults until a store re-initialises it.
     MutexDestroy(Addr),
+    /// Arrives at the barrier whose state is the cell at `addr` (the first half of
+    /// `pthread_barrier_wait`; see [`barrier`]): the cell's low 32 bits hold the count a
+    /// store gave it (`pthread_barrier_init`), and the arrival counts itself in the bits
+    /// above. The last arrival of a generation releases every thread waiting at the
+    /// barrier and writes 1 to `serial` (the others 0). A fault if the count is not
+    /// positive (never initialised, or destroyed). Waits for the thread's store buffers.
+    /// `serial` is `None` where nothing reads it: then which arrival was last does not
+    /// matter, and arrivals of one generation commute.
+    BarrierArrive {
+        addr: Addr,
+        serial: Option<Reg>,
+    },
+    /// Waits until the generation the thread arrived in is complete (the second half of
+    /// `pthread_barrier_wait`, right after [`Op::BarrierArrive`] at the same address).
+    BarrierPass(Addr),
     /// Starts a new thread running `func(arg)`; `dst` receives its thread id.
     Spawn {
         dst: Reg,
@@ -548,9 +564,12 @@ impl Op {
                     RmwOp::Fetch { value, .. } => f(value),
                 }
             }
-            Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } | Op::MutexDestroy(a) => {
-                addr(a, f)
-            }
+            Op::Lock(a)
+            | Op::Unlock(a)
+            | Op::TryLock { addr: a, .. }
+            | Op::MutexDestroy(a)
+            | Op::BarrierArrive { addr: a, .. }
+            | Op::BarrierPass(a) => addr(a, f),
             Op::Spawn { arg, .. } => f(arg),
             Op::SpawnIndirect { target, arg, .. } => {
                 f(target);

@@ -19,7 +19,7 @@ pub fn forward_substitute(prog: &mut Program) -> usize {
     prog.functions.iter_mut().map(substitute_function).sum()
 }
 
-fn can_fault(e: &Expr) -> bool {
+pub(crate) fn can_fault(e: &Expr) -> bool {
     match e {
         Expr::Const(_) | Expr::Reg(_) => false,
         Expr::AddrOf(_, e) | Expr::Un(_, e) => can_fault(e),
@@ -70,9 +70,12 @@ fn exprs_mut(op: &mut Op, f: &mut impl FnMut(&mut Expr)) {
                 crate::RmwOp::Fetch { value, .. } => f(value),
             }
         }
-        Op::Lock(a) | Op::Unlock(a) | Op::TryLock { addr: a, .. } | Op::MutexDestroy(a) => {
-            addr(a, f)
-        }
+        Op::Lock(a)
+        | Op::Unlock(a)
+        | Op::TryLock { addr: a, .. }
+        | Op::MutexDestroy(a)
+        | Op::BarrierArrive { addr: a, .. }
+        | Op::BarrierPass(a) => addr(a, f),
         Op::Spawn { arg, .. } => f(arg),
         Op::SpawnIndirect { target, arg, .. } => {
             f(target);

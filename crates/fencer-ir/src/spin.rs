@@ -80,16 +80,28 @@ fn successors(f: &Function, pc: usize, out: &mut Vec<Option<usize>>) {
 /// state, a dead register's value cannot matter. A call does not kill the register it
 /// returns into: a callee that returns no value leaves it as it was.
 pub fn live_registers(f: &Function) -> Vec<Vec<u64>> {
-    liveness_with(f, &[], false)
+    liveness_with(f, &[], false, false)
+}
+
+/// [`live_registers`] where a register read only to compute a dead one is dead too (the
+/// faint-variable analysis): a local assignment that cannot fault and whose destination
+/// is dead reads nothing.
+pub fn needed_registers(f: &Function) -> Vec<Vec<u64>> {
+    liveness_with(f, &[], false, true)
 }
 
 /// The registers live before each instruction: read on some path before being written.
 /// `exit_live` are read after the function ends (a thread's registers in final states).
 fn liveness(f: &Function, exit_live: &[crate::Reg]) -> Vec<Vec<u64>> {
-    liveness_with(f, exit_live, true)
+    liveness_with(f, exit_live, true, false)
 }
 
-fn liveness_with(f: &Function, exit_live: &[crate::Reg], call_kills: bool) -> Vec<Vec<u64>> {
+fn liveness_with(
+    f: &Function,
+    exit_live: &[crate::Reg],
+    call_kills: bool,
+    faint: bool,
+) -> Vec<Vec<u64>> {
     let words = f.num_regs().div_ceil(64).max(1);
     let n = f.body.len();
     let mut exit = vec![0u64; words];
@@ -115,6 +127,19 @@ fn liveness_with(f: &Function, exit_live: &[crate::Reg], call_kills: bool) -> Ve
                 }
             }
             let op = &f.body[pc].op;
+            if faint {
+                if let Op::Local { dst: d, expr } = op {
+                    if out[*d as usize / 64] & (1 << (d % 64)) == 0
+                        && !crate::simplify::can_fault(expr)
+                    {
+                        if out != live[pc] {
+                            live[pc] = out;
+                            changed = true;
+                        }
+                        continue;
+                    }
+                }
+            }
             let call = matches!(op, Op::Call { .. } | Op::CallIndirect { .. });
             if let Some(d) = dst(op).filter(|_| call_kills || !call) {
                 out[d as usize / 64] &= !(1 << (d % 64));
@@ -696,7 +721,10 @@ pub(crate) fn dst(op: &Op) -> Option<crate::Reg> {
         | Op::TryLock { dst, .. }
         | Op::SpawnIndirect { dst, .. }
         | Op::Call { dst: Some(dst), .. }
-        | Op::CallIndirect { dst: Some(dst), .. } => Some(*dst),
+        | Op::CallIndirect { dst: Some(dst), .. }
+        | Op::BarrierArrive {
+            serial: Some(dst), ..
+        } => Some(*dst),
         _ => None,
     }
 }

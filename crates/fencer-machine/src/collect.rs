@@ -350,6 +350,7 @@ impl<'a> Collector<'a> {
                 first.get_or_insert(ins.loc);
                 let what = match &ins.op {
                     Op::Lock(_) => "waits for a mutex",
+                    Op::BarrierPass(_) => "waits at a barrier",
                     Op::Join(_) => "waits to join a thread",
                     _ => "cannot proceed",
                 };

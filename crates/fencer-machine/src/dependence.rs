@@ -51,6 +51,16 @@ pub enum Access {
     /// see more (a sleeping process woken by a dependence the clocks miss can start a
     /// reversed sequence it does not start once that reversal changes later events).
     Faulted(Loc),
+    /// An arrival at a barrier, with `remaining` arrivals to come in its generation
+    /// (itself included) and whether its serial result is used. Two arrivals at one
+    /// barrier commute unless they fall in different generations (the first is the last
+    /// of its generation) or, where some serial result is read, the second is the last
+    /// (swapped, the other would be). It waits for the thread's buffers.
+    Arrive {
+        loc: Loc,
+        remaining: u32,
+        serial: bool,
+    },
     /// Unknown (the step faults): treated as dependent with everything.
     Any,
 }
@@ -63,13 +73,17 @@ impl Access {
             | Access::Rmw(l)
             | Access::RmwRead(l)
             | Access::Mutex(l)
-            | Access::MutexRead(l) => Some(l),
+            | Access::MutexRead(l)
+            | Access::Arrive { loc: l, .. } => Some(l),
             Access::Faulted(l) if l.index != u32::MAX => Some(l),
             _ => None,
         }
     }
     fn writes(self) -> bool {
-        matches!(self, Access::Write(_) | Access::Rmw(_) | Access::Mutex(_))
+        matches!(
+            self,
+            Access::Write(_) | Access::Rmw(_) | Access::Mutex(_) | Access::Arrive { .. }
+        )
     }
 }
 
@@ -107,9 +121,11 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
                     Drain::All => true,
                     Drain::Chan(c) => c == chan,
                 },
-                Access::Mutex(_) | Access::MutexRead(_) | Access::Barrier | Access::Spawn(_) => {
-                    true
-                }
+                Access::Mutex(_)
+                | Access::MutexRead(_)
+                | Access::Barrier
+                | Access::Spawn(_)
+                | Access::Arrive { .. } => true,
                 _ => false,
             }
         };
@@ -119,6 +135,23 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
     }
     match (aa, ab) {
         (Access::Spawn(_), Access::Spawn(_)) if family(sa) != family(sb) => return true,
+        (
+            Access::Arrive {
+                loc: x,
+                remaining: r,
+                serial: u,
+            },
+            Access::Arrive {
+                loc: y,
+                remaining: q,
+                serial: v,
+            },
+        ) if x == y => {
+            // Remaining arrivals only fall within a generation: the smaller count is the
+            // later state's, where the question is asked.
+            let rem = r.min(q);
+            return rem <= 1 || rem == 2 && (u || v);
+        }
         (Access::Spawn(c), Access::Join(d)) | (Access::Join(d), Access::Spawn(c)) if c == d => {
             return true;
         }
@@ -251,6 +284,28 @@ impl State {
                         None => bad(addr),
                     },
                     Op::Fence(FenceKind::Full) => Access::Barrier,
+                    Op::BarrierArrive { addr, serial } => match at(addr) {
+                        None => bad(addr),
+                        Some(l) if self.cell_state(l) == CellState::Uninit => Access::Faulted(l),
+                        Some(l) => {
+                            let cell = self.cell_value(l);
+                            let count = fencer_ir::barrier::count(cell);
+                            if self.cell_state(l) == CellState::Destroyed || count <= 0 {
+                                // It faults having read the cell.
+                                Access::MutexRead(l)
+                            } else {
+                                Access::Arrive {
+                                    loc: l,
+                                    remaining: (count - fencer_ir::barrier::arrived(cell)).max(1)
+                                        as u32,
+                                    serial: serial.is_some(),
+                                }
+                            }
+                        }
+                    },
+                    // It changes nothing another thread sees, and once enabled (released)
+                    // stays so.
+                    Op::BarrierPass(_) => Access::Local,
                     // A spawn that faults (its argument or its start address) depends on
                     // the thread alone, waiting for its buffers as any spawn does.
                     Op::Spawn { arg, .. } if eval(arg, &fr.regs).is_none() => Access::Barrier,

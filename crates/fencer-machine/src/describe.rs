@@ -113,6 +113,30 @@ impl State {
                 None,
                 None,
             ),
+            EventKind::BarrierArrive {
+                loc,
+                gen,
+                arrived,
+                count,
+                ..
+            } => (
+                format!(
+                    "barrier_wait {}: arrives {arrived} of {count}{} (generation {gen})",
+                    name(*loc),
+                    if arrived == count {
+                        ", the last: releases the others"
+                    } else {
+                        ""
+                    }
+                ),
+                Some(name(*loc)),
+                None,
+            ),
+            EventKind::BarrierPass { loc } => (
+                format!("barrier_wait {}: passes", name(*loc)),
+                Some(name(*loc)),
+                None,
+            ),
             EventKind::Alloc { size, .. } => (format!("alloc {size} cells"), None, None),
             EventKind::Free { .. } => ("free".into(), None, None),
             EventKind::Assume => ("assume (holds)".into(), None, None),

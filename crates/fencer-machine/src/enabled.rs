@@ -16,6 +16,7 @@ fn drains_all(op: &Op) -> bool {
             | Op::Unlock(_)
             | Op::TryLock { .. }
             | Op::MutexDestroy(_)
+            | Op::BarrierArrive { .. }
     )
 }
 
@@ -100,6 +101,10 @@ impl State {
                 }
                 _ => true,
             },
+            // Until the last arrival of the thread's generation releases it.
+            Op::BarrierPass(_) => self.threads[t as usize]
+                .barrier
+                .is_none_or(|(_, released)| released),
             // The condition reads registers only, so a false `assume` blocks for good.
             Op::Assume(c) => eval(c, &fr.regs) != Some(0),
             _ => true,

@@ -127,6 +127,23 @@ pub enum EventKind {
     FailedJoin {
         child: u32,
     },
+    /// An arrival at a barrier ([`fencer_ir::Op::BarrierArrive`]): in generation `gen`
+    /// of the barrier initialised by the store it read (`from`), the `arrived`-th arrival
+    /// (from 1) of `count`; the last one (`arrived == count`) released the others.
+    BarrierArrive {
+        loc: Loc,
+        from: ReadFrom,
+        gen: u32,
+        arrived: u32,
+        count: u32,
+        /// The program reads which arrival was the last (the serial thread): the order of
+        /// the generation's arrivals matters.
+        serial_used: bool,
+    },
+    /// A thread passed the barrier: every arrival of its generation happened before.
+    BarrierPass {
+        loc: Loc,
+    },
 }
 
 impl EventKind {
@@ -162,7 +179,8 @@ impl EventKind {
             | EventKind::Lock { loc, .. }
             | EventKind::Unlock { loc, .. }
             | EventKind::TryLockFailed { loc, .. }
-            | EventKind::FaultedAccess { loc, .. } => Some(*loc),
+            | EventKind::FaultedAccess { loc, .. }
+            | EventKind::BarrierArrive { loc, .. } => Some(*loc),
             _ => None,
         }
     }
@@ -174,7 +192,8 @@ impl EventKind {
             | EventKind::Rmw { loc, from, .. }
             | EventKind::Lock { loc, from, .. }
             | EventKind::Unlock { loc, from }
-            | EventKind::TryLockFailed { loc, from } => Some((*loc, *from)),
+            | EventKind::TryLockFailed { loc, from }
+            | EventKind::BarrierArrive { loc, from, .. } => Some((*loc, *from)),
             _ => None,
         }
     }

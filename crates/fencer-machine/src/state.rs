@@ -77,6 +77,11 @@ pub struct ThreadState {
     ///
     /// [`Op::ExitProcess`]: fencer_ir::Op::ExitProcess
     pub exited: bool,
+    /// The barrier the thread arrived at and has not passed yet, and whether the last
+    /// arrival of its generation has come (then [`Op::BarrierPass`] may run).
+    ///
+    /// [`Op::BarrierPass`]: fencer_ir::Op::BarrierPass
+    pub barrier: Option<(Loc, bool)>,
 }
 
 /// A machine state: threads, memory, and every thread's store buffers.
@@ -184,6 +189,7 @@ impl Clone for ThreadState {
             spin,
             faulted,
             exited,
+            barrier,
         } = self;
         ThreadState {
             frames: frames.clone(),
@@ -195,6 +201,7 @@ impl Clone for ThreadState {
             spin: spin.clone(),
             faulted: *faulted,
             exited: *exited,
+            barrier: *barrier,
         }
     }
     fn clone_from(&mut self, src: &Self) {
@@ -208,6 +215,7 @@ impl Clone for ThreadState {
             spin,
             faulted,
             exited,
+            barrier,
         } = src;
         // Frames past the source's go to the spare register files, and the source's
         // extra frames come from there.
@@ -225,6 +233,7 @@ impl Clone for ThreadState {
         self.spin.clone_from(spin);
         self.faulted = *faulted;
         self.exited = *exited;
+        self.barrier = *barrier;
     }
 }
 
@@ -424,6 +433,7 @@ impl State {
             spin: SpinTrack::default(),
             faulted: false,
             exited: false,
+            barrier: None,
         });
         self.bufs.push(Buffers::default());
         match self.run_locals(prog, tid) {

@@ -9,7 +9,7 @@ use crate::{
     eval, Cell, CellState, CutKind, Event, EventId, EventKind, Fault, FaultKind, ObjState,
     ReadFrom, State, Status, Step, StoreTag, MAX_ALLOC,
 };
-use fencer_ir::{FenceKind, Op, Program, Ptr, RmwOp, SrcLoc, Value};
+use fencer_ir::{barrier, FenceKind, Op, Program, Ptr, RmwOp, SrcLoc, Value};
 use fencer_memory::{Entry, Loc, MemoryModel};
 
 impl State {
@@ -374,6 +374,57 @@ impl State {
                 self.write(loc, 0, id);
                 EventKind::Unlock { loc, from }
             }
+            Op::BarrierArrive { addr, serial } => {
+                let loc = loc_or_fault!(addr, EventKind::Failed);
+                if self.cell_state(loc) == CellState::Uninit {
+                    return (
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
+                        Status::Fault(self.uninit(prog, t, src)),
+                    );
+                }
+                let (cell, from) = self.read(loc);
+                if self.cell_state(loc) == CellState::Destroyed || barrier::count(cell) <= 0 {
+                    let f = self.fault(
+                        t,
+                        src,
+                        FaultKind::Assertion,
+                        "pthread_barrier_wait at a barrier not initialised, or destroyed".into(),
+                    );
+                    return (
+                        ev(EventKind::FaultedAccess { loc, lock: false }),
+                        Status::Fault(f),
+                    );
+                }
+                let (next, last) = barrier::arrive(cell);
+                // The cell keeps its writer: arrivals read the store that initialised
+                // the barrier, not one another (their order is no part of the trace).
+                let old = self.mem[loc.obj].get(loc.index);
+                self.mem[loc.obj].set(loc.index, Cell { value: next, ..old });
+                self.threads[t as usize].barrier = Some((loc, false));
+                if last {
+                    for th in &mut self.threads {
+                        if th.barrier == Some((loc, false)) {
+                            th.barrier = Some((loc, true));
+                        }
+                    }
+                }
+                if let Some(r) = serial {
+                    self.set_reg(t, *r, Value::from(last));
+                }
+                EventKind::BarrierArrive {
+                    loc,
+                    from,
+                    gen: barrier::generation(cell) as u32,
+                    arrived: barrier::arrived(cell) as u32 + 1,
+                    count: barrier::count(cell) as u32,
+                    serial_used: serial.is_some(),
+                }
+            }
+            Op::BarrierPass(_) => match self.threads[t as usize].barrier.take() {
+                Some((loc, _)) => EventKind::BarrierPass { loc },
+                // Nothing to wait for (no arrival came first): it only goes on.
+                None => EventKind::Assume,
+            },
             Op::Spawn { dst, func, arg } => {
                 let arg = val_or_fault!(arg, EventKind::Failed);
                 let child = self.threads.len() as u32;

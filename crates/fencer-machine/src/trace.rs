@@ -71,6 +71,22 @@ impl TraceHash {
             // is part of the trace.
             self.sum = self.sum.wrapping_add(h128(&("alloc", e.id, obj)));
         }
+        if let EventKind::BarrierArrive {
+            loc,
+            gen,
+            arrived,
+            count,
+            serial_used,
+            ..
+        } = e.kind
+        {
+            // Which generation an arrival fell in is part of the trace, and which was
+            // the last where the program reads it; not the order of the others.
+            let last = serial_used && arrived == count;
+            self.sum = self
+                .sum
+                .wrapping_add(h128(&("barrier", e.id, loc, gen, last)));
+        }
         if let EventKind::Spawn { child } = e.kind {
             // So are spawns, across threads: they take thread ids in the order they run.
             self.sum = self.sum.wrapping_add(h128(&("spawn", e.id, child)));

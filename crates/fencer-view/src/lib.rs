@@ -472,6 +472,13 @@ impl Execution<'_> {
             EventKind::TryLockFailed { loc, .. } => format!("trylock {} (held)", n(*loc)),
             EventKind::Spawn { child } => format!("spawn {}", tn(*child)),
             EventKind::Join { child } => format!("join {}", tn(*child)),
+            EventKind::BarrierArrive {
+                loc,
+                arrived,
+                count,
+                ..
+            } => format!("barrier {} arrives {arrived}/{count}", n(*loc)),
+            EventKind::BarrierPass { loc } => format!("barrier {} passes", n(*loc)),
             EventKind::Alloc { size, .. } => format!("alloc {size}"),
             EventKind::Free { .. } => "free".into(),
             EventKind::Assume => "assume".into(),
@@ -521,7 +528,9 @@ pub fn event_loc(k: &EventKind) -> Option<Loc> {
         | EventKind::Rmw { loc, .. }
         | EventKind::Lock { loc, .. }
         | EventKind::Unlock { loc, .. }
-        | EventKind::TryLockFailed { loc, .. } => Some(*loc),
+        | EventKind::TryLockFailed { loc, .. }
+        | EventKind::BarrierArrive { loc, .. }
+        | EventKind::BarrierPass { loc } => Some(*loc),
         EventKind::FaultedAccess { loc, .. } if loc.index != u32::MAX => Some(*loc),
         _ => None,
     }

@@ -31,6 +31,8 @@ fn load(args: &Options) -> Result<Program, Error> {
     let mut prog = fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
         .map_err(|e| c_load_error(&e))?;
     apply_conventions(args, &mut prog);
+    // The symbolic engine knows waiting loops, not barriers as operations.
+    fencer_ir::barrier::as_loops(&mut prog);
     Ok(prog)
 }
 

@@ -1,7 +1,8 @@
 //! Threads and POSIX synchronisation: `pthread_create`/`join`/`exit` (with the wrapper
 //! threads start in when results are kept or TLS destructors run), mutexes, condition
 //! variables (with or without spurious wake-ups), thread-local storage, `exit`.
-//! Barriers, read-write locks, semaphores and keys are C code (`runtime/fencer_rt.c`).
+//! Waiting at a barrier is two operations (`fencer_ir::barrier`); initialising and
+//! destroying one, read-write locks, semaphores and keys are C code (`runtime/fencer_rt.c`).
 
 use super::{add, mul, offset, Ctx, FnLower, TLS_THREADS};
 use crate::Error;
@@ -347,6 +348,19 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     let dst = self.reg(d);
                     self.emit(Op::ThreadId { dst });
                 }
+            }
+            // An arrival and a pass (see `fencer_ir::barrier`): the engines then see which
+            // arrivals' order matters. The serial thread gets
+            // PTHREAD_BARRIER_SERIAL_THREAD (-1 in glibc), the others 0.
+            "pthread_barrier_wait" => {
+                let a = self.addr(&c.arguments[0].0)?;
+                let serial = self.new_reg("%serial".into());
+                self.emit(Op::BarrierArrive {
+                    addr: a.clone(),
+                    serial: Some(serial),
+                });
+                self.emit(Op::BarrierPass(a));
+                self.set_result(c, Expr::bin(BinOp::Mul, Expr::Reg(serial), Expr::Const(-1)));
             }
             "pthread_mutex_lock" => {
                 let a = self.addr(&c.arguments[0].0)?;
