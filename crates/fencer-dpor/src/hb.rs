@@ -812,20 +812,16 @@ impl Hb {
             }
             EventKind::FailedJoin { child } => self.read_at(spawned(*child), tid, pos, &mut cand),
             EventKind::BarrierArrive {
-                loc,
-                arrived,
-                count,
-                serial_used,
-                ..
+                loc, serial_used, ..
             } => {
                 // It waits for the thread's buffers, reads the store that initialised the
                 // barrier (a later store races with it, as with a load), and races with
                 // the arrivals of the generation before (swapped, it would have been in
-                // that one instead); as the last, with those of its own generation
-                // whose serial result, or its own, the program reads.
+                // that one instead), and with those of its own generation whose serial
+                // result, or its own, the program reads (their order decides who can be
+                // the last).
                 self.join_aux(&mut c, tid, None);
                 self.read_at(*loc, tid, pos, &mut cand);
-                let last = arrived >= count;
                 let ev = &self.ev;
                 if let Some(g) = self.barriers.gens.get(loc) {
                     cand.extend(
@@ -834,16 +830,14 @@ impl Hb {
                             .copied()
                             .filter(|&a| family(ev[a].step) != tid),
                     );
-                    if last {
-                        cand.extend(
-                            g.current
-                                .iter()
-                                .filter(|&&(a, used)| {
-                                    family(ev[a].step) != tid && (*serial_used || used)
-                                })
-                                .map(|&(a, _)| a),
-                        );
-                    }
+                    cand.extend(
+                        g.current
+                            .iter()
+                            .filter(|&&(a, used)| {
+                                family(ev[a].step) != tid && (*serial_used || used)
+                            })
+                            .map(|&(a, _)| a),
+                    );
                 }
             }
             EventKind::BarrierPass { .. } => {

@@ -1,9 +1,10 @@
 //! The DPOR engine held to the reference explorer on random programs: the same final states
 //! and verdicts, and exactly one complete execution per Shasha-Snir trace.
 //!
-//! `FENCER_CASES=N` sets the number of programs per model and algorithm (default 700; a
-//! quarter as many with loops); `FENCER_SEED=S` runs the one program of seed S. A failure
-//! prints its seed and program; add the seed to `REGRESSIONS` so it is checked for good.
+//! `FENCER_CASES=N` sets the number of programs per model and algorithm (default 150,
+//! which keeps the whole test command within CI's time; a quarter as many with loops);
+//! `FENCER_SEED=S` runs the one program of seed S. A failure prints its seed and program;
+//! add the seed to `REGRESSIONS` so it is checked for good.
 //!
 //! The soak: `FENCER_CASES=100000 cargo test --release -p fencer-dpor --test oracle`.
 
@@ -20,6 +21,7 @@ const HEAP_REGRESSIONS: &[u64] = &[33];
 const THREADS_REGRESSIONS: &[u64] = &[];
 const WORDS_REGRESSIONS: &[u64] = &[];
 const LOCK_LOOP_REGRESSIONS: &[u64] = &[];
+const BARRIER_REGRESSIONS: &[u64] = &[];
 
 /// Loop bound for the lock-loop programs on the reference side: an iteration is kept only
 /// when another thread looked into it, and they have a few looks at most.
@@ -49,7 +51,7 @@ fn cases() -> u64 {
     std::env::var("FENCER_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(700)
+        .unwrap_or(150)
 }
 
 #[derive(Clone, Copy)]
@@ -79,6 +81,9 @@ enum Kind {
     /// flag, and end the process (generated as IR; with the spin-loop rewrite, held to the
     /// reference explorer on the program as written).
     LockLoops,
+    /// Barriers waited at by more or fewer threads than their count, serial results read
+    /// or not, destroyed and initialised again (generated as IR).
+    Barriers,
 }
 
 fn shape(loops: bool) -> Shape {
@@ -102,6 +107,7 @@ fn ir_program(seed: u64, c: Case) -> Option<fencer_ir::Program> {
         Kind::Threads => Some(fencer_testgen::threads_program(seed)),
         Kind::Words => Some(fencer_testgen::mutex_word_program(seed)),
         Kind::LockLoops => Some(fencer_testgen::lock_loop_program(seed)),
+        Kind::Barriers => Some(fencer_testgen::barrier_program(seed)),
     }
 }
 
@@ -334,6 +340,7 @@ fn run(model: ModelKind, algo: Algo, loops: bool, kind: Kind) {
         Kind::Threads => (cases() / 2, THREADS_REGRESSIONS),
         Kind::Words => (cases(), WORDS_REGRESSIONS),
         Kind::LockLoops => (cases() / 20, LOCK_LOOP_REGRESSIONS),
+        Kind::Barriers => (cases(), BARRIER_REGRESSIONS),
         Kind::Text if loops => (cases() / 4, LOOP_REGRESSIONS),
         Kind::Text => (cases(), REGRESSIONS),
     };
@@ -422,6 +429,13 @@ oracle_tests! {
     source_words_tso: Tso, Source, false, Words;
     optimal_words_pso: Pso, Optimal, false, Words;
     source_words_pso: Pso, Source, false, Words;
+    // Barriers: generations of different members, serial results read or not, destroys.
+    optimal_barriers_sc: Sc, Optimal, false, Barriers;
+    source_barriers_sc: Sc, Source, false, Barriers;
+    optimal_barriers_tso: Tso, Optimal, false, Barriers;
+    source_barriers_tso: Tso, Source, false, Barriers;
+    optimal_barriers_pso: Pso, Optimal, false, Barriers;
+    source_barriers_pso: Pso, Source, false, Barriers;
 }
 
 /// A trace (and a final state) that Optimal-DPOR once lost under SC: with `notdep(i).j` cut

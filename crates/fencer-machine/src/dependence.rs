@@ -54,8 +54,8 @@ pub enum Access {
     /// An arrival at a barrier, with `remaining` arrivals to come in its generation
     /// (itself included) and whether its serial result is used. Two arrivals at one
     /// barrier commute unless they fall in different generations (the first is the last
-    /// of its generation) or, where some serial result is read, the second is the last
-    /// (swapped, the other would be). It waits for the thread's buffers.
+    /// of its generation) or one's serial result is read (their order decides which can
+    /// be the last). It waits for the thread's buffers.
     Arrive {
         loc: Loc,
         remaining: u32,
@@ -148,9 +148,10 @@ pub fn dependent<M: MemoryModel>(a: (Step, Access), b: (Step, Access)) -> bool {
             },
         ) if x == y => {
             // Remaining arrivals only fall within a generation: the smaller count is the
-            // later state's, where the question is asked.
-            let rem = r.min(q);
-            return rem <= 1 || rem == 2 && (u || v);
+            // later state's, where the question is asked. An arrival whose serial result
+            // is read depends on every other (which of them came first decides who can
+            // be last: the trace keeps their order, see `TraceHash`).
+            return r.min(q) <= 1 || u || v;
         }
         (Access::Spawn(c), Access::Join(d)) | (Access::Join(d), Access::Spawn(c)) if c == d => {
             return true;

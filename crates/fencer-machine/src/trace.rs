@@ -17,6 +17,9 @@ pub struct TraceHash {
     sum: u128,
     /// Stores that reached memory so far, per location.
     so_len: Vec<(Loc, u32)>,
+    /// Per barrier, the generation arrived at last and its arrivals so far (whether each
+    /// reads its serial result).
+    arrivals: Vec<(Loc, u32, Vec<(EventId, bool)>)>,
 }
 
 fn h128(fact: &impl Hash) -> u128 {
@@ -80,12 +83,32 @@ impl TraceHash {
             ..
         } = e.kind
         {
-            // Which generation an arrival fell in is part of the trace, and which was
-            // the last where the program reads it; not the order of the others.
-            let last = serial_used && arrived == count;
-            self.sum = self
-                .sum
-                .wrapping_add(h128(&("barrier", e.id, loc, gen, last)));
+            // Which generation an arrival fell in is part of the trace, and the order of
+            // two arrivals of one generation where either reads its serial result; not
+            // the order of the others.
+            self.sum = self.sum.wrapping_add(h128(&("barrier", e.id, loc, gen)));
+            let at = match self.arrivals.iter().position(|(l, _, _)| *l == loc) {
+                Some(k) => k,
+                None => {
+                    self.arrivals.push((loc, gen, Vec::new()));
+                    self.arrivals.len() - 1
+                }
+            };
+            let (_, g, before) = &mut self.arrivals[at];
+            if *g != gen {
+                *g = gen;
+                before.clear();
+            }
+            for &(y, used) in before.iter() {
+                if used || serial_used {
+                    self.sum = self.sum.wrapping_add(h128(&("barrier-order", y, e.id)));
+                }
+            }
+            if arrived == count {
+                before.clear();
+            } else {
+                before.push((e.id, serial_used));
+            }
         }
         if let EventKind::Spawn { child } = e.kind {
             // So are spawns, across threads: they take thread ids in the order they run.

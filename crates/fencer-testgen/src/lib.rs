@@ -2,11 +2,13 @@
 //! holding the engines to the reference explorer. Text (not IR) so that a failing case can
 //! be printed, saved as a `.fen` regression file, and run with the CLI.
 
+mod barriers;
 mod c;
 mod heap;
 mod loops;
 mod threads;
 mod words;
+pub use barriers::barrier_program;
 pub use c::c_program;
 pub use heap::{future_object_program, heap_program, listing, mutex_reinit_program};
 pub use loops::lock_loop_program;
