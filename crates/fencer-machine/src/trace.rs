@@ -19,8 +19,12 @@ pub struct TraceHash {
     so_len: Vec<(Loc, u32)>,
     /// Per barrier, the generation arrived at last and its arrivals so far (whether each
     /// reads its serial result).
-    arrivals: Vec<(Loc, u32, Vec<(EventId, bool)>)>,
+    arrivals: Vec<Arrivals>,
 }
+
+/// A barrier, its generation, and that generation's arrivals so far with whether each
+/// reads its serial result.
+type Arrivals = (Loc, u32, Vec<(EventId, bool)>);
 
 fn h128(fact: &impl Hash) -> u128 {
     let mut a = std::collections::hash_map::DefaultHasher::new();
