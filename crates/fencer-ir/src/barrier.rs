@@ -174,8 +174,9 @@ fn rewrite(f: &mut Function) {
     let mut body: Vec<Instr> = Vec::with_capacity(old.len() + 16);
     // Per arrival, the register holding the generation it arrived in, for its pass.
     let mut gen_reg: Option<Reg> = None;
-    // Jumps within the new code, as offsets from its start, fixed up below.
-    let mut local_targets: Vec<(usize, Vec<usize>)> = Vec::new();
+    // Per new instruction, where the code it belongs to starts if the rewrite made it (its
+    // jumps are offsets from there), `None` for the function's own (old positions).
+    let mut base: Vec<Option<u32>> = Vec::with_capacity(old.len() + 16);
     let new_reg = |f: &mut Function, name: &str| {
         f.reg_names.push(format!("%barrier.{name}"));
         (f.reg_names.len() - 1) as Reg
@@ -211,7 +212,7 @@ fn rewrite(f: &mut Function) {
                     bin(BinOp::Shr, reg(old), c(GEN_SHIFT)),
                     bin(BinOp::Div, arrived.clone(), count.clone()),
                 );
-                let ops = vec![
+                let mut ops = vec![
                     // A `__sync_*` read-modify-write, as the C library's was: a full
                     // fence first (under TSO the read-modify-write drains the buffers).
                     Op::Fence(crate::FenceKind::Full),
@@ -254,18 +255,15 @@ fn rewrite(f: &mut Function) {
                         )),
                     },
                 ];
-                local_targets.push((start, vec![5]));
+                if let Some(s) = serial {
+                    ops.push(Op::Local {
+                        dst: s,
+                        expr: reg(last),
+                    });
+                }
                 for op in ops {
                     body.push(Instr { op, loc });
-                }
-                if let Some(s) = serial {
-                    body.push(Instr {
-                        op: Op::Local {
-                            dst: s,
-                            expr: reg(last),
-                        },
-                        loc,
-                    });
+                    base.push(Some(start as u32));
                 }
             }
             Op::BarrierPass(addr) => {
@@ -288,31 +286,25 @@ fn rewrite(f: &mut Function) {
                     },
                     Op::Jump(0),
                 ];
-                local_targets.push((start, vec![1, 2]));
                 for op in ops {
                     body.push(Instr { op, loc });
+                    base.push(Some(start as u32));
                 }
             }
-            op => body.push(Instr { op, loc }),
+            op => {
+                body.push(Instr { op, loc });
+                base.push(None);
+            }
         }
     }
     at.push(body.len() as u32);
-    let local: Vec<usize> = local_targets
-        .iter()
-        .flat_map(|(s, ks)| ks.iter().map(move |k| s + k))
-        .collect();
-    for (k, ins) in body.iter_mut().enumerate() {
-        if let Some((start, _)) = local_targets
-            .iter()
-            .find(|(s, ks)| ks.iter().any(|o| s + o == k))
-        {
-            let base = *start as u32;
-            crate::simplify::targets_mut(&mut ins.op, &mut |t| *t += base);
-        } else if !local.contains(&k) {
-            crate::simplify::targets_mut(&mut ins.op, &mut |t| {
-                *t = at.get(*t as usize).copied().unwrap_or(*t);
-            });
-        }
+    for (ins, b) in body.iter_mut().zip(&base) {
+        crate::simplify::targets_mut(&mut ins.op, &mut |t| {
+            *t = match b {
+                Some(b) => *t + b,
+                None => at.get(*t as usize).copied().unwrap_or(*t),
+            }
+        });
     }
     f.body = body;
 }

@@ -216,16 +216,15 @@ impl State {
                 let body = &prog.functions[fr.func as usize].body;
                 r.push(fr.func as Value);
                 r.push(fr.pc as Value);
-                r.extend(fr.regs.iter().enumerate().map(|(i, &v)| {
-                    let head = |x: &fencer_ir::Instr| {
-                        matches!(x.op, Op::LoopHead { dst } if dst as usize == i)
-                    };
-                    if body.iter().any(head) {
-                        0
-                    } else {
-                        v
+                let start = r.len();
+                r.extend_from_slice(&fr.regs);
+                for ins in body {
+                    if let Op::LoopHead { dst } = ins.op {
+                        if (dst as usize) < fr.regs.len() {
+                            r[start + dst as usize] = 0;
+                        }
                     }
-                }));
+                }
             }
         };
         snapshot(s, last);
