@@ -106,7 +106,15 @@ fn straight_locals(
             spin.changed = false;
             spin.input = false;
             spin.pure = true;
-            if !take_back_edge(back_edges, func, pc, to, depth, unroll) {
+            // A spin loop with a guard ends in two back edges to its head, the marked one
+            // and, right after it, the original jump (`fencer_ir::spin`): one loop, so one
+            // count. Counted apart, each would reset the other as an inner loop's, and the
+            // loop would run about twice as often as `--unroll` allows.
+            let from = match pc.checked_sub(1).map(|p| &body[p as usize].op) {
+                Some(Op::SpinBack { to: head, .. }) if *head == to => pc - 1,
+                _ => pc,
+            };
+            if !take_back_edge(back_edges, func, from, to, depth, unroll) {
                 out = Some(Local::Cut(CutKind::Unroll));
                 break;
             }
