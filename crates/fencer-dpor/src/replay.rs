@@ -15,9 +15,11 @@ use fencer_memory::MemoryModel;
 /// snapshots valid for the next execution are a stack: those at or above the backtrack
 /// point. One is taken at the end of a replay that ran [`SNAP_GAP`] steps or more past the
 /// snapshot it started from, so an execution replays fewer than that many steps after the
-/// first return to a point, and there are at most [`SNAP_CAP`] of them (memory: that many
-/// machine states and per-location tables, besides the events they share with the
-/// execution).
+/// first return to a point, and one halfway through a replay of twice that (a search
+/// that backtracks upwards then finds one nearer). There are at most [`SNAP_CAP`] of them
+/// (memory: that many machine states and per-location tables, besides the events they
+/// share with the execution): a full stack drops every other one, so that they stay
+/// spread over the execution however deep the search goes.
 pub(crate) struct Snapshot {
     pub(crate) sched: Vec<Step>,
     pub(crate) state: State,

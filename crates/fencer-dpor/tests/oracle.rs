@@ -462,6 +462,52 @@ thread t3 { r0 = fetch_add(x0, 1); r1 = x2; }
     }
 }
 
+/// Two threads handing control back and forth for 40 rounds (GenMC's `pgsql`, bounded)
+/// while a third reads a flag once: executions of over 600 events with a race at every
+/// round, so DPOR keeps more snapshots than it may hold and thins them out (every other
+/// one goes); what it resumes from must still be the state its schedule reaches.
+#[test]
+fn long_executions_resume_from_thinned_snapshots() {
+    let round = |me: u8, other: u8| {
+        format!(
+            "thread t{me} {{
+    i = 0;
+    while (i < 40) {{
+        l = latch{me};
+        assume(l == 1);
+        latch{me} = 0;
+        f = flag{me};
+        if (f == 1) {{
+            flag{me} = 0;
+            flag{other} = 1;
+            fence;
+            latch{other} = 1;
+        }}
+        i = i + 1;
+    }}
+}}
+"
+        )
+    };
+    let src = format!(
+        "shared latch1 = 1, latch2 = 0, flag1 = 1, flag2 = 0;\n{}{}thread t3 {{ a = flag1; }}\n",
+        round(1, 2),
+        round(2, 1)
+    );
+    let prog = fencer_text::parse_program("ping_pong.fen", &src).unwrap();
+    for model in [ModelKind::Sc, ModelKind::Tso] {
+        for algo in [Algo::Optimal, Algo::Source] {
+            let c = Case {
+                model,
+                algo,
+                loops: true,
+                kind: Kind::Text,
+            };
+            against_reference(&prog, None, 0, c, false).unwrap();
+        }
+    }
+}
+
 /// A pointer to an object no thread has allocated yet, used before and after the
 /// allocation (`fencer_testgen::future_object_program`): the sleep sets called the faulting
 /// access dependent with everything while the clocks saw it race with nothing, so the
