@@ -8,6 +8,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn fencer() -> &'static str {
     env!("CARGO_BIN_EXE_fencer")
@@ -47,13 +48,27 @@ fn run(mpirun: &Path, ranks: usize, args: &[&str]) -> Output {
         c.arg(fencer());
         c
     };
+    // Each launch gets a session directory of its own: the tests run in parallel, and
+    // Open MPI's launchers share one per user under TMPDIR, so one launcher's clean-up
+    // could remove the directory another was creating (ORTE_ERROR_LOG in session_dir.c,
+    // a rank exiting 1; seen once in a full test run).
+    static LAUNCH: AtomicUsize = AtomicUsize::new(0);
+    let tmp = std::env::temp_dir().join(format!(
+        "fencer-mpi-test-{}-{}",
+        std::process::id(),
+        LAUNCH.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&tmp).expect("a temporary directory");
     // Open MPI refuses root unless told; harmless otherwise.
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("TMPDIR", &tmp)
         .current_dir(root())
         .arg("check")
         .args(args);
-    c.output().expect("runs")
+    let out = c.output().expect("runs");
+    let _ = std::fs::remove_dir_all(&tmp);
+    out
 }
 
 fn json(out: &Output, what: &str) -> Value {
