@@ -7,10 +7,8 @@
 //! to the symbolic engine, which treats inputs as unknown values, and says so; anywhere
 //! else the program is refused, naming the input and how to narrow it.
 
-use crate::{applies, symbolic, Engine, Error, Options, Outcome};
+use crate::{Engine, Error, Options};
 use fencer_memory::ModelKind;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// The first input too wide to try value by value: `Ok(Some(why))` when `--engine auto`
 /// under SC hands the program to abpress, an error (exit 2) where nothing can take it.
@@ -36,44 +34,6 @@ pub(crate) fn too_wide(
         &format!("{}: error: {engine}: {why}", args.file.display()),
         None,
     ))
-}
-
-/// `--engine auto` under SC, for a program with an input too wide to enumerate: the
-/// symbolic engine checks it, with every option the user gave held to abpress's rules.
-pub(crate) fn hand_to_abpress(
-    args: &Arc<Options>,
-    timeout: Option<Duration>,
-    why: String,
-) -> Result<Outcome, Error> {
-    let mut a = (**args).clone();
-    a.engine = Engine::Abpress;
-    // --input-values was honoured: it is what sent the program here.
-    a.given.remove("input_values");
-    a.input_values = fencer_machine::input::DEFAULT_LIMIT;
-    if let Some(msg) = applies::refusal(&a) {
-        return Err(Error::usage(
-            &format!("{msg}\n  (--engine auto hands this program to --engine abpress: {why})"),
-            None,
-        ));
-    }
-    let note = format!("--engine auto chose abpress: {why}");
-    let mut out = symbolic::check_with(&a, timeout, a.por.into()).map_err(|mut e| {
-        e.message = format!("{}\n  ({note})", e.message.trim_end());
-        e
-    })?;
-    if a.json {
-        if let Ok(mut j) = serde_json::from_str::<serde_json::Value>(&out.output) {
-            j["engine_choice"] = serde_json::json!({ "engine": "abpress", "why": why });
-            out.output = format!("{}\n", serde_json::to_string_pretty(&j).expect("json"));
-        }
-    } else {
-        let at = out.output.find('\n').map_or(out.output.len(), |i| i + 1);
-        out.output.insert_str(at, &format!("  engine: {note}\n"));
-    }
-    if let Some(r) = &mut out.report {
-        r.notes.push(note);
-    }
-    Ok(out)
 }
 
 /// Options whose runs split executions, which do not take a program's input

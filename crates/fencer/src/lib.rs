@@ -59,6 +59,7 @@
 pub struct ReadmeExamples;
 
 pub mod applies;
+mod auto;
 mod cub;
 pub mod dve;
 pub mod dve_relaxed;

@@ -76,8 +76,9 @@ impl From<Por> for fencer_symbolic::Por {
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Engine {
     /// `dpor`, but for a C program under SC with an input too wide to enumerate (more
-    /// values than --input-values), which `abpress` checks; the report names the engine
-    /// that answered and why.
+    /// values than --input-values), which `abpress` checks, or whose threads run past
+    /// every bound of dpor's first rounds (loops that never end), which `abpress` tries
+    /// for up to 5 s first; the report names the engine that answered and why.
     Auto,
     /// Dynamic partial-order reduction on chronological traces: one execution per
     /// Shasha-Snir trace (or close to it), the fast engine.

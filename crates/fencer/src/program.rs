@@ -132,7 +132,7 @@ pub(crate) fn check(
     if prog.has_inputs() {
         if let Some(wide) = inputs::too_wide(&args, &prog, model)? {
             // --engine auto under SC: the symbolic engine takes the program.
-            return inputs::hand_to_abpress(&args, timeout, wide);
+            return crate::auto::hand_to_abpress(&args, timeout, wide, None);
         }
         inputs::refuse_options(&args, &prog)?;
     }
@@ -141,7 +141,25 @@ pub(crate) fn check(
     } else {
         fencer_ir::spin::spin_assume(&mut prog)
     };
-    let (mut report, split_info) = explore_program(&args, &prog, model, timeout, shard);
+    let exploring = Instant::now();
+    let (mut report, split_info) = if matches!(args.engine, Engine::Auto) {
+        // Auto's shallow rounds may show loops that never end, which abpress can prove.
+        match shallow_rounds(&args, &prog, model, timeout, shard) {
+            Shallow::Answered(report) => (*report, None),
+            Shallow::Deeper(rounds) => {
+                let left = || timeout.map(|t| t.saturating_sub(exploring.elapsed()));
+                let note = match crate::auto::loops_to_abpress(&args, model, left(), &rounds)? {
+                    crate::auto::Loops::Answered(out) => return Ok(*out),
+                    crate::auto::Loops::Dpor(note) => note,
+                };
+                let (mut report, info) = deep_search(&args, &prog, model, left(), shard, &rounds);
+                report.notes.extend(note);
+                (report, info)
+            }
+        }
+    } else {
+        explore_program(&args, &prog, model, timeout, shard)
+    };
     unsupported(&report)?;
     // With spurious wake-ups a wait never blocks: the waits no signal ends are looked for
     // in the program's variant without them (`Program::wait_variant`).
@@ -292,25 +310,93 @@ fn deepening(
     shard: Option<fencer_dpor::Shard>,
 ) -> (Report, Option<serde_json::Value>) {
     let started = Instant::now();
+    match shallow_rounds(args, prog, model, timeout, shard) {
+        Shallow::Answered(report) => (*report, None),
+        Shallow::Deeper(rounds) => {
+            let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+            deep_search(args, prog, model, left, shard, &rounds)
+        }
+    }
+}
+
+/// What the shallow rounds of a deepening search found.
+pub(crate) enum Shallow {
+    /// A round's answer is the search's.
+    Answered(Box<Report>),
+    /// The search goes on at `--max-depth`.
+    Deeper(Rounds),
+}
+
+/// The shallow rounds that found nothing, for the deep search's note.
+pub(crate) struct Rounds {
+    /// Each round's per-thread bound, each of which cut executions.
+    bounds: Vec<usize>,
+    executions: u64,
+    events: u64,
+    /// A round found every execution within its bound (no cut): the deep search is
+    /// only run again to split it.
+    whole: bool,
+}
+
+impl Rounds {
+    /// Whether some thread ran past every bound tried: the first round (each thread at
+    /// [`FIRST_DEPTH`] events) explored its whole tree and cut executions, and no round
+    /// explored a tree without cuts. Loops that run for ever do that; so can a long one.
+    pub(crate) fn loops_run_on(&self) -> bool {
+        !self.whole && self.bounds.first() == Some(&FIRST_DEPTH)
+    }
+
+    /// The bounds tried and what they found, in words: "256 and 16384 events per
+    /// thread; no violation in 60302 events".
+    pub(crate) fn tried(&self) -> String {
+        let bounds: Vec<String> = self.bounds.iter().map(usize::to_string).collect();
+        format!(
+            "{} events per thread; no violation in {} events",
+            bounds.join(" and "),
+            self.events
+        )
+    }
+
+    /// The rounds, in words, for notes.
+    pub(crate) fn describe(&self) -> Option<String> {
+        if self.bounds.is_empty() {
+            return None;
+        }
+        let bounds: Vec<String> = self.bounds.iter().map(usize::to_string).collect();
+        Some(format!(
+            "rounds bounding each thread at {} events found no violation ({} executions, {} events)",
+            bounds.join(", then "),
+            self.executions,
+            self.events
+        ))
+    }
+}
+
+/// DPOR's shallow rounds (see [`deepening`]): an answer, or what the deep search needs.
+pub(crate) fn shallow_rounds(
+    args: &Arc<Options>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+) -> Shallow {
+    let started = Instant::now();
     let left = || timeout.map(|t| t.saturating_sub(started.elapsed()));
     let workers = args.workers();
-    let (mut rounds, mut executions, mut events) = (Vec::new(), 0u64, 0u64);
-    let note = |report: &mut Report, rounds: &[usize], executions: u64, events: u64| {
-        if !rounds.is_empty() {
-            let bounds: Vec<String> = rounds.iter().map(usize::to_string).collect();
-            report.notes.push(format!(
-                "explored shallow first: rounds bounding each thread at {} events found no \
-                 violation ({executions} executions, {events} events)",
-                bounds.join(", then ")
-            ));
-        }
+    let mut rounds = Rounds {
+        bounds: Vec::new(),
+        executions: 0,
+        events: 0,
+        whole: false,
     };
     let mut bound = FIRST_DEPTH;
     for budget in BUDGETS {
         if args.all || shard.is_some() || bound >= args.max_depth {
             break;
         }
-        let max_executions = args.max_executions.map(|m| m.saturating_sub(executions));
+        let max_executions = args
+            .max_executions
+            .map(|m| m.saturating_sub(rounds.executions));
         let (mut report, _) = explore_dpor(
             args,
             prog,
@@ -336,35 +422,54 @@ fn deepening(
         let whole = report.stats.depth_cut == 0;
         let found = report.verdict == Verdict::Violation;
         if limited || (workers == 1 && whole) || (found && !whole) {
-            note(&mut report, &rounds, executions, events);
+            if let Some(n) = rounds.describe() {
+                report.notes.push(format!("explored shallow first: {n}"));
+            }
             if !whole {
                 report.notes.push(format!(
                     "this round bounded each thread at {bound} events (--max-depth is {})",
                     args.max_depth
                 ));
             }
-            return (report, None);
+            return Shallow::Answered(Box::new(report));
         }
         if whole || found {
+            rounds.whole = whole;
             break;
         }
-        rounds.push(bound);
-        executions += report.executions;
-        events += report.stats.events;
+        rounds.bounds.push(bound);
+        rounds.executions += report.executions;
+        rounds.events += report.stats.events;
         bound = bound.saturating_mul(DEEPER);
     }
-    let max_executions = args.max_executions.map(|m| m.saturating_sub(executions));
+    Shallow::Deeper(rounds)
+}
+
+/// The search at `--max-depth` after the shallow rounds.
+pub(crate) fn deep_search(
+    args: &Arc<Options>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+    shard: Option<fencer_dpor::Shard>,
+    rounds: &Rounds,
+) -> (Report, Option<serde_json::Value>) {
+    let max_executions = args
+        .max_executions
+        .map(|m| m.saturating_sub(rounds.executions));
     let (mut report, info) = explore_dpor(
         args,
         prog,
         model,
-        left(),
+        timeout,
         shard,
         args.max_depth,
         max_executions,
         None,
     );
-    note(&mut report, &rounds, executions, events);
+    if let Some(n) = rounds.describe() {
+        report.notes.push(format!("explored shallow first: {n}"));
+    }
     (report, info)
 }
 
