@@ -154,10 +154,16 @@ impl<'a, M: MemoryModel> Dpor<'a, M> {
         let r = self.replayed;
         let hb = &self.hb;
         order.clear();
+        let mut mins: Option<Vec<u32>> = None;
         order.extend((from..pending.len()).filter(|&n| match settled[n].1 {
             Memo::Open => true,
             Memo::Settled => false,
-            Memo::Tail(last) => last >= r || hb.notdep_from(pending[n].0, r),
+            Memo::Tail(last) => {
+                last >= r || {
+                    let m = mins.get_or_insert_with(|| hb.suffix_mins(r));
+                    hb.notdep_by_mins(pending[n].0, r, m)
+                }
+            }
         }));
         if self.weak == Weak::Simulate {
             // A run needs the machine state before `i`: one cursor moves forward over the
