@@ -24,7 +24,7 @@ use std::time::Duration;
 
 /// The tree nodes abpress may take for a program whose loops run on: plenty for the
 /// protocols it proves at once (`pgsql`: 55 nodes, `examples/c/ping_pong.c`: 68).
-pub(crate) const LOOP_NODES: u64 = 100_000;
+const LOOP_NODES: u64 = 100_000;
 
 /// The time abpress may take for such a program: at most this, and at most half of what
 /// is left of `--timeout`, so that DPOR keeps the rest. A program abpress cannot prove
