@@ -131,3 +131,225 @@ pub(crate) fn loops_to_abpress(
         Err(e) => Err(e),
     }
 }
+
+/// The time the parameterized engine may take for a program whose `main` creates threads
+/// without bound: DPOR cannot finish such a program (its executions never end), so the
+/// engine gets most of the time, and DPOR, going on, says what it covered.
+const THREADS_TIME: Duration = Duration::from_secs(60);
+const THREADS_NODES: u64 = 1_000_000;
+
+/// `--engine auto` under SC on a C program whose `main` creates threads in a loop that
+/// never ends (SV-COMP's pthread-ext): the program as a parameterized system
+/// (`fencer-unbounded`), checked for every number of threads by backward reachability.
+/// `Ok(Err(note))`: not answered; DPOR goes on, with the note when there is something to
+/// say (the translation refused the program, or the engine ran out of budget).
+pub(crate) fn unbounded_threads(
+    args: &Arc<Options>,
+    prog: &fencer_ir::Program,
+    model: ModelKind,
+    timeout: Option<Duration>,
+) -> Result<Result<Outcome, Option<String>>, Error> {
+    let c = Kind::of(&args.file).is_some_and(|k| k.is_c());
+    if args.engine != Engine::Auto || model != ModelKind::Sc || !c {
+        return Ok(Err(None));
+    }
+    // DPOR's own options (--unroll, --max-depth, --jobs, ...) ask for its search.
+    let mut a = (**args).clone();
+    a.engine = Engine::Abpress;
+    if applies::refusal(&a).is_some() {
+        return Ok(Err(None));
+    }
+    if fencer_unbounded::spawner(prog).is_err() {
+        return Ok(Err(None));
+    }
+    let t = match fencer_unbounded::translate(prog) {
+        Ok(t) => t,
+        Err(e) => {
+            return Ok(Err(Some(format!(
+                "main creates threads without bound, and --engine auto could not check them \
+                 for any number of threads: {e}; dpor explores executions that never end"
+            ))))
+        }
+    };
+    let slice = timeout.map_or(THREADS_TIME, |t| (t * 3 / 4).min(THREADS_TIME));
+    let opts = fencer_param::Options {
+        max_nodes: Some(args.max_nodes.unwrap_or(THREADS_NODES)),
+        timeout: Some(slice),
+        brab: None,
+        forward_depth: None,
+    };
+    let res = fencer_param::check(&t.system, &opts);
+    let ms = res.elapsed.as_millis() as u64;
+    let program = args
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let why = format!(
+        "main creates threads running `{}` in a loop that never ends; the program was \
+         checked as a parameterized system (one process per thread, {} instructions each) \
+         for every number of threads",
+        t.thread, t.instructions
+    );
+    let (verdict, counterexample) = match &res.outcome {
+        fencer_param::Outcome::Safe { .. } => (Verdict::Safe, None),
+        fencer_param::Outcome::Unsafe {
+            trace,
+            procs,
+            states,
+        } => (
+            Verdict::Violation,
+            Some(threads_counterexample(prog, &t, trace, *procs, states)),
+        ),
+        fencer_param::Outcome::Limit(l) => {
+            return Ok(Err(Some(format!(
+                "main creates threads without bound; the parameterized engine had no answer \
+                 within its budget ({}), so dpor explores executions that never end",
+                if *l == "timeout" {
+                    format!("{} s", slice.as_secs_f64())
+                } else {
+                    format!("{} nodes", opts.max_nodes.unwrap_or(0))
+                }
+            ))))
+        }
+        fencer_param::Outcome::Spurious { why, .. } => {
+            return Err(Error::internal(&format!(
+                "{}: internal error: the parameterized engine found a trace of the threads \
+                 that does not run ({why})",
+                args.file.display()
+            )))
+        }
+    };
+    let note = format!("--engine auto chose the parameterized engine: {why}");
+    let mut report = fencer_report::Report {
+        algo: Some("backward".into()),
+        stats: fencer_report::Stats {
+            nodes: Some(res.nodes),
+            elapsed_ms: ms,
+            peak_rss_kib: crate::peak_rss_kib(),
+            ..Default::default()
+        },
+        counterexample,
+        ..fencer_report::Report::new(verdict, "sc", "param", &program, ms)
+    };
+    report.notes.push(note.clone());
+    if prog.hang_is_violation {
+        report.assumptions.push(
+            "deadlocks and hangs are not looked for (the parameterized engine checks \
+             assertions and unlocks)"
+                .into(),
+        );
+    }
+    report.assumptions.extend(prog.assumptions.iter().cloned());
+    let output = if args.json {
+        let mut v = serde_json::to_value(&report).expect("json");
+        v["engine_choice"] = serde_json::json!({ "engine": "param", "why": why });
+        format!("{}\n", serde_json::to_string_pretty(&v).expect("json"))
+    } else {
+        let mut text = match verdict {
+            Verdict::Safe => format!(
+                "{program} under SC (parameterized, backward reachability): SAFE for any number of threads\n"
+            ),
+            _ => format!(
+                "{program} under SC (parameterized, backward reachability): VIOLATION\n"
+            ),
+        };
+        text.push_str(&format!("  engine: {note}\n"));
+        for a in &report.assumptions {
+            text.push_str(&format!("  assuming: {a}\n"));
+        }
+        if let Some(c) = &report.counterexample {
+            text.push('\n');
+            text.push_str(&fencer_report::render_counterexample(c));
+        }
+        text.push_str(&format!(
+            "\nnodes: {}  subsumed: {}  generated: {}\ntime: {ms} ms",
+            res.nodes, res.subsumed, res.generated
+        ));
+        if let Some(k) = report.stats.peak_rss_kib {
+            text.push_str(&format!("  peak memory: {:.1} MiB", k as f64 / 1024.0));
+        }
+        text.push('\n');
+        text
+    };
+    Ok(Ok(Outcome {
+        verdict,
+        output,
+        messages: Vec::new(),
+        report: Some(report),
+        split: None,
+        shown: None,
+    }))
+}
+
+/// The trace as counterexample lines: one per step of a thread (`#k`, the k-th created),
+/// with its source line and function, and the value a step that reads gave.
+fn threads_counterexample(
+    prog: &fencer_ir::Program,
+    t: &fencer_unbounded::Translation,
+    trace: &[fencer_param::Step],
+    procs: u8,
+    states: &[fencer_param::concrete::State],
+) -> fencer_report::Counterexample {
+    let inst = fencer_param::concrete::Instance::new(&t.system, procs);
+    let file = |loc: fencer_ir::SrcLoc| {
+        prog.files
+            .get(loc.file as usize)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let events: Vec<fencer_report::TraceLine> = trace
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let site = &t.sites[s.transition];
+            let who = s.args.first().copied().unwrap_or(0);
+            let value = site.shows.and_then(|sh| {
+                let st = states.get(if sh.after { i + 1 } else { i })?;
+                let idx: &[u8] = if sh.per_thread { &[who] } else { &[] };
+                st.get(inst.cell(sh.global, idx)).copied()
+            });
+            fencer_report::TraceLine {
+                step: i + 1,
+                thread: format!("#{}", who + 1),
+                file: file(site.loc),
+                line: site.loc.line,
+                column: site.loc.col,
+                function: Some(site.function.clone()),
+                op: match (&site.violation, value) {
+                    (Some(v), _) => format!("{} ({v})", site.text),
+                    (None, Some(x)) if site.shows.is_some_and(|s| s.after) => {
+                        format!("{} = {x}", site.text)
+                    }
+                    (None, Some(x)) => format!("{} -> {x}", site.text),
+                    (None, None) => site.text.clone(),
+                },
+                location: None,
+                value,
+                buffer_update: false,
+            }
+        })
+        .collect();
+    let last = trace.last().map(|s| &t.sites[s.transition]);
+    fencer_report::Counterexample {
+        kind: if last
+            .and_then(|s| s.violation.as_deref())
+            .is_some_and(|v| v.starts_with("unlock"))
+        {
+            "bad-unlock".into()
+        } else {
+            "assertion".into()
+        },
+        message: format!(
+            "{} (with {procs} threads created; `#k` is the k-th)",
+            last.and_then(|s| s.violation.clone())
+                .unwrap_or_else(|| "violation".into())
+        ),
+        file: last.map(|s| file(s.loc)),
+        line: last.map(|s| s.loc.line),
+        column: last.map(|s| s.loc.col),
+        events,
+        final_state: None,
+        schedule: Vec::new(),
+    }
+}

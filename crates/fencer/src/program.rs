@@ -128,7 +128,13 @@ pub(crate) fn check(
         Some(p) => p,
         None => return Ok(stopped_while_loading(&args, model, started)),
     };
-    let timeout = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    let left = |t: Option<Duration>| t.map(|t| t.saturating_sub(started.elapsed()));
+    // --engine auto: threads created without bound are checked for any number of them.
+    let threads_note = match crate::auto::unbounded_threads(&args, &prog, model, left(timeout))? {
+        Ok(out) => return Ok(out),
+        Err(note) => note,
+    };
+    let timeout = left(timeout);
     if prog.has_inputs() {
         if let Some(wide) = inputs::too_wide(&args, &prog, model)? {
             // --engine auto under SC: the symbolic engine takes the program.
@@ -187,6 +193,7 @@ pub(crate) fn check(
         }
     }
     report.stats.spin_loops = spin_loops as u64;
+    report.notes.extend(threads_note);
     if let Some(n) = no_debug_info(&args, &prog) {
         report.notes.push(n);
     }
