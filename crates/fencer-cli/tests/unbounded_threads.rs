@@ -97,8 +97,9 @@ fn options_that_ask_for_dpor_keep_it() {
     assert!(!out.contains("parameterized"), "{out}");
 }
 
-/// SV-COMP's pthread-ext: `05_tas` is proved; the others are refused or not answered
-/// within the budget, and then say why (DPOR explores on, and stops at the timeout).
+/// SV-COMP's pthread-ext: `05_tas` is proved; `09_fmaxsym` is refused and `01_inc` not
+/// answered within the budget, and each says why (DPOR explores on, and stops at the
+/// timeout).
 #[test]
 fn svcomp_pthread_ext_tas_is_proved() {
     let dir = root().join("../shared/svcomp/pthread-ext");
@@ -117,6 +118,15 @@ fn svcomp_pthread_ext_tas_is_proved() {
     assert_eq!(o.status.code(), Some(3), "{out}");
     assert!(
         out.contains("could not check them for any number of threads: a created thread accesses memory at an address"),
+        "{out}"
+    );
+    // A counter that grows: no answer within the budget (3/4 of --timeout), said so.
+    let f = dir.join("01_inc.c");
+    let o = fencer(&["check", f.to_str().unwrap(), "--timeout", "2"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("the parameterized engine had no answer within its budget (1.5 s)"),
         "{out}"
     );
 }

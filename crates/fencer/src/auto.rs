@@ -75,6 +75,27 @@ pub(crate) fn hand_to_abpress(
     Ok(out)
 }
 
+/// Adds a note to an outcome already rendered: a line after the verdict's, or an entry of
+/// the JSON's `notes`.
+pub(crate) fn add_note(out: &mut Outcome, note: &str, json: bool) {
+    if let Some(r) = &mut out.report {
+        r.notes.push(note.to_string());
+    }
+    if json {
+        if let Ok(mut j) = serde_json::from_str::<serde_json::Value>(&out.output) {
+            if let Some(a) = j["notes"].as_array_mut() {
+                a.push(serde_json::json!(note));
+            } else {
+                j["notes"] = serde_json::json!([note]);
+            }
+            out.output = format!("{}\n", serde_json::to_string_pretty(&j).expect("json"));
+        }
+    } else {
+        let at = out.output.find('\n').map_or(out.output.len(), |i| i + 1);
+        out.output.insert_str(at, &format!("  note: {note}\n"));
+    }
+}
+
 /// What became of a program whose loops ran past DPOR's shallow rounds.
 pub(crate) enum Loops {
     /// abpress answered: its outcome is the check's.
@@ -167,7 +188,7 @@ pub(crate) fn unbounded_threads(
         Err(e) => {
             return Ok(Err(Some(format!(
                 "main creates threads without bound, and --engine auto could not check them \
-                 for any number of threads: {e}; dpor explores executions that never end"
+                 for any number of threads: {e}"
             ))))
         }
     };
@@ -206,7 +227,7 @@ pub(crate) fn unbounded_threads(
                 "main creates threads without bound; the parameterized engine had no answer \
                  within its budget ({}), so dpor explores executions that never end",
                 if *l == "timeout" {
-                    format!("{} s", slice.as_secs_f64())
+                    format!("{:.1} s", slice.as_secs_f64())
                 } else {
                     format!("{} nodes", opts.max_nodes.unwrap_or(0))
                 }

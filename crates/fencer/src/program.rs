@@ -138,7 +138,11 @@ pub(crate) fn check(
     if prog.has_inputs() {
         if let Some(wide) = inputs::too_wide(&args, &prog, model)? {
             // --engine auto under SC: the symbolic engine takes the program.
-            return crate::auto::hand_to_abpress(&args, timeout, wide, None);
+            let mut out = crate::auto::hand_to_abpress(&args, timeout, wide, None)?;
+            if let Some(n) = &threads_note {
+                crate::auto::add_note(&mut out, n, args.json);
+            }
+            return Ok(out);
         }
         inputs::refuse_options(&args, &prog)?;
     }
