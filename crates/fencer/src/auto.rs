@@ -362,9 +362,10 @@ fn threads_counterexample(
             "assertion".into()
         },
         message: format!(
-            "{} (with {procs} threads created; `#k` is the k-th)",
+            "{} (with {procs} thread{} created; `#k` is the k-th)",
             last.and_then(|s| s.violation.clone())
-                .unwrap_or_else(|| "violation".into())
+                .unwrap_or_else(|| "violation".into()),
+            if procs == 1 { "" } else { "s" }
         ),
         file: last.map(|s| file(s.loc)),
         line: last.map(|s| s.loc.line),
