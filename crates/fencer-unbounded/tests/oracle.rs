@@ -1,6 +1,6 @@
 //! The translation against the reference explorer, on random thread functions (loads,
 //! stores, compare-and-swap, a mutex, branches, arithmetic that wraps at 32 bits,
-//! assertions and assumptions, an input or an address-taken local):
+//! local computations, assertions and assumptions, an input or an address-taken local):
 //!
 //! - with a fixed number of threads (the system's `number_procs` instance, exact
 //!   backward reachability), the verdict is the reference explorer's on the program that
@@ -133,6 +133,28 @@ fn worker(r: &mut Rng) -> Function {
                     cond: Expr::bin(op, Expr::Reg(reg(r)), Expr::Const(small(r))),
                     text: "random".into(),
                 });
+            }
+            9 if r.chance(50) => {
+                // A local computation: wrapping arithmetic, or a comparison as a value.
+                let src = Expr::Reg(reg(r));
+                let expr = if r.chance(50) {
+                    let k = if r.chance(20) {
+                        i32::MAX as i64
+                    } else {
+                        small(r)
+                    };
+                    Expr::Un(
+                        UnOp::Sext(32),
+                        Box::new(Expr::bin(BinOp::Add, src, Expr::Const(k))),
+                    )
+                } else {
+                    Expr::bin(
+                        *r.pick(&[BinOp::Lt, BinOp::UGt]),
+                        src,
+                        Expr::Const(small(r)),
+                    )
+                };
+                body.push(Op::Local { dst: reg(r), expr });
             }
             _ => body.push(Op::Assume(Expr::bin(
                 BinOp::Ne,
