@@ -1254,11 +1254,6 @@ fn slice(code: &mut [(F, SrcLoc, FuncId)], nregs: usize) {
         }
         stop
     };
-    let regs_of = |e: &Expr| {
-        let mut v = Vec::new();
-        e.regs(&mut v);
-        v
-    };
     let mut relevant = vec![false; nregs];
     let mut branch_relevant = vec![false; n];
     loop {
@@ -1276,30 +1271,9 @@ fn slice(code: &mut [(F, SrcLoc, FuncId)], nregs: usize) {
             };
             for (k, (op, ..)) in code.iter().enumerate() {
                 let used: Vec<Reg> = match op {
-                    F::Store { addr, value } => {
-                        let mut v = regs_of(value);
-                        v.extend(addr_regs(addr));
-                        v
-                    }
-                    F::Load { addr, .. } | F::Lock(addr) | F::Unlock(addr) => addr_regs(addr),
-                    F::Rmw { addr, op, .. } => {
-                        let mut v = addr_regs(addr);
-                        match op {
-                            RmwOp::Cas { expected, new } => {
-                                v.extend(regs_of(expected));
-                                v.extend(regs_of(new));
-                            }
-                            RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. } => {
-                                v.extend(regs_of(e))
-                            }
-                        }
-                        v
-                    }
-                    F::Assert { cond, .. } | F::Assume(cond) => regs_of(cond),
-                    F::Branch { cond, .. } if branch_relevant[k] => regs_of(cond),
-                    F::Free(e) => regs_of(e),
-                    F::Local { dst, expr } if relevant[*dst as usize] => regs_of(expr),
-                    _ => Vec::new(),
+                    F::Branch { .. } if !branch_relevant[k] => Vec::new(),
+                    F::Local { dst, .. } if !relevant[*dst as usize] => Vec::new(),
+                    op => reads(op),
                 };
                 for r in used {
                     mark(r, &mut relevant);
@@ -1333,6 +1307,47 @@ fn slice(code: &mut [(F, SrcLoc, FuncId)], nregs: usize) {
         if let Some(op) = r {
             code[k].0 = op;
         }
+    }
+}
+
+/// The registers an instruction reads.
+fn reads(op: &F) -> Vec<Reg> {
+    let mut v = Vec::new();
+    match op {
+        F::Local { expr, .. } => expr.regs(&mut v),
+        F::Branch { cond, .. } | F::Assert { cond, .. } | F::Assume(cond) => cond.regs(&mut v),
+        F::Store { addr, value } => {
+            value.regs(&mut v);
+            v.extend(addr_regs(addr));
+        }
+        F::Load { addr, .. } | F::Lock(addr) | F::Unlock(addr) => v.extend(addr_regs(addr)),
+        F::Rmw { addr, op, .. } => {
+            v.extend(addr_regs(addr));
+            match op {
+                RmwOp::Cas { expected, new } => {
+                    expected.regs(&mut v);
+                    new.regs(&mut v);
+                }
+                RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. } => {
+                    e.regs(&mut v)
+                }
+            }
+        }
+        F::Free(e) => e.regs(&mut v),
+        F::Nondet { .. } | F::Alloc { .. } | F::Jump(_) | F::Nop | F::Done => {}
+    }
+    v
+}
+
+/// The register an instruction writes.
+fn writes(op: &F) -> Option<Reg> {
+    match op {
+        F::Local { dst, .. }
+        | F::Load { dst, .. }
+        | F::Rmw { dst, .. }
+        | F::Nondet { dst, .. }
+        | F::Alloc { dst, .. } => Some(*dst),
+        _ => None,
     }
 }
 
@@ -1737,28 +1752,9 @@ pub fn translate(prog: &Program) -> Result<Translation, Refusal> {
 
     // The system's variables.
     let mut read = vec![false; nregs];
-    let mut note = |e: &Expr| {
-        let mut v = Vec::new();
-        e.regs(&mut v);
-        for r in v {
-            if let Some(x) = read.get_mut(r as usize) {
-                *x = true;
-            }
-        }
-    };
-    for (op, ..) in &code {
-        match op {
-            F::Local { expr, .. } => note(expr),
-            F::Branch { cond, .. } | F::Assert { cond, .. } | F::Assume(cond) => note(cond),
-            F::Store { value, .. } => note(value),
-            F::Rmw { op, .. } => match op {
-                RmwOp::Cas { expected, new } => {
-                    note(expected);
-                    note(new);
-                }
-                RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. } => note(e),
-            },
-            _ => {}
+    for r in code.iter().flat_map(|(op, ..)| reads(op)) {
+        if let Some(x) = read.get_mut(r as usize) {
+            *x = true;
         }
     }
     let mut globals: Vec<Global> = Vec::new();
@@ -1941,54 +1937,10 @@ pub fn translate(prog: &Program) -> Result<Translation, Refusal> {
 /// Per instruction, the registers live before it (read before any write on some path).
 fn liveness(code: &[(F, SrcLoc, FuncId)], nregs: usize) -> Vec<Vec<bool>> {
     let n = code.len();
-    let regs = |e: &Expr, out: &mut Vec<Reg>| e.regs(out);
-    let use_def = |op: &F| -> (Vec<Reg>, Option<Reg>) {
-        let mut u = Vec::new();
-        let d = match op {
-            F::Local { dst, expr } => {
-                regs(expr, &mut u);
-                Some(*dst)
-            }
-            F::Branch { cond, .. } | F::Assert { cond, .. } | F::Assume(cond) => {
-                regs(cond, &mut u);
-                None
-            }
-            F::Store { addr, value } => {
-                regs(value, &mut u);
-                u.extend(addr_regs(addr));
-                None
-            }
-            F::Load { dst, addr } => {
-                u.extend(addr_regs(addr));
-                Some(*dst)
-            }
-            F::Rmw { dst, addr, op } => {
-                u.extend(addr_regs(addr));
-                match op {
-                    RmwOp::Cas { expected, new } => {
-                        regs(expected, &mut u);
-                        regs(new, &mut u);
-                    }
-                    RmwOp::FetchAdd(e) | RmwOp::Xchg(e) | RmwOp::Fetch { value: e, .. } => {
-                        regs(e, &mut u)
-                    }
-                }
-                Some(*dst)
-            }
-            F::Lock(a) | F::Unlock(a) => {
-                u.extend(addr_regs(a));
-                None
-            }
-            F::Free(e) => {
-                regs(e, &mut u);
-                None
-            }
-            F::Nondet { dst, .. } | F::Alloc { dst, .. } => Some(*dst),
-            F::Jump(_) | F::Nop | F::Done => None,
-        };
-        (u, d)
-    };
-    let ud: Vec<(Vec<Reg>, Option<Reg>)> = code.iter().map(|(op, ..)| use_def(op)).collect();
+    let ud: Vec<(Vec<Reg>, Option<Reg>)> = code
+        .iter()
+        .map(|(op, ..)| (reads(op), writes(op)))
+        .collect();
     let mut live = vec![vec![false; nregs]; n];
     let mut changed = true;
     while changed {
@@ -2376,7 +2328,10 @@ fn blocks(
                             }
                             let cases = b.cases(expr, *at).map_err(refused)?;
                             let mut it = cases.into_iter();
-                            let (g0, l0) = it.next().expect("a case");
+                            // No case: the value exists nowhere (contradictory guards).
+                            let Some((g0, l0)) = it.next() else {
+                                break u32::MAX;
+                            };
                             for (g, l) in it {
                                 let mut s2 = sigma.clone();
                                 s2.insert(*dst, l);
