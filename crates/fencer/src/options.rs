@@ -78,7 +78,9 @@ pub enum Engine {
     /// `dpor`, but for a C program under SC with an input too wide to enumerate (more
     /// values than --input-values), which `abpress` checks, or whose threads run past
     /// every bound of dpor's first rounds (loops that never end), which `abpress` tries
-    /// for up to 5 s first; the report names the engine that answered and why.
+    /// for up to 5 s first, or whose `main` creates threads in a loop that never ends,
+    /// which the parameterized engine checks for any number of threads (up to 60 s);
+    /// the report names the engine that answered and why.
     Auto,
     /// Dynamic partial-order reduction on chronological traces: one execution per
     /// Shasha-Snir trace (or close to it), the fast engine.
