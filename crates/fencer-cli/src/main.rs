@@ -14,7 +14,7 @@ use fencer_memory::ModelKind;
 use fencer_report::Report;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -103,15 +103,16 @@ Example:\n  fencer bench bench/fen --models sc,tso,pso"
     /// verdict and statistics.
     #[command(after_help = merge::AFTER_HELP)]
     Merge(merge::MergeArgs),
-    /// Answer litmus tests (herd7's X86 format) as herd7 does: every reachable final
-    /// state, Ok/No, witnesses and the observation.
+    /// Answer litmus tests as herd7 does: every reachable final state, Ok/No, witnesses
+    /// and the observation. X86 under the built-in models; X86 and C11 under a herd7
+    /// `.cat` model with --cat.
     #[command(
         after_help = "The output follows herd7's layout line by line (without its Hash line), so \
 the two can be diffed. Every execution is explored (one per Shasha-Snir trace). Several files \
 end with a summary table.\n\n\
 Exit codes: 0 every test answered, 2 bad input or usage, 3 a limit stopped some test (its \
 answer is partial).\n\n\
-Example:\n  fencer litmus examples/MP.litmus --model pso"
+Examples:\n  fencer litmus examples/MP.litmus --model pso\n  fencer litmus T.litmus --cat rc11.cat --libdir HERD_LIBDIR   # herd7: -set-libdir DIR -model rc11.cat"
     )]
     Litmus(LitmusArgs),
     /// Is every execution under TSO (PSO) sequentially consistent? Finds every distinct
@@ -171,8 +172,22 @@ struct LitmusArgs {
     /// Stop each test after this many seconds (its answer is then partial; exit code 3).
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    /// Judge candidate executions with this herd7 `.cat` model (a path, or a name in
+    /// --libdir) instead of a built-in model; needed for C (C11) litmus tests. herd7's
+    /// spelling `-model FILE` works too.
+    #[arg(long, value_name = "FILE")]
+    cat: Option<PathBuf>,
+    /// herd7's model library (`-set-libdir`): where models, the files they include and
+    /// stdlib.cat are found [default: $FENCER_HERD_LIBDIR, else the model's folder].
+    #[arg(long, value_name = "DIR", requires = "cat")]
+    libdir: Option<PathBuf>,
+    /// A variant the model tests with `if "NAME"` (herd7's `-variant`); repeatable.
+    #[arg(long, value_name = "NAME", requires = "cat")]
+    variant: Vec<String>,
     #[command(flatten)]
     views: views::ViewArgs,
+    #[arg(skip)]
+    given: applies::Given,
 }
 
 #[derive(clap::Args)]
@@ -361,7 +376,7 @@ fn main() -> ExitCode {
     test_panic();
     ranks::silence_other_ranks();
     let parsed = Cli::command()
-        .try_get_matches()
+        .try_get_matches_from(herd_spellings(std::env::args_os().collect()))
         .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
     let cli = match parsed {
         Ok((mut c, m)) => {
@@ -371,6 +386,7 @@ fn main() -> ExitCode {
                     Command::Check(cmd) => cmd.args.given = given,
                     Command::Robust(a) => a.given = given,
                     Command::Repair(a) => a.given = given,
+                    Command::Litmus(a) => a.given = given,
                     _ => {}
                 }
             }
@@ -733,6 +749,9 @@ fn llvm_crashes_on(file: &std::path::Path) -> Option<String> {
 }
 
 fn litmus(args: LitmusArgs) -> ExitCode {
+    if args.cat.is_some() {
+        return litmus_cat(args);
+    }
     let model = match program_model(args.model) {
         Ok(m) => m,
         Err(e) => return failed(args.json, &e),
@@ -759,14 +778,20 @@ fn litmus(args: LitmusArgs) -> ExitCode {
     let mut code = 0u8;
     for file in &args.files {
         let path = file.display().to_string();
-        let src = match std::fs::read_to_string(file) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("{path}: error: cannot read the file: {e}");
-                code = EXIT_USAGE;
-                continue;
-            }
+        let Some(src) = read_litmus(file, &path) else {
+            code = EXIT_USAGE;
+            continue;
         };
+        let arch = fencer::cat::arch(&src);
+        if arch != "X86" && arch != "x86" && !arch.is_empty() {
+            eprintln!(
+                "{path}: error: fencer's built-in models answer X86 litmus tests; a `{arch}` test \
+                 needs a herd7 model: --cat FILE.cat (e.g. `--cat rc11.cat --libdir \
+                 HERD_LIBDIR` for C11)"
+            );
+            code = EXIT_USAGE;
+            continue;
+        }
         let lit = match fencer_litmus::parse_litmus(&path, &src) {
             Ok(l) => l,
             Err(d) => {
@@ -816,6 +841,107 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             return c;
         }
     }
+    litmus_summary(&args, &answers, started);
+    ExitCode::from(code)
+}
+
+/// herd7's single-dash options, for `litmus`: `-model F` is `--cat F`, `-set-libdir D`
+/// is `--libdir D`, `-variant V` is `--variant V`, so that a herd7 command line works.
+fn herd_spellings(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let sub = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    if !matches!(sub, Some(a) if a == "litmus") {
+        return args;
+    }
+    args.into_iter()
+        .map(|a| match a.to_str() {
+            Some("-model") => "--cat".into(),
+            Some("-set-libdir") => "--libdir".into(),
+            Some("-variant") => "--variant".into(),
+            _ => a,
+        })
+        .collect()
+}
+
+/// `litmus --cat`: every test through a herd7 model.
+fn litmus_cat(args: LitmusArgs) -> ExitCode {
+    for (id, opt) in [
+        ("model", "--model"),
+        ("engine", "--engine"),
+        ("algo", "--algo"),
+    ] {
+        if args.given.has(id) {
+            return usage_error(
+                args.json,
+                &format!(
+                    "error: {opt} does not apply with --cat: the .cat model is the memory model, \
+                     and every candidate execution is enumerated"
+                ),
+                None,
+            );
+        }
+    }
+    if args.views.any() {
+        return usage_error(
+            args.json,
+            "error: --view, --html, --sarif and --save-trace do not apply with --cat yet",
+            None,
+        );
+    }
+    let timeout = match fencer::timeout_arg(args.timeout) {
+        Ok(t) => t,
+        Err(e) => return failed(args.json, &e),
+    };
+    let cat = args.cat.as_deref().expect("--cat");
+    let m = match fencer::cat::load(cat, args.libdir.as_deref(), &args.variant) {
+        Ok(m) => m,
+        Err(e) => return failed(args.json, &e),
+    };
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    let mut code = 0u8;
+    for file in &args.files {
+        let path = file.display().to_string();
+        let Some(src) = read_litmus(file, &path) else {
+            code = EXIT_USAGE;
+            continue;
+        };
+        match fencer::cat::litmus(&path, &src, &m, timeout) {
+            Ok(answer) => {
+                if answer.incomplete && code == 0 {
+                    code = 3;
+                }
+                if !args.json {
+                    out(&answer.to_herd());
+                    out("\n");
+                }
+                answers.push(answer);
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                code = EXIT_USAGE;
+            }
+        }
+    }
+    litmus_summary(&args, &answers, started);
+    ExitCode::from(code)
+}
+
+/// A litmus file's text, or `None` after saying why it cannot be read.
+fn read_litmus(file: &Path, path: &str) -> Option<String> {
+    match std::fs::read_to_string(file) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("{path}: error: cannot read the file: {e}");
+            None
+        }
+    }
+}
+
+/// After several tests: the JSON document, or a summary table.
+fn litmus_summary(args: &LitmusArgs, answers: &[fencer_litmus::Answer], started: Instant) {
     if args.json {
         out(&format!(
             "{}\n",
@@ -829,7 +955,7 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             "{:<32} {:<5} {:<4} {:<10} {:>6} {:>10} {:>8}\n",
             "test", "model", "", "result", "states", "executions", "ms"
         ));
-        for a in &answers {
+        for a in answers {
             out(&format!(
                 "{:<32} {:<5} {:<4} {:<10} {:>6} {:>10} {:>8}\n",
                 a.test,
@@ -848,7 +974,6 @@ fn litmus(args: LitmusArgs) -> ExitCode {
             started.elapsed().as_secs_f64()
         ));
     }
-    ExitCode::from(code)
 }
 
 /// A progress line on stderr for long runs: shown only when stderr is a terminal and the

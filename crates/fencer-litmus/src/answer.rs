@@ -30,7 +30,13 @@ pub struct Answer {
     pub elapsed_ms: u64,
     /// Set when a limit stopped the exploration: the answer is then partial.
     pub incomplete: bool,
+    /// Flags consistent executions raised, as herd7 names them (`*undef*` first, for an
+    /// execution a model's `undefined_unless` check calls undefined).
+    pub flags: Vec<String>,
 }
+
+/// herd7's name for the flag of an undefined execution.
+pub const UNDEF: &str = "*undef*";
 
 impl Litmus {
     /// The answer, from a report of a run that explored every execution (`--all`).
@@ -57,7 +63,54 @@ impl Litmus {
                 negative += n;
             }
         }
-        let (kind, ok) = match self.test.quant {
+        Answer::tally(
+            &self.test.name,
+            &r.model,
+            self.test.quant,
+            self.vars.iter().map(|v| self.var_name(v)).collect(),
+            Tally {
+                states,
+                positive,
+                negative,
+                flags: BTreeSet::new(),
+            },
+            self.program
+                .cond
+                .as_ref()
+                .map(|c| c.text.clone())
+                .unwrap_or_default(),
+            r.executions,
+            r.elapsed_ms,
+            r.stopped_by.is_some(),
+        )
+    }
+}
+
+/// What an answer counts: final states (after the filter), executions whose final state
+/// satisfies the proposition or not, and flags raised.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub states: BTreeSet<Vec<i64>>,
+    pub positive: u64,
+    pub negative: u64,
+    pub flags: BTreeSet<String>,
+}
+
+impl Answer {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn tally(
+        test: &str,
+        model: &str,
+        quant: crate::Quant,
+        vars: Vec<String>,
+        t: Tally,
+        condition: String,
+        executions: u64,
+        elapsed_ms: u64,
+        incomplete: bool,
+    ) -> Answer {
+        let (positive, negative) = (t.positive, t.negative);
+        let (kind, ok) = match quant {
             crate::Quant::Exists => ("Allowed", positive > 0),
             crate::Quant::NotExists => ("Forbidden", positive == 0),
             crate::Quant::Forall => ("Required", negative == 0),
@@ -69,30 +122,27 @@ impl Litmus {
         } else {
             "Sometimes"
         };
+        // `*undef*` first, then the others by name, as herd7 orders them.
+        let mut flags: Vec<String> = t.flags.into_iter().collect();
+        flags.sort_by_key(|f| (f != UNDEF, f.clone()));
         Answer {
-            test: self.test.name.clone(),
-            model: r.model.clone(),
+            test: test.to_string(),
+            model: model.to_string(),
             kind,
-            vars: self.vars.iter().map(|v| self.var_name(v)).collect(),
-            states: states.into_iter().collect(),
+            vars,
+            states: t.states.into_iter().collect(),
             ok,
             positive,
             negative,
-            condition: self
-                .program
-                .cond
-                .as_ref()
-                .map(|c| c.text.clone())
-                .unwrap_or_default(),
+            condition,
             observation,
-            executions: r.executions,
-            elapsed_ms: r.elapsed_ms,
-            incomplete: r.stopped_by.is_some(),
+            executions,
+            elapsed_ms,
+            incomplete,
+            flags,
         }
     }
-}
 
-impl Answer {
     /// herd7's layout, line for line (without its `Hash=` line).
     pub fn to_herd(&self) -> String {
         let mut s = String::new();
@@ -107,9 +157,26 @@ impl Answer {
                 .collect();
             let _ = writeln!(s, "{}", line.join(" "));
         }
-        let _ = writeln!(s, "{}", if self.ok { "Ok" } else { "No" });
+        let result = if self.flags.iter().any(|f| f == UNDEF) {
+            "Undef"
+        } else if self.ok {
+            "Ok"
+        } else {
+            "No"
+        };
+        let _ = writeln!(s, "{result}");
         let _ = writeln!(s, "Witnesses");
-        let _ = writeln!(s, "Positive: {} Negative: {}", self.positive, self.negative);
+        // herd7 counts witnesses of the condition: for `~exists`, the executions that
+        // do not satisfy the proposition are the positive ones.
+        let (pos, neg) = if self.kind == "Forbidden" {
+            (self.negative, self.positive)
+        } else {
+            (self.positive, self.negative)
+        };
+        let _ = writeln!(s, "Positive: {pos} Negative: {neg}");
+        for f in &self.flags {
+            let _ = writeln!(s, "Flag {f}");
+        }
         let _ = writeln!(s, "Condition {}", self.condition);
         let _ = writeln!(
             s,

@@ -11,10 +11,13 @@
 //! Diagnostics reuse the text front-end's [`Diagnostic`] (file, line, column, carets).
 
 mod answer;
+mod c11;
 mod lower;
 mod parse;
+mod x86cat;
 
-pub use answer::Answer;
+pub use answer::{Answer, UNDEF};
+pub use c11::{parse_c_litmus, CLitmus};
 pub use fencer_text::Diagnostic;
 pub use parse::{Cond, Instr, Operand, Quant, Test};
 

@@ -88,6 +88,9 @@ struct Lexer<'a> {
     end: usize,
     /// Parentheses and `~` open in the condition being parsed.
     depth: u32,
+    /// Register names are case-insensitive and shown in capitals (X86), or kept as
+    /// written (C).
+    upper: bool,
 }
 
 const PUNCTS: [&str; 14] = [
@@ -165,6 +168,7 @@ impl<'a> Lexer<'a> {
             pos: 0,
             end,
             depth: 0,
+            upper: true,
         })
     }
 
@@ -256,7 +260,11 @@ impl<'a> Lexer<'a> {
                 Ok((
                     Var::Reg {
                         thread: t as u32,
-                        name: name.to_ascii_uppercase(),
+                        name: if self.upper {
+                            name.to_ascii_uppercase()
+                        } else {
+                            name
+                        },
                     },
                     Span {
                         start: start.start,
@@ -386,7 +394,7 @@ fn lines(src: &str) -> Vec<(usize, usize)> {
 }
 
 /// Replaces `(* ... *)` comments by spaces (keeping offsets).
-fn strip_comments(file: &str, src: &str) -> Result<String, Diagnostic> {
+pub(crate) fn strip_comments(file: &str, src: &str) -> Result<String, Diagnostic> {
     let mut out = String::with_capacity(src.len());
     let mut rest = src;
     let mut off = 0;
@@ -528,31 +536,7 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
         ));
     };
     let init_end = init_start + close;
-    let mut lx = Lexer::new(file, src, init_start + 1, init_end)?;
-    let mut init = Vec::new();
-    while !lx.at_end() {
-        if lx.eat(";") {
-            continue;
-        }
-        // herd7 accepts C-style types before a location (`int x = 0;`).
-        if let Some(Tok::Ident(t)) = lx.peek() {
-            if matches!(
-                t.as_str(),
-                "int" | "uint32_t" | "int32_t" | "uint64_t" | "int64_t"
-            ) {
-                if let Some((Tok::Ident(_), _)) = lx.toks.get(lx.pos + 1) {
-                    lx.pos += 1;
-                }
-            }
-        }
-        let (v, sp) = lx.var()?;
-        lx.expect("=")?;
-        let k = lx.int()?;
-        init.push((v, k, sp));
-        if !lx.at_end() {
-            lx.expect(";")?;
-        }
-    }
+    let init = parse_init(file, src, init_start + 1, init_end)?;
     // Thread table: the header row `P0 | P1 ;`, then instruction rows.
     li = ls.partition_point(|&(s, _)| s <= init_end);
     let mut rows: Vec<(usize, usize)> = Vec::new();
@@ -654,8 +638,74 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
             threads[t].push(Cell::Instr(instr(&mut lx)?));
         }
     }
-    // Tail: locations, filter, and the condition.
-    let mut lx = Lexer::new(file, src, tail_start, src.len())?;
+    let (quant, cond, cond_span, locations, filter) =
+        parse_tail(file, src, original, tail_start, true)?;
+    Ok(Test {
+        name,
+        doc,
+        init,
+        threads,
+        quant,
+        cond,
+        cond_span,
+        locations,
+        filter,
+    })
+}
+
+/// The init block's inside: `x=0; 0:EAX=1;`, `[x] = 0;`, `int x = 0;`.
+pub(crate) fn parse_init(
+    file: &str,
+    src: &str,
+    start: usize,
+    end: usize,
+) -> Result<Vec<(Var, i64, Span)>, Diagnostic> {
+    let mut lx = Lexer::new(file, src, start, end)?;
+    let mut init = Vec::new();
+    while !lx.at_end() {
+        if lx.eat(";") {
+            continue;
+        }
+        // herd7 accepts C-style types before a location (`int x = 0;`).
+        if let Some(Tok::Ident(t)) = lx.peek() {
+            if matches!(
+                t.as_str(),
+                "int" | "uint32_t" | "int32_t" | "uint64_t" | "int64_t"
+            ) {
+                if let Some((Tok::Ident(_), _)) = lx.toks.get(lx.pos + 1) {
+                    lx.pos += 1;
+                }
+            }
+        }
+        let (v, sp) = lx.var()?;
+        lx.expect("=")?;
+        let k = lx.int()?;
+        init.push((v, k, sp));
+        if !lx.at_end() {
+            lx.expect(";")?;
+        }
+    }
+    Ok(init)
+}
+
+/// What a condition clause holds: quantifier, proposition and its span, `locations`,
+/// `filter`.
+pub(crate) type Tail = (Quant, Cond, Span, Vec<(Var, Span)>, Option<Cond>);
+
+/// The clauses after the threads, from `start` to the end: `locations [...]`,
+/// `filter (...)` and the condition. `upper`: register names are shown in capitals.
+pub(crate) fn parse_tail(
+    file: &str,
+    src: &str,
+    original: &str,
+    start: usize,
+    upper: bool,
+) -> Result<Tail, Diagnostic> {
+    let diag = |s: usize, e: usize, msg: String, label: &str| {
+        Diagnostic::new(file, original, Span { start: s, end: e }, msg, label)
+    };
+    let mut lx = Lexer::new(file, src, start, src.len())?;
+    lx.upper = upper;
     let mut locations = Vec::new();
     let mut filter = None;
     let mut cond = None;
@@ -718,6 +768,18 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
             }
         }
     }
+    // herd7's C tests may leave the condition out: it is then `forall (true)`.
+    let cond = match cond {
+        None if !upper => Some((
+            Quant::Forall,
+            Cond::True,
+            Span {
+                start: src.len(),
+                end: src.len(),
+            },
+        )),
+        c => c,
+    };
     let Some((quant, cond, cond_span)) = cond else {
         return Err(diag(
             src.len(),
@@ -727,17 +789,7 @@ pub fn parse(file: &str, original: &str) -> Result<Test, Diagnostic> {
             "condition missing",
         ));
     };
-    Ok(Test {
-        name,
-        doc,
-        init,
-        threads,
-        quant,
-        cond,
-        cond_span,
-        locations,
-        filter,
-    })
+    Ok((quant, cond, cond_span, locations, filter))
 }
 
 /// `[LOCK] MNEMONIC operand, operand`

@@ -60,6 +60,7 @@ pub struct ReadmeExamples;
 
 pub mod applies;
 mod auto;
+pub mod cat;
 mod cub;
 pub mod dve;
 pub mod dve_relaxed;

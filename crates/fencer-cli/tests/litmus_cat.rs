@@ -1,0 +1,138 @@
+//! `fencer litmus --cat`: litmus tests through herd7's own `.cat` models. The oracle is
+//! herd7's recorded output (`../shared/litmus/c11/*.out`) and, for X86, fencer's built-in
+//! x86-TSO. Needs `../shared` (herd7's model library is not in the repository); each test
+//! says so and skips without it, except those that must fail before any model is read.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fencer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fencer"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("FENCER_HERD_LIBDIR")
+        .output()
+        .expect("run fencer")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const LIBDIR: &str = "../shared/herd-libdir";
+const C11: &str = "../shared/litmus/c11/catalogue-c11popl15";
+
+fn shared() -> bool {
+    let here = root().join(LIBDIR).join("stdlib.cat").exists();
+    if !here {
+        eprintln!("skipped: ../shared (herd7's model library and the corpus) is not here");
+    }
+    here
+}
+
+fn herd_lines(s: &str) -> Vec<&str> {
+    s.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("Hash=") && !l.starts_with("Time "))
+        .collect()
+}
+
+#[test]
+fn a_c11_test_prints_what_herd7_prints_with_either_spelling() {
+    if !shared() {
+        return;
+    }
+    let test = format!("{C11}/a1_reorder.litmus");
+    let herd = std::fs::read_to_string(root().join(format!("{C11}/a1_reorder.out"))).unwrap();
+    for args in [
+        vec!["litmus", &test, "--cat", "rc11.cat", "--libdir", LIBDIR],
+        vec!["litmus", "-set-libdir", LIBDIR, "-model", "rc11.cat", &test],
+    ] {
+        let o = fencer(&args);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        // A data race: herd7 answers `Undef` and names the flag.
+        assert_eq!(herd_lines(&out), herd_lines(&herd), "{out}");
+        assert!(
+            out.contains("Undef\n") && out.contains("Flag *undef*"),
+            "{out}"
+        );
+    }
+    let o = fencer(&[
+        "litmus", &test, "--cat", "rc11.cat", "--libdir", LIBDIR, "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(j["tests"][0]["flags"][0], "*undef*");
+    assert_eq!(j["tests"][0]["positive"], 2);
+}
+
+#[test]
+fn a_test_herd7_rejects_is_rejected_with_what_to_write() {
+    if !shared() {
+        return;
+    }
+    let o = fencer(&[
+        "litmus",
+        &format!("{C11}/fig6.litmus"),
+        "--cat",
+        "rc11.cat",
+        "--libdir",
+        LIBDIR,
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("fig6.litmus:12:3"), "{out}");
+    assert!(out.contains("atomic_store_explicit"), "{out}");
+}
+
+#[test]
+fn x86_through_x86tso_cat_answers_as_the_built_in_model() {
+    if !shared() {
+        return;
+    }
+    let built_in = fencer(&["litmus", "examples/MP.litmus"]);
+    let cat = fencer(&[
+        "litmus",
+        "examples/MP.litmus",
+        "--cat",
+        "x86tso.cat",
+        "--libdir",
+        LIBDIR,
+    ]);
+    assert_eq!(cat.status.code(), Some(0), "{}", text(&cat));
+    assert_eq!(cat.stdout, built_in.stdout, "{}", text(&cat));
+}
+
+#[test]
+fn options_that_do_not_apply_and_missing_models_are_errors() {
+    // No model library is needed to refuse these.
+    let o = fencer(&[
+        "litmus",
+        "examples/MP.litmus",
+        "--cat",
+        "x86tso.cat",
+        "--model",
+        "sc",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--model does not apply with --cat"));
+    let o = fencer(&["litmus", "examples/MP.litmus", "--cat", "no-such.cat"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--libdir"), "{}", text(&o));
+    let o = fencer(&["litmus", "examples/MP.litmus", "--libdir", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    if !shared() {
+        return;
+    }
+    // A C test without a model: the built-in models are for X86.
+    let o = fencer(&["litmus", &format!("{C11}/a1.litmus")]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--cat"), "{}", text(&o));
+}
