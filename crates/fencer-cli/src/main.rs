@@ -1,6 +1,7 @@
 //! `fencer`: checks concurrent programs under SC, x86-TSO and PSO.
 
 mod bench;
+mod bench_cat;
 mod merge;
 mod ranks;
 mod repair;
@@ -26,7 +27,8 @@ const EXIT_USAGE: u8 = 2;
 #[cfg(feature = "c")]
 macro_rules! c_front_end {
     () => {
-        "yes (clang-14 compiles .c and .i files; LLVM 14 IR is read in-process)"
+        "yes (clang-14 compiles .c and .i files; LLVM 14 IR is read by fencer-llvm, a child \
+         process installed beside fencer)"
     };
 }
 #[cfg(not(feature = "c"))]
@@ -145,11 +147,6 @@ Examples:\n  fencer litmus examples/MP.litmus --model pso\n  fencer litmus T.lit
     /// Print fencer's manual page (roff), one page with every command.
     #[command(after_help = "Example:\n  fencer man > fencer.1 && man ./fencer.1")]
     Man,
-    /// Internal: reads an LLVM IR file and exits 0, or dies. `check` runs it in a child
-    /// process first, because LLVM aborts or crashes on some malformed IR instead of
-    /// returning an error.
-    #[command(hide = true, name = "internal-read-llvm")]
-    InternalReadLlvm { file: PathBuf },
 }
 
 #[derive(clap::Args)]
@@ -233,6 +230,21 @@ struct BenchArgs {
     /// a program's whole tree, or the engine on a program the rewrite makes small.
     #[arg(long, conflicts_with = "robust")]
     no_spin_assume: bool,
+    /// Measure litmus tests under this herd7 `.cat` model instead (`fencer litmus
+    /// --cat`): per test, one process per run, the engine's time and the wall time; PATHS
+    /// are litmus files or directories searched for them.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["robust", "scaling", "no_spin_assume", "models", "algo", "jobs"])]
+    cat: Option<PathBuf>,
+    /// With --cat: herd7's model library (`-set-libdir`) [default: $FENCER_HERD_LIBDIR].
+    #[arg(long, value_name = "DIR", requires = "cat")]
+    libdir: Option<PathBuf>,
+    /// With --cat: also run this herd7 on every test, alternating with fencer, and check
+    /// that both answer alike (exit code 1 if not).
+    #[arg(long, value_name = "PATH", requires = "cat")]
+    herd7: Option<PathBuf>,
+    /// With --cat: runs per test (medians are reported).
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "cat")]
+    rounds: usize,
 }
 
 /// `check`'s arguments, and the views of its counterexample.
@@ -447,7 +459,6 @@ fn main() -> ExitCode {
         Command::Replay(args) => views::replay(args),
         Command::Repair(args) => repair::repair(args),
         Command::Transform(args) => transform(args),
-        Command::InternalReadLlvm { file } => read_llvm_alone(&file),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "fencer", &mut out);
@@ -455,6 +466,14 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Man => man_page(),
+        Command::Bench(args) if args.cat.is_some() => bench_cat::bench(bench_cat::CatBench {
+            paths: args.paths,
+            cat: args.cat.expect("--cat"),
+            libdir: args.libdir,
+            herd7: args.herd7,
+            rounds: args.rounds,
+            json: args.json,
+        }),
         Command::Bench(args) => bench::bench(bench::BenchOptions {
             paths: args.paths,
             models: args
@@ -527,10 +546,6 @@ fn check(mut args: Options, views: &views::ViewArgs, quiet: bool) -> ExitCode {
     }
     if let Some(msg) = views::refuse_bad_paths(views) {
         return usage_error(json, &msg, None);
-    }
-    #[cfg(feature = "c")]
-    {
-        args.llvm_guard = Some(llvm_crashes_on);
     }
     args.replays = views.flag();
     let progress = Progress::start();
@@ -650,102 +665,6 @@ fn man_page() -> ExitCode {
     }
     out(&String::from_utf8_lossy(&page));
     ExitCode::SUCCESS
-}
-
-/// Reads an LLVM IR file in this process, for [`llvm_crashes_on`]'s child.
-fn read_llvm_alone(file: &std::path::Path) -> ExitCode {
-    #[cfg(feature = "c")]
-    {
-        let opts = fencer_c::CompileOptions::default();
-        let _ = fencer_c::load(file, &opts, ModelKind::Sc);
-    }
-    #[cfg(not(feature = "c"))]
-    let _ = file;
-    ExitCode::SUCCESS
-}
-
-/// For a user's `.ll` or `.bc` file: whether LLVM kills the process that reads it (a
-/// malformed datalayout or a module that fails verification abort; some malformed debug
-/// information crashes). The file is read once in a child process; its death becomes an
-/// error message. Clang's own output is trusted and not checked.
-#[cfg(feature = "c")]
-fn llvm_crashes_on(file: &std::path::Path) -> Option<String> {
-    let ext = file.extension().and_then(|e| e.to_str());
-    if !matches!(ext, Some("ll" | "bc")) {
-        return None;
-    }
-    // LLVM's verifier can also loop forever (a lexical block that is its own scope): the
-    // child gets a minute, far more than reading any real module takes.
-    const LIMIT: Duration = Duration::from_secs(60);
-    let exe = std::env::current_exe().ok()?;
-    let mut child = std::process::Command::new(exe)
-        .arg("internal-read-llvm")
-        .arg(file)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .ok()?;
-    let mut stderr_pipe = child.stderr.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut buf = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr_pipe, &mut buf);
-        buf
-    });
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if started.elapsed() < LIMIT => std::thread::sleep(Duration::from_millis(10)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Err(_) => return None,
-        }
-    };
-    let stderr = reader.join().unwrap_or_default();
-    let Some(status) = status else {
-        return Some(format!(
-            "{}: error: LLVM did not finish reading this IR within {} s (malformed debug \
-             information can make its verifier loop)\n  help: fencer reads LLVM 14 IR as \
-             clang-14 writes it; check the file with `llvm-as-14 {} -o /dev/null`",
-            file.display(),
-            LIMIT.as_secs(),
-            file.display()
-        ));
-    };
-    if status.success() {
-        return None;
-    }
-    let out = std::process::Output {
-        status,
-        stdout: Vec::new(),
-        stderr: stderr.into_bytes(),
-    };
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let why: Vec<&str> = stderr
-        .lines()
-        .filter(|l| {
-            !l.trim().is_empty() && !l.contains("PLEASE submit") && !l.starts_with("Stack dump")
-        })
-        .take(4)
-        .collect();
-    let how = match out.status.code() {
-        Some(c) => format!("exit code {c}"),
-        None => "a crash".into(),
-    };
-    Some(format!(
-        "{}: error: LLVM cannot read this IR (it stopped with {how}){}\n  help: fencer reads \
-         LLVM 14 IR as clang-14 writes it; check the file with `llvm-as-14 {} -o /dev/null`",
-        file.display(),
-        if why.is_empty() {
-            String::new()
-        } else {
-            format!(":\n  {}", why.join("\n  "))
-        },
-        file.display()
-    ))
 }
 
 fn litmus(args: LitmusArgs) -> ExitCode {
@@ -921,7 +840,10 @@ fn litmus_cat(args: LitmusArgs) -> ExitCode {
             }
             Err(e) => {
                 eprintln!("{e}");
-                code = EXIT_USAGE;
+                // Bad input outranks a limit, as an answer cut short does.
+                if e.exit_code() != 3 || code == 0 {
+                    code = e.exit_code();
+                }
             }
         }
     }

@@ -136,3 +136,37 @@ fn options_that_do_not_apply_and_missing_models_are_errors() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--cat"), "{}", text(&o));
 }
+
+#[test]
+fn a_timeout_stops_the_enumeration_with_a_partial_answer() {
+    if !shared() {
+        return;
+    }
+    // Two locked instructions and six writes to `x`: millions of candidates (every
+    // coherence order of six writes, for each reads-from choice).
+    let dir = std::env::temp_dir().join(format!("fencer-cat-timeout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let test = dir.join("big.litmus");
+    std::fs::write(
+        &test,
+        "X86 big\n{ }\n P0 | P1 | P2 ;\n MOV [x],$1 | MOV [x],$2 | MOV EAX,[x] ;\n \
+         LOCK INC [x] | LOCK INC [x] | MOV EBX,[x] ;\n MOV [x],$2 | MOV [x],$1 | MOV ECX,[x] ;\n\
+         locations [x; 2:EAX; 2:EBX; 2:ECX]\nexists (true)\n",
+    )
+    .unwrap();
+    let t = test.display().to_string();
+    let o = fencer(&[
+        "litmus",
+        &t,
+        "--cat",
+        "x86tso.cat",
+        "--libdir",
+        LIBDIR,
+        "--timeout",
+        "0.5",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("(incomplete: a limit stopped"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

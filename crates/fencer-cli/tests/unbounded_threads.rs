@@ -125,8 +125,13 @@ fn svcomp_pthread_ext_tas_is_proved() {
     let o = fencer(&["check", f.to_str().unwrap(), "--timeout", "2"]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(3), "{out}");
-    assert!(
-        out.contains("the parameterized engine had no answer within its budget (1.5 s)"),
-        "{out}"
-    );
+    // 3/4 of what the timeout leaves once the program is loaded (clang and the C
+    // front-end's process take their share first).
+    let budget: f64 = out
+        .split("the parameterized engine had no answer within its budget (")
+        .nth(1)
+        .and_then(|r| r.split(" s)").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!((0.8..=1.5).contains(&budget), "{out}");
 }

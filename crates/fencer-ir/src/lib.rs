@@ -28,7 +28,19 @@ pub type FuncId = u32;
 pub type ObjId = u32;
 
 /// A source position: file (index into [`Program::files`]), 1-based line and column.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    serde::Serialize,
+    serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+)]
 pub struct SrcLoc {
     pub file: u16,
     pub line: u32,
@@ -52,7 +64,7 @@ pub const MAX_CELLS: i64 = u32::MAX as i64;
 
 /// Pointer encoding: object `o` at cell offset `k` is `((o + 1) << 32) | k`, so that the
 /// integer 0 is the null pointer and small integers are never valid pointers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ptr {
     pub obj: ObjId,
     pub offset: u32,
@@ -97,7 +109,7 @@ pub fn func_of_ptr(v: Value, nfuncs: usize) -> Option<FuncId> {
 }
 
 /// What kind of memory an object is; mutexes are cells too (0 = free, `t + 1` = held by `t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ObjKind {
     Shared,
     Mutex,
@@ -105,7 +117,7 @@ pub enum ObjKind {
 
 /// A global memory object: a scalar (size 1) or an array. Every cell starts initialised
 /// (zero unless `init` says otherwise).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Object {
     pub name: String,
     pub kind: ObjKind,
@@ -144,7 +156,7 @@ impl Object {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,
     Sub,
@@ -277,7 +289,7 @@ impl BinOp {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnOp {
     Neg,
     Not,
@@ -308,7 +320,7 @@ impl UnOp {
 }
 
 /// A local expression: registers and constants only.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Expr {
     Const(Value),
     Reg(Reg),
@@ -337,7 +349,7 @@ impl Expr {
 }
 
 /// Where a memory instruction acts.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Addr {
     /// Cell `index` of global object `obj` (index 0 for scalars).
     Global { obj: ObjId, index: Expr },
@@ -355,7 +367,7 @@ impl Addr {
 }
 
 /// The read-modify-write operations; each acts on memory indivisibly.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RmwOp {
     /// Writes `new` if the cell holds `expected`; the result is the old value.
     Cas { expected: Expr, new: Expr },
@@ -369,7 +381,9 @@ pub enum RmwOp {
 }
 
 /// What a fence orders.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord,
+)]
 pub enum FenceKind {
     /// Waits until every store the thread issued before it has reached memory: nothing
     /// after it (load or store) can overtake an earlier store (x86 `MFENCE`, C11 seq_cst).
@@ -393,7 +407,7 @@ impl FenceKind {
 
 /// One instruction. `Local`, `Jump` and `Branch` are invisible to other threads; every
 /// other instruction is an event the engines schedule.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Local {
         dst: Reg,
@@ -607,13 +621,13 @@ impl Op {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Instr {
     pub op: Op,
     pub loc: SrcLoc,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Function {
     pub name: String,
     /// Registers 0..params receive the arguments.
@@ -655,7 +669,7 @@ impl Function {
 }
 
 /// A thread that runs from the start: `func(arg)`, named for reports and conditions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ThreadDecl {
     pub name: String,
     pub func: FuncId,
@@ -663,7 +677,7 @@ pub struct ThreadDecl {
 }
 
 /// A term of a final-state condition.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CondVar {
     /// A register of a static thread's root frame, at the end.
     Reg { thread: u32, reg: Reg },
@@ -671,7 +685,7 @@ pub enum CondVar {
     Cell { obj: ObjId, index: u32 },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CondExpr {
     Const(Value),
     Var(CondVar),
@@ -710,7 +724,7 @@ impl CondExpr {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Quantifier {
     /// Violation when some final state satisfies the condition (the behaviour is reachable).
     Exists,
@@ -721,7 +735,7 @@ pub enum Quantifier {
     NotExists,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct FinalCond {
     pub quant: Quantifier,
     pub expr: CondExpr,
@@ -736,7 +750,7 @@ pub const UNINIT_ARBITRARY: &str = "read of uninitialised memory: under SV-COMP'
     its value is arbitrary, and this engine does not choose such values (give the variable \
     an initial value, or use `--engine abpress`, which takes the value as an input)";
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Program {
     pub name: String,
     /// Source files; [`SrcLoc::file`] indexes this.

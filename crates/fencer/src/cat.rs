@@ -92,8 +92,12 @@ pub fn litmus(
         timeout,
     };
     let run = |p: &fencer_axiomatic::Program| {
-        fencer_axiomatic::check(p, &m.model, &opts)
-            .map_err(|e| Error::usage(&format!("{path}: error: {e}"), None))
+        fencer_axiomatic::check(p, &m.model, &opts).map_err(|e| match e {
+            fencer_axiomatic::Error::Limit(_) => {
+                Error::limit(&format!("{path}: stopped by a limit: {e}"))
+            }
+            _ => Error::usage(&format!("{path}: error: {e}"), None),
+        })
     };
     match arch(src) {
         "C" => {

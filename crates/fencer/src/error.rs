@@ -13,6 +13,9 @@ pub struct Error {
     /// A bug in fencer (a result it could not confirm, a model it built that does not
     /// compile), not in the input.
     pub internal: bool,
+    /// One of the engine's bounds stopped the run before any answer (exit code 3): the
+    /// input is fine, but too large for the bound.
+    pub limit: bool,
 }
 
 impl Error {
@@ -22,6 +25,7 @@ impl Error {
             message: message.to_string(),
             diagnostic: diagnostic.map(|d| Box::new(d.clone())),
             internal: false,
+            limit: false,
         }
     }
 
@@ -31,6 +35,17 @@ impl Error {
             message: message.to_string(),
             diagnostic: None,
             internal: true,
+            limit: false,
+        }
+    }
+
+    /// An engine's bound stopped the run before it had an answer.
+    pub fn limit(message: &str) -> Error {
+        Error {
+            message: message.to_string(),
+            diagnostic: None,
+            internal: false,
+            limit: true,
         }
     }
 
@@ -39,10 +54,12 @@ impl Error {
         Error::usage(&d.render(src), Some(d))
     }
 
-    /// The exit code `fencer` gives it: 2, or 4 when internal.
+    /// The exit code `fencer` gives it: 2, 3 for a limit, or 4 when internal.
     pub fn exit_code(&self) -> u8 {
         if self.internal {
             4
+        } else if self.limit {
+            3
         } else {
             2
         }

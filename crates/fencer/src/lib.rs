@@ -61,6 +61,7 @@ pub struct ReadmeExamples;
 pub mod applies;
 mod auto;
 pub mod cat;
+pub mod cfront;
 mod cub;
 pub mod dve;
 pub mod dve_relaxed;

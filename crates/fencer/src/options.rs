@@ -6,7 +6,7 @@
 use crate::Error;
 use fencer_memory::ModelKind;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -302,11 +302,6 @@ pub struct Options {
     #[cfg_attr(feature = "cli", arg(skip))]
     #[serde(skip)]
     pub progress: Option<Arc<AtomicU64>>,
-    /// Run on a `.ll`/`.bc` file before LLVM reads it in this process: a message when
-    /// reading it would kill the process (`fencer` reads it once in a child process).
-    #[cfg_attr(feature = "cli", arg(skip))]
-    #[serde(skip)]
-    pub llvm_guard: Option<fn(&Path) -> Option<String>>,
     /// DVE models: search across these ranks (the processes of an MPI job: `fencer` sets
     /// this under `mpirun`), each storing the states whose hash it owns.
     #[cfg_attr(feature = "cli", arg(skip))]
@@ -367,7 +362,6 @@ impl Default for Options {
             given: Default::default(),
             source: None,
             progress: None,
-            llvm_guard: None,
             ranks: None,
             replays: None,
         }

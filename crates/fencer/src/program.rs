@@ -51,68 +51,8 @@ fn load_text(args: &Options) -> Result<fencer_ir::Program, Error> {
     fencer_text::parse_program(&path, &src).map_err(|d| Error::usage(&d.render(&src), Some(&d)))
 }
 
-/// clang's options from `-D`, `-I`, `--std`, the flags after `--` and `--clang`.
-#[cfg(feature = "c")]
-pub(crate) fn c_options(args: &Options) -> fencer_c::CompileOptions {
-    let mut flags: Vec<String> = args.define.iter().map(|d| format!("-D{d}")).collect();
-    flags.extend(args.include.iter().map(|i| format!("-I{}", i.display())));
-    if let Some(std) = &args.std {
-        flags.push(format!("-std={std}"));
-    }
-    flags.extend(args.cflags.iter().cloned());
-    fencer_c::CompileOptions {
-        clang: args.clang.clone(),
-        flags,
-        no_spurious_wakeups: args.no_spurious_wakeups,
-    }
-}
-
-#[cfg(feature = "c")]
 fn load_c(args: &Options, model: ModelKind) -> Result<fencer_ir::Program, Error> {
-    let opts = c_options(args);
-    if let Some(msg) = args.llvm_guard.and_then(|guard| guard(&args.file)) {
-        return Err(Error::usage(&msg, None));
-    }
-    fencer_c::load_with_inputs(&args.file, &opts, model).map_err(|e| c_load_error(&e))
-}
-
-/// A C program that does not load: the message with the offending source line and a
-/// caret when the position is known, and the position in the JSON.
-#[cfg(feature = "c")]
-pub(crate) fn c_load_error(e: &fencer_c::Error) -> Error {
-    {
-        let mut msg = e.to_string();
-        if e.line > 0 {
-            if let Some(text) = std::fs::read_to_string(&e.file)
-                .ok()
-                .and_then(|s| s.lines().nth(e.line as usize - 1).map(str::to_string))
-            {
-                let caret = " ".repeat(e.col.saturating_sub(1) as usize);
-                msg = format!("{}\n  | {text}\n  | {caret}^", msg);
-            }
-        }
-        let d = fencer_text::Diagnostic {
-            file: e.file.clone(),
-            line: e.line,
-            col: e.col,
-            span: Default::default(),
-            message: e.message.clone(),
-            label: String::new(),
-            help: e.help.clone(),
-        };
-        Error::usage(&msg, Some(&d))
-    }
-}
-
-#[cfg(not(feature = "c"))]
-fn load_c(args: &Options, _model: ModelKind) -> Result<fencer_ir::Program, Error> {
-    Err(Error::usage(
-        &format!(
-            "{}: error: this fencer was built without C support (cargo feature `c`)",
-            args.file.display()
-        ),
-        None,
-    ))
+    crate::cfront::load(args, model)
 }
 
 /// `fencer check` on a program: load, explore, and look for waits no signal ends.

@@ -10,9 +10,8 @@ use fencer_report::{Limit, Stats, Verdict};
 use fencer_symbolic::{Incomplete, Outcome, Trace};
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "c")]
 fn load(args: &Options) -> Result<Program, Error> {
-    use crate::program::{apply_conventions, c_load_error, c_options};
+    use crate::program::apply_conventions;
     use fencer_memory::ModelKind;
     // `fencer_c::handles` takes headers too, which clang would make a precompiled header.
     if !crate::Kind::of(&args.file).is_some_and(|k| k.is_c()) {
@@ -24,24 +23,11 @@ fn load(args: &Options) -> Result<Program, Error> {
             None,
         ));
     }
-    let opts = c_options(args);
-    if let Some(msg) = args.llvm_guard.and_then(|guard| guard(&args.file)) {
-        return Err(Error::usage(&msg, None));
-    }
-    let mut prog = fencer_c::load_with_inputs(&args.file, &opts, ModelKind::Sc)
-        .map_err(|e| c_load_error(&e))?;
+    let mut prog = crate::cfront::load(args, ModelKind::Sc)?;
     apply_conventions(args, &mut prog);
     // The symbolic engine knows waiting loops, not barriers as operations.
     fencer_ir::barrier::as_loops(&mut prog);
     Ok(prog)
-}
-
-#[cfg(not(feature = "c"))]
-fn load(_args: &Options) -> Result<Program, Error> {
-    Err(Error::usage(
-        "error: this fencer was built without C support",
-        None,
-    ))
 }
 
 /// Runs the trace on the concrete machine; the counterexample if it ends in the same
