@@ -882,7 +882,13 @@ fn litmus_summary(args: &LitmusArgs, answers: &[fencer_litmus::Answer], started:
                 "{:<32} {:<5} {:<4} {:<10} {:>6} {:>10} {:>8}\n",
                 a.test,
                 a.model,
-                if a.ok { "Ok" } else { "No" },
+                if a.flags.iter().any(|f| f == fencer_litmus::UNDEF) {
+                    "Undef"
+                } else if a.ok {
+                    "Ok"
+                } else {
+                    "No"
+                },
                 a.observation,
                 a.states.len(),
                 a.executions,

@@ -170,3 +170,54 @@ fn a_timeout_stops_the_enumeration_with_a_partial_answer() {
     assert!(out.contains("(incomplete: a limit stopped"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_cat_times_tests_and_holds_them_to_herd7s_answers() {
+    if !shared() {
+        return;
+    }
+    let test = format!("{C11}/a1.litmus");
+    let o = fencer(&[
+        "bench", &test, "--cat", "rc11.cat", "--libdir", LIBDIR, "--rounds", "1", "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(j["runs"][0]["result"], "Ok");
+    assert_eq!(j["runs"][0]["states"], 2);
+    assert_eq!(j["summary"]["tests"], 1);
+    // Stand-ins for herd7: one prints herd7's recorded answer, one a wrong one.
+    let dir = std::env::temp_dir().join(format!("fencer-bench-cat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = root().join(format!("{C11}/a1.out"));
+    for (name, body, agrees) in [
+        ("right", format!("cat {}", out.display()), true),
+        (
+            "wrong",
+            format!("sed 's/^Ok$/No/' {}", out.display()),
+            false,
+        ),
+    ] {
+        let script = dir.join(name);
+        std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&script)
+            .status()
+            .unwrap();
+        let s = script.display().to_string();
+        let o = fencer(&[
+            "bench", &test, "--cat", "rc11.cat", "--libdir", LIBDIR, "--rounds", "1", "--herd7", &s,
+        ]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(if agrees { 0 } else { 1 }), "{t}");
+        assert!(
+            t.contains(if agrees {
+                "0 disagreement(s)"
+            } else {
+                "1 disagreement(s)"
+            }),
+            "{t}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
