@@ -70,6 +70,9 @@ pub struct Answer {
     pub flags: BTreeMap<String, u64>,
     /// Set when the timeout cut the enumeration short: the answer is partial.
     pub stopped: bool,
+    /// Some candidate took a path a loop's unrolling bound cut ([`Ins::CutOff`]): it was
+    /// not judged, and the answer holds only up to the bound (herd7 prints `Loop`).
+    pub cut: bool,
     pub elapsed: Duration,
 }
 
@@ -126,6 +129,7 @@ pub fn check(p: &Program, model: &Model, opts: &Options) -> Result<Answer, Error
 
 impl Answer {
     fn merge(&mut self, b: Answer) {
+        self.cut |= b.cut;
         self.candidates += b.candidates;
         self.consistent += b.consistent;
         for (k, v) in b.flags {
@@ -224,6 +228,15 @@ impl<'a> Ctx<'a> {
                 return Ok(ans);
             }
             sources.push(s);
+        }
+        // herd7 notes a candidate whose path a loop bound cut, and does not judge it.
+        if combo
+            .iter()
+            .enumerate()
+            .any(|(t, &pi)| self.threads[t][pi as usize].cut)
+        {
+            ans.cut = true;
+            return Ok(ans);
         }
         let mut exec = self.static_execution(&evs, combo, &first);
         let mut choice = vec![0usize; reads.len()];

@@ -48,6 +48,8 @@ pub struct PathEvent {
 pub struct Path {
     pub events: Vec<PathEvent>,
     pub regs: Vec<Val>,
+    /// The path ended at a [`Ins::CutOff`]: a loop's unrolling bound.
+    pub cut: bool,
 }
 
 /// Interned tag names.
@@ -174,6 +176,7 @@ fn thread_paths(
                 out.push(Path {
                     events: s.events,
                     regs: s.regs.into_iter().map(|(v, _)| v).collect(),
+                    cut: false,
                 });
                 if out.len() > MAX_PATHS {
                     return Err(Error::Limit(format!(
@@ -195,6 +198,14 @@ fn thread_paths(
             };
             match ins {
                 Ins::Instance => s.instance += 1,
+                Ins::CutOff => {
+                    out.push(Path {
+                        events: s.events,
+                        regs: s.regs.into_iter().map(|(v, _)| v).collect(),
+                        cut: true,
+                    });
+                    break;
+                }
                 Ins::Set { dst, expr } => {
                     let v = eval(expr, &s.regs).map_err(&err)?;
                     s.regs[*dst as usize] = v;

@@ -115,6 +115,9 @@ pub enum Ins {
     Choice(usize),
     /// The path exists only if the condition holds.
     Assume(Expr),
+    /// The path stops here: a loop ran past its unrolling bound (herd7's `CutOff`).
+    /// Candidates that take such a path are not judged, and the answer says so (`Loop`).
+    CutOff,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

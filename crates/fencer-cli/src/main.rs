@@ -829,7 +829,14 @@ fn litmus_cat(args: LitmusArgs) -> ExitCode {
         };
         match fencer::cat::litmus(&path, &src, &m, timeout) {
             Ok(answer) => {
-                if answer.incomplete && code == 0 {
+                if answer.loop_cut {
+                    eprintln!(
+                        "{path}: warning: a loop ran past herd7's unrolling bound (its body \
+                         twice): the executions that go further are left out, so the answer \
+                         (`Loop`) holds up to the bound"
+                    );
+                }
+                if (answer.incomplete || answer.loop_cut) && code == 0 {
                     code = 3;
                 }
                 if !args.json {

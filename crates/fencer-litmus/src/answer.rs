@@ -33,6 +33,9 @@ pub struct Answer {
     /// Flags consistent executions raised, as herd7 names them (`*undef*` first, for an
     /// execution a model's `undefined_unless` check calls undefined).
     pub flags: Vec<String>,
+    /// A loop ran past its unrolling bound in some execution, which was left out: the
+    /// answer holds up to the bound (herd7 prints `Loop` before the result).
+    pub loop_cut: bool,
 }
 
 /// herd7's name for the flag of an undefined execution.
@@ -140,6 +143,7 @@ impl Answer {
             elapsed_ms,
             incomplete,
             flags,
+            loop_cut: false,
         }
     }
 
@@ -164,7 +168,7 @@ impl Answer {
         } else {
             "No"
         };
-        let _ = writeln!(s, "{result}");
+        let _ = writeln!(s, "{}{result}", if self.loop_cut { "Loop " } else { "" });
         let _ = writeln!(s, "Witnesses");
         // herd7 counts witnesses of the condition: for `~exists`, the executions that
         // do not satisfy the proposition are the positive ones.

@@ -62,6 +62,7 @@ enum E {
 enum S {
     Block(Vec<S>),
     If(E, Box<S>, Option<Box<S>>),
+    While(E, Box<S>),
     /// `x = e;` or a declaration `int x = e;` (`None`: declared only).
     Assign(String, Option<E>),
     Store(E, E),
@@ -288,7 +289,15 @@ impl<'a> P<'a> {
                     };
                     return Ok(S::If(c, Box::new(t), e));
                 }
-                "while" | "for" | "do" | "goto" | "return" | "switch" => {
+                "while" => {
+                    self.pos += 1;
+                    self.expect("(")?;
+                    let c = self.expr()?;
+                    self.expect(")")?;
+                    let body = self.stmt()?;
+                    return Ok(S::While(c, Box::new(body)));
+                }
+                "for" | "do" | "goto" | "return" | "switch" => {
                     let sp = self.span();
                     return Err(Diagnostic::new(
                         self.file,
@@ -297,11 +306,7 @@ impl<'a> P<'a> {
                         format!("`{w}` is not supported in C litmus tests"),
                         "not supported",
                     )
-                    .with_help(
-                        "fencer's C litmus front-end takes straight-line code with `if`; \
-                         herd7 unrolls loops a bounded number of times, which would give \
-                         an answer that holds only up to that bound",
-                    ));
+                    .with_help("loops are written `while (...) ...` in herd7's C"));
                 }
                 _ => {}
             }
@@ -429,6 +434,10 @@ impl<'a> P<'a> {
     }
 }
 
+/// How many times herd7 runs a loop's body before it cuts the path (its `-unroll`
+/// default).
+const UNROLL: usize = 2;
+
 /// Lowers one thread.
 struct Lower<'a> {
     file: &'a str,
@@ -523,6 +532,29 @@ impl Lower<'_> {
                         let end = self.code.len();
                         self.code[j] = Ins::Jump(end);
                     }
+                }
+            }
+            S::While(c, body) => {
+                // herd7's unrolling: the body runs at most `UNROLL` times; a condition still
+                // true after that ends the path with a cut-off (`Loop` in the answer).
+                let mut exits = Vec::new();
+                for n in 0..=UNROLL {
+                    self.code.push(Ins::Instance);
+                    let c = self.expr(c)?;
+                    exits.push(self.code.len());
+                    self.code.push(Ins::Branch {
+                        cond: Expr::Not(Box::new(c)),
+                        target: 0,
+                    });
+                    if n == UNROLL {
+                        self.code.push(Ins::CutOff);
+                    } else {
+                        self.stmt(body)?;
+                    }
+                }
+                let end = self.code.len();
+                for at in exits {
+                    self.patch(at, end);
                 }
             }
             S::Assign(name, init) => {
@@ -1080,6 +1112,10 @@ impl CLitmus {
             a.elapsed.as_millis() as u64,
             a.stopped,
         ))
+        .map(|mut answer| {
+            answer.loop_cut = a.cut;
+            answer
+        })
     }
 }
 

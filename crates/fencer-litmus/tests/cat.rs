@@ -264,3 +264,38 @@ fn a_locked_read_never_reads_its_own_write() {
         );
     }
 }
+
+#[test]
+fn loops_are_unrolled_as_herd7_unrolls_them() {
+    let Some(shared) = shared() else {
+        eprintln!("skipped: ../shared is not here");
+        return;
+    };
+    let rc11 = model(&shared, "rc11.cat");
+    // herd7's answers (herdtools7 5feffe4e8, `-model rc11.cat`): a loop's body runs at
+    // most twice; an execution that would run it a third time is left out, and the result
+    // says `Loop`.
+    let spin = "C spin\n{ [x] = 0; [y] = 0; }\n\
+        P0 (atomic_int* x, atomic_int* y) {\n\
+          atomic_store_explicit(y, 1, memory_order_relaxed);\n\
+          atomic_store_explicit(x, 1, memory_order_release);\n}\n\
+        P1 (atomic_int* x, atomic_int* y) {\n  int r0 = 0;\n\
+          while (atomic_load_explicit(x, memory_order_acquire) == 0) { r0 = r0 + 1; }\n\
+          int r1 = atomic_load_explicit(y, memory_order_relaxed);\n}\n\
+        exists (1:r1=0)\n";
+    let spin_herd = "Test spin Allowed\nStates 1\n1:r1=1;\nLoop No\nWitnesses\n\
+        Positive: 0 Negative: 3\nCondition exists (1:r1=0)\nObservation spin Never 0 3\n";
+    let twice = "C cnt1\n{ [x] = 0; }\n\
+        P0 (atomic_int* x) {\n  int n = 0;\n  while (n < 2) {\n\
+            atomic_fetch_add_explicit(x, 1, memory_order_relaxed);\n    n = n + 1;\n  }\n}\n\
+        P1 (atomic_int* x) {\n  int r = atomic_load_explicit(x, memory_order_relaxed);\n}\n\
+        exists (1:r=2)\n";
+    let twice_herd = "Test cnt1 Allowed\nStates 3\n1:r=0;\n1:r=1;\n1:r=2;\nOk\nWitnesses\n\
+        Positive: 1 Negative: 2\nCondition exists (1:r=2)\nObservation cnt1 Sometimes 1 2\n";
+    for (src, herd) in [(spin, spin_herd), (twice, twice_herd)] {
+        let lit = parse_c_litmus("loop", src).unwrap_or_else(|d| panic!("{}", d.render(src)));
+        let a = check(&lit.program, &rc11, &Options::default()).unwrap();
+        let ans = lit.answer(&a, "rc11.cat").unwrap();
+        assert_eq!(herd_lines(&ans.to_herd()), herd_lines(herd), "{src}");
+    }
+}
