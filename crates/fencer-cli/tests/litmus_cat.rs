@@ -131,6 +131,21 @@ fn options_that_do_not_apply_and_missing_models_are_errors() {
     if !shared() {
         return;
     }
+    // A model of another architecture's tests, as herd7 says.
+    let o = fencer(&[
+        "litmus",
+        "examples/MP.litmus",
+        "--cat",
+        "rc11.cat",
+        "--libdir",
+        LIBDIR,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("architecture mismatch between test and model (X86 vs. C)"),
+        "{}",
+        text(&o)
+    );
     // A C test without a model: the built-in models are for X86.
     let o = fencer(&["litmus", &format!("{C11}/a1.litmus")]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));

@@ -99,6 +99,21 @@ pub fn litmus(
             _ => Error::usage(&format!("{path}: error: {e}"), None),
         })
     };
+    // A model whose title names an architecture (`C RC11`, `X86 TSO`) is for that
+    // architecture's tests only, as in herd7.
+    if let Some(a) = m.model.arch() {
+        let t = arch(src);
+        if !a.eq_ignore_ascii_case(t) {
+            return Err(Error::usage(
+                &format!(
+                    "{path}: error: architecture mismatch between test and model ({t} vs. {a}): \
+                     {} is a model of {a} tests",
+                    m.name
+                ),
+                None,
+            ));
+        }
+    }
     match arch(src) {
         "C" => {
             let lit =
