@@ -310,12 +310,9 @@ pub fn bench(o: BenchOptions) -> ExitCode {
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
-    let exe = match std::env::current_exe() {
+    let exe = match own_exe() {
         Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: cannot find the fencer executable: {e}");
-            return ExitCode::from(super::EXIT_USAGE);
-        }
+        Err(c) => return c,
     };
     if o.robust {
         return bench_robust(&exe, &files, &o);
@@ -442,7 +439,15 @@ fn timed(child: std::io::Result<std::process::Child>) -> Result<(f64, u64, Optio
     }
 }
 
-fn min_median(v: &mut [f64]) -> (f64, f64) {
+/// This `fencer` executable, which benchmarks run as child processes.
+pub(crate) fn own_exe() -> Result<PathBuf, ExitCode> {
+    std::env::current_exe().map_err(|e| {
+        eprintln!("error: cannot find the fencer executable: {e}");
+        ExitCode::from(super::EXIT_USAGE)
+    })
+}
+
+pub(crate) fn min_median(v: &mut [f64]) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[0], v[(v.len() - 1) / 2])
 }

@@ -68,8 +68,7 @@ fn run(cmd: &mut Command) -> (f64, Option<String>) {
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[(v.len() - 1) / 2]
+    super::bench::min_median(v).1
 }
 
 pub fn bench(o: CatBench) -> ExitCode {
@@ -80,12 +79,9 @@ pub fn bench(o: CatBench) -> ExitCode {
             return ExitCode::from(super::EXIT_USAGE);
         }
     };
-    let exe = match std::env::current_exe() {
+    let exe = match super::bench::own_exe() {
         Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: cannot find the fencer executable: {e}");
-            return ExitCode::from(super::EXIT_USAGE);
-        }
+        Err(c) => return c,
     };
     let cat = o.cat.display().to_string();
     let libdir = o
