@@ -239,6 +239,9 @@ impl<'a> Ctx<'a> {
             return Ok(ans);
         }
         let mut exec = self.static_execution(&evs, combo, &first);
+        exec.rels.insert("rf".to_string(), Relation::new(n));
+        // The sources of the previous choice, whose pairs the next one removes.
+        let mut last: Vec<usize> = Vec::with_capacity(reads.len());
         let mut choice = vec![0usize; reads.len()];
         loop {
             if let Some(d) = self.deadline {
@@ -247,11 +250,20 @@ impl<'a> Ctx<'a> {
                     return Ok(ans);
                 }
             }
-            let mut rf = Relation::new(n);
+            // One `rf` for the whole combination, its pairs replaced per choice: nothing
+            // is allocated per candidate.
+            let rf = exec
+                .rels
+                .get_mut("rf")
+                .expect("rf is set up with the execution");
             for (k, &r) in reads.iter().enumerate() {
+                if let Some(&old) = last.get(k) {
+                    rf.remove(old, r);
+                }
                 rf.insert(sources[k][choice[k]], r);
             }
-            exec.rels.insert("rf".into(), rf);
+            last.clear();
+            last.extend(reads.iter().enumerate().map(|(k, _)| sources[k][choice[k]]));
             self.judge(&exec, &evs, combo, &mut ans)?;
             // Next reads-from choice.
             let mut k = 0;
