@@ -110,8 +110,9 @@ Example:\n  fencer bench bench/fen --models sc,tso,pso"
     /// `.cat` model with --cat.
     #[command(
         after_help = "The output follows herd7's layout line by line (without its Hash line), so \
-the two can be diffed. Every execution is explored (one per Shasha-Snir trace). Several files \
-end with a summary table.\n\n\
+the two can be diffed. Every execution is explored (one per Shasha-Snir trace); with --cat, \
+every candidate execution herd7 would give the model (`Loop`, a warning and exit code 3 when a \
+C loop ran past herd7's unrolling bound). Several files end with a summary table.\n\n\
 Exit codes: 0 every test answered, 2 bad input or usage, 3 a limit stopped some test (its \
 answer is partial).\n\n\
 Examples:\n  fencer litmus examples/MP.litmus --model pso\n  fencer litmus T.litmus --cat rc11.cat --libdir HERD_LIBDIR   # herd7: -set-libdir DIR -model rc11.cat"
